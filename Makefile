@@ -1,0 +1,91 @@
+# attn — build, test, benchmark, demo.
+#   make            build ./attn (installs missing Debian packages when run as root)
+#   make test       build and run the Catch2 suite (SANITIZE=1: with ASan + UBSan)
+#   make bench      speed against OpenBLAS (and the PyTorch twin, when installed)
+#   make demo       train a small model on data/, translate, score, dump attention maps
+
+CXX      ?= g++
+SANITIZE ?= 0
+BUILD    := build
+OPT      := -O3
+ifeq ($(SANITIZE),1)
+  BUILD  := build-sanitize
+  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+endif
+
+CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude -MMD -MP
+LDFLAGS  := -fopenmp $(if $(filter 1,$(SANITIZE)),-fsanitize=address$(comma)undefined)
+comma    := ,
+
+# Each per-ISA kernel source is compiled once for each ISA, into its own namespace.
+ISA_FLAGS_0 :=
+ISA_FLAGS_1 := -mavx2 -mfma -mf16c
+ISA_FLAGS_2 := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mprefer-vector-width=512
+
+CORE_SRC   := $(filter-out src/cli/main.cpp,$(shell find src -name '*.cpp' -not -path 'src/kernels/isa/*'))
+ISA_SRC    := $(wildcard src/kernels/isa/*.cpp)
+CLI_MAIN   := src/cli/main.cpp
+TEST_SRC   := $(shell find tests -name '*.cpp' 2>/dev/null)
+
+CORE_OBJ   := $(CORE_SRC:%.cpp=$(BUILD)/%.o)
+ISA_OBJ    := $(foreach L,0 1 2,$(ISA_SRC:%.cpp=$(BUILD)/isa$(L)/%.o))
+LIB        := $(BUILD)/libattn.a
+TEST_OBJ   := $(TEST_SRC:%.cpp=$(BUILD)/%.o)
+DEPS_OK    := $(BUILD)/.deps-ok
+
+.PHONY: all test bench demo clean deps
+all: attn
+
+deps: $(DEPS_OK)
+$(DEPS_OK): tools/ensure-deps.sh
+	@bash tools/ensure-deps.sh build
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/%.o: %.cpp | $(DEPS_OK)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+define isa_rule
+$(BUILD)/isa$(1)/%.o: %.cpp | $(DEPS_OK)
+	@mkdir -p $$(dir $$@)
+	$$(CXX) $$(CXXFLAGS) $$(ISA_FLAGS_$(1)) -DATTN_ISA_LEVEL=$(1) -c $$< -o $$@
+endef
+$(foreach L,0 1 2,$(eval $(call isa_rule,$(L))))
+
+$(LIB): $(CORE_OBJ) $(ISA_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+ifeq ($(SANITIZE),1)
+attn: $(BUILD)/attn
+else
+attn: $(BUILD)/attn
+	@cp $< $@
+endif
+
+$(BUILD)/attn: $(BUILD)/$(CLI_MAIN:.cpp=.o) $(LIB)
+	$(CXX) $^ $(LDFLAGS) -o $@
+
+$(BUILD)/attn_tests: $(TEST_OBJ) $(LIB)
+	$(CXX) $^ $(LDFLAGS) -o $@
+
+# The suite runs the CLI too, so it needs the binary of the same build.
+test: $(BUILD)/attn_tests $(BUILD)/attn
+	@ATTN_BIN=$(BUILD)/attn bash tools/run-tests.sh $(BUILD)/attn_tests
+
+# Benchmarks: OpenBLAS is linked into the benchmark program only.
+BENCH_FLAGS := -I/usr/include/x86_64-linux-gnu/openblas-pthread
+$(BUILD)/bench_gemm: bench/bench_gemm.cpp $(LIB)
+	@bash tools/ensure-deps.sh bench
+	$(CXX) $(CXXFLAGS) $(BENCH_FLAGS) $< $(LIB) $(LDFLAGS) -lopenblas -o $@
+
+bench: $(BUILD)/bench_gemm
+	$(BUILD)/bench_gemm
+
+demo: attn
+	@bash tools/demo.sh
+
+clean:
+	rm -rf build build-sanitize attn
+
+-include $(CORE_OBJ:.o=.d) $(ISA_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/$(CLI_MAIN:.cpp=.d)

@@ -1,0 +1,30 @@
+// The subcommands of the attn binary. Each lives in its own src/cli/<name>.cpp
+// and adds itself to the app; its callback runs the command and returns the
+// process exit status.
+#pragma once
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace attn::cli {
+
+// Options every subcommand shares.
+struct CommonOptions {
+  int threads = 0;  // 0: all cores
+};
+
+// A registered subcommand's action; set by the add_* functions, run by main.
+using Action = std::function<int()>;
+
+void add_train_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_translate_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_attend_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_score_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_info_command(CLI::App& app, CommonOptions& common, Action& action);
+
+// Adds --threads to a subcommand.
+void add_common_options(CLI::App& sub, CommonOptions& common);
+
+}  // namespace attn::cli

@@ -1,0 +1,20 @@
+// ReLU and GELU (tanh approximation, as in GPT-2 and llm.c), forward and backward,
+// and the bias+activation fusion used after a Linear.
+#pragma once
+#include <cstdint>
+
+namespace attn::kernels {
+
+enum class Activation { none, relu, gelu };
+
+// y = act(x); y may alias x.
+void activation_forward(Activation act, const float* x, float* y, std::int64_t n);
+// dx += dy · act'(x), where x is the pre-activation input. dx must not alias dy.
+void activation_backward(Activation act, const float* x, const float* dy, float* dx, std::int64_t n);
+
+// In place on y: [rows, cols]: y[r, :] = act(y[r, :] + bias), bias: [cols] (may be null).
+// When pre != nullptr, pre receives y + bias before the activation (what backward needs).
+void bias_activation_forward(Activation act, float* y, const float* bias, float* pre, std::int64_t rows,
+                             std::int64_t cols);
+
+}  // namespace attn::kernels

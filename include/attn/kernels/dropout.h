@@ -1,0 +1,18 @@
+// Dropout with a saved mask; the mask comes from the counter-based Rng, so it
+// is the same whatever the thread count.
+#pragma once
+#include <cstdint>
+
+namespace attn::kernels {
+
+// y = x ⊙ keep / (1 − p), keep[i] ∈ {0, 1}, keep[i] = 1 with probability 1 − p,
+// drawn from philox4x32(seed, counter + i / 4) word i % 4. Callers reserve
+// ceil(n / 4) blocks with Rng::reserve_blocks. p == 0: y = x, keep all 1.
+// y may alias x.
+void dropout_forward(const float* x, float* y, std::uint8_t* keep, std::int64_t n, float p,
+                     std::uint64_t seed, std::uint64_t counter);
+
+// dx += dy ⊙ keep / (1 − p).
+void dropout_backward(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p);
+
+}  // namespace attn::kernels

@@ -1,0 +1,18 @@
+// LayerNorm over the last dimension.
+#pragma once
+#include <cstdint>
+
+namespace attn::kernels {
+
+// x, y: [rows, d]; gamma, beta: [d]; mean, rstd: [rows] saved for backward.
+// y = (x − mean) · rstd ⊙ gamma + beta, rstd = 1 / sqrt(var + eps) (biased var).
+void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                       float* rstd, std::int64_t rows, std::int64_t d, float eps);
+
+// Accumulates: dx += ∂L/∂x, dgamma += ∂L/∂gamma, dbeta += ∂L/∂beta.
+// dgamma/dbeta may be nullptr (no affine gradients wanted).
+void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
+                        const float* rstd, float* dx, float* dgamma, float* dbeta, std::int64_t rows,
+                        std::int64_t d);
+
+}  // namespace attn::kernels

@@ -1,0 +1,20 @@
+// Row softmax with a per-row length mask, and its backward.
+#pragma once
+#include <cstdint>
+
+namespace attn::kernels {
+
+// x, y: [rows, cols]. For each row r, y[r, j] = softmax_j(scale · x[r, j]) over
+// j < valid[r]; columns j ≥ valid[r] get exactly 0. valid == nullptr means
+// every column is valid; a row with valid[r] == 0 is all zeros (never NaN).
+// The max is subtracted first, so logits of any finite size are safe.
+// y may alias x.
+void softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols,
+                     const std::int32_t* valid, float scale);
+
+// dx[r, j] = scale · y[r, j] · (dy[r, j] − Σ_j' dy[r, j'] · y[r, j']), written
+// (not accumulated); 0 where y is masked. dx may alias dy.
+void softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols,
+                      const std::int32_t* valid, float scale);
+
+}  // namespace attn::kernels

@@ -1,0 +1,56 @@
+// attn: one binary, one subcommand per task (after Marian's marian_main.cpp).
+// Every user mistake ends here as one line on stderr and exit status 2.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "attn/cli/commands.h"
+#include "attn/core/cpu.h"
+#include "attn/core/error.h"
+#include "attn/core/threads.h"
+#include "attn/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "attn: train, translate with and inspect sequence-to-sequence models built on MUSE, "
+      "convolutional self-attention and Fast-DiSA, beside a Transformer baseline. CPU only."};
+  app.set_version_flag("--version", std::string("attn ") + ATTN_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  attn::cli::CommonOptions common;
+  attn::cli::Action action;
+  attn::cli::add_train_command(app, common, action);
+  attn::cli::add_translate_command(app, common, action);
+  attn::cli::add_attend_command(app, common, action);
+  attn::cli::add_score_command(app, common, action);
+  attn::cli::add_info_command(app, common, action);
+
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      std::fprintf(stderr, "attn: %s (see 'attn --help' or 'attn COMMAND --help')\n", e.what());
+      return 2;
+    }
+    attn::active_isa();  // refuse a bad ATTN_ISA before any work
+    attn::set_threads(common.threads);
+    return action ? action() : 2;
+  } catch (const attn::Error& e) {
+    std::fprintf(stderr, "attn: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "attn: error: out of memory; try a smaller --max-tokens or model\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attn: internal error: %s (please report it)\n", e.what());
+    return 3;
+  }
+}

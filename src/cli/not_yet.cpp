@@ -1,0 +1,41 @@
+// Subcommands that are planned but not built yet: registered so that
+// `attn --help` shows the whole tool, answering with a clear error.
+#include <CLI/CLI.hpp>
+
+#include "attn/cli/commands.h"
+#include "attn/core/error.h"
+
+namespace attn::cli {
+namespace {
+
+void add_planned(CLI::App& app, CommonOptions& common, Action& action, const std::string& name,
+                 const std::string& description) {
+  CLI::App* sub = app.add_subcommand(name, description + " (not yet available)");
+  add_common_options(*sub, common);
+  sub->allow_extras();
+  sub->callback([&action, name] {
+    action = [name]() -> int {
+      throw Error("'attn " + name + "' is not yet available in this version; see README.md for what is");
+    };
+  });
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
+  add_planned(app, common, action, "train", "Train a model on a parallel corpus");
+}
+void add_translate_command(CLI::App& app, CommonOptions& common, Action& action) {
+  add_planned(app, common, action, "translate", "Translate a file or stdin with a trained model");
+}
+void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
+  add_planned(app, common, action, "attend", "Dump attention maps as JSON (and an HTML page)");
+}
+void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
+  add_planned(app, common, action, "score", "Score translations with BLEU and chrF (sacreBLEU-exact)");
+}
+void add_info_command(CLI::App& app, CommonOptions& common, Action& action) {
+  add_planned(app, common, action, "info", "Print a model file's config, size and training state");
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,55 @@
+#include "attn/core/arena.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace attn {
+namespace {
+constexpr std::size_t kFloatsPerLine = kAlignment / sizeof(float);
+std::size_t round_to_line(std::size_t n) { return (n + kFloatsPerLine - 1) / kFloatsPerLine * kFloatsPerLine; }
+}  // namespace
+
+Arena::Arena(std::size_t initial_floats) {
+  if (initial_floats > 0)
+    blocks_.push_back({allocate_floats(round_to_line(initial_floats)), round_to_line(initial_floats), 0});
+}
+
+float* Arena::alloc(std::size_t n) {
+  n = round_to_line(std::max<std::size_t>(n, 1));
+  if (blocks_.empty() || blocks_.back().used + n > blocks_.back().size) {
+    const std::size_t previous = blocks_.empty() ? 0 : blocks_.back().size;
+    const std::size_t size = std::max(n, previous * 2);
+    blocks_.push_back({allocate_floats(size), size, 0});
+  }
+  Block& b = blocks_.back();
+  float* p = b.data.get() + b.used;
+  b.used += n;
+  used_total_ += n;
+  high_water_ = std::max(high_water_, used_total_);
+  return p;
+}
+
+float* Arena::alloc_zeroed(std::size_t n) {
+  float* p = alloc(n);
+  std::memset(p, 0, n * sizeof(float));
+  return p;
+}
+
+void Arena::reset() {
+  if (blocks_.size() > 1) {
+    const std::size_t size = round_to_line(high_water_);
+    blocks_.clear();
+    blocks_.push_back({allocate_floats(size), size, 0});
+  } else if (!blocks_.empty()) {
+    blocks_.back().used = 0;
+  }
+  used_total_ = 0;
+}
+
+std::size_t Arena::capacity_floats() const {
+  std::size_t total = 0;
+  for (const Block& b : blocks_) total += b.size;
+  return total;
+}
+
+}  // namespace attn

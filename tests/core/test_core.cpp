@@ -1,0 +1,102 @@
+#include <cstring>
+
+#include "../support.h"
+#include "attn/core/arena.h"
+#include "attn/core/cpu.h"
+#include "attn/core/error.h"
+#include "attn/core/rng.h"
+#include "attn/core/tensor.h"
+
+using namespace attn;
+
+TEST_CASE("tensor: owning storage is 64-byte aligned and zeroed; views share", "[core]") {
+  for (std::int64_t n : {1, 7, 17, 63, 64, 65, 129}) {
+    Tensor t = Tensor::zeros({n, 3});
+    REQUIRE(reinterpret_cast<std::uintptr_t>(t.data()) % 64 == 0);
+    REQUIRE(t.numel() == n * 3);
+    for (float x : t.span()) REQUIRE(x == 0.0f);
+  }
+  Tensor t = Tensor::zeros({2, 3, 4});
+  t.at(1, 2, 3) = 5.0f;
+  REQUIRE(t.data()[23] == 5.0f);
+  Tensor row = t[1];
+  REQUIRE(row.shape() == Shape({3, 4}));
+  REQUIRE(row.at(2, 3) == 5.0f);
+  Tensor flat = t.reshaped({24});
+  REQUIRE(flat.at(23) == 5.0f);
+  REQUIRE_THROWS(t.reshaped({5, 5}));
+  Tensor copy = t.clone();
+  copy.at(0) = 1.0f;
+  REQUIRE(t.at(0) == 0.0f);
+  REQUIRE(Shape({4, 4, 4, 4}).numel() == 256);
+  REQUIRE_THROWS(Shape({1, 1, 1, 1, 1}));
+}
+
+TEST_CASE("arena: aligned bump allocation, growth merges into one block on reset", "[core]") {
+  Arena arena(100);
+  float* a = arena.alloc(7);
+  float* b = arena.alloc(1);
+  REQUIRE(reinterpret_cast<std::uintptr_t>(a) % 64 == 0);
+  REQUIRE(reinterpret_cast<std::uintptr_t>(b) % 64 == 0);
+  REQUIRE(b != a);
+  float* big = arena.alloc_zeroed(1000);  // does not fit: chains a block
+  REQUIRE(big[999] == 0.0f);
+  const std::size_t high = arena.high_water_floats();
+  REQUIRE(high >= 1008);
+  arena.reset();
+  REQUIRE(arena.used_floats() == 0);
+  REQUIRE(arena.capacity_floats() >= high);
+  const std::size_t capacity = arena.capacity_floats();
+  arena.alloc(7);
+  arena.alloc(1);
+  arena.alloc(1000);  // the same step again allocates nothing new
+  REQUIRE(arena.capacity_floats() == capacity);
+}
+
+TEST_CASE("rng: Philox known-answer, reproducible, state saved and restored mid-block", "[core]") {
+  // Philox4x32-10 known-answer test (Random123 kat_vectors: key 0, counter 0).
+  auto zero = philox4x32(0, 0);
+  REQUIRE(zero[0] == 0x6627e8d5u);
+  REQUIRE(zero[1] == 0xe169c58du);
+  REQUIRE(zero[2] == 0xbc57ac4cu);
+  REQUIRE(zero[3] == 0x9b00dbd8u);
+
+  Rng a(42), b(42), c(43);
+  for (int i = 0; i < 10; ++i) REQUIRE(a.next_u32() == b.next_u32());
+  REQUIRE(a.next_u32() != c.next_u32());
+
+  Rng r(7);
+  r.next_u32();  // mid-block
+  const RngState saved = r.state();
+  std::vector<std::uint32_t> expected;
+  for (int i = 0; i < 9; ++i) expected.push_back(r.next_u32());
+  Rng restored(0);
+  restored.set_state(saved);
+  for (int i = 0; i < 9; ++i) REQUIRE(restored.next_u32() == expected[i]);
+
+  double mean = 0;
+  for (int i = 0; i < 10000; ++i) {
+    float u = r.uniform();
+    REQUIRE(u >= 0.0f);
+    REQUIRE(u < 1.0f);
+    mean += u;
+  }
+  REQUIRE(mean / 10000 == Approx(0.5).margin(0.02));
+}
+
+TEST_CASE("cpu: ISA names parse, unsupported ISAs are refused with a message", "[core]") {
+  REQUIRE(parse_isa("avx2") == Isa::avx2);
+  REQUIRE_THROWS_AS(parse_isa("sse9"), Error);
+  REQUIRE(isa_supported(Isa::scalar));
+  REQUIRE(isa_supported(best_isa()));
+  const Isa saved = active_isa();
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512}) {
+    if (isa_supported(isa)) {
+      set_active_isa(isa);
+      REQUIRE(active_isa() == isa);
+    } else {
+      REQUIRE_THROWS_AS(set_active_isa(isa), Error);
+    }
+  }
+  set_active_isa(saved);
+}

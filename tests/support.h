@@ -1,0 +1,87 @@
+// Helpers shared by the tests: every ISA path, thread counts, random data,
+// double-precision comparisons and central finite differences.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attn/core/cpu.h"
+#include "attn/core/rng.h"
+#include "attn/core/threads.h"
+
+namespace attn::test {
+
+// Every ISA this CPU supports; the active ISA is restored afterwards.
+inline std::vector<Isa> supported_isas() {
+  std::vector<Isa> isas;
+  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+    if (isa_supported(isa)) isas.push_back(isa);
+  return isas;
+}
+
+// Runs body(isa, threads) on every supported ISA with 1 and 2 threads.
+inline void for_each_isa_and_threads(const std::function<void(Isa, int)>& body) {
+  const Isa saved_isa = active_isa();
+  const int saved_threads = num_threads();
+  for (Isa isa : supported_isas()) {
+    for (int threads : {1, 2}) {
+      set_active_isa(isa);
+      set_threads(threads);
+      INFO("isa " << isa_name(isa) << ", threads " << threads);
+      body(isa, threads);
+    }
+  }
+  set_active_isa(saved_isa);
+  set_threads(saved_threads);
+}
+
+// n floats uniform in [lo, hi), reproducible from seed.
+inline std::vector<float> random_vector(std::size_t n, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = lo + (hi - lo) * rng.uniform();
+  return v;
+}
+
+// Largest |a − b| / (atol + rtol·|b|) over all elements; ≤ 1 means close.
+inline double max_scaled_error(const float* a, const double* b, std::size_t n, double atol, double rtol) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double err = std::abs(static_cast<double>(a[i]) - b[i]) / (atol + rtol * std::abs(b[i]));
+    if (!(err <= worst)) worst = err;  // NaN propagates as the worst
+  }
+  return worst;
+}
+
+inline void require_close(const std::vector<float>& got, const std::vector<double>& want, double atol,
+                          double rtol) {
+  REQUIRE(got.size() == want.size());
+  std::size_t worst_index = 0;
+  double worst = 0.0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double err = std::abs(static_cast<double>(got[i]) - want[i]) / (atol + rtol * std::abs(want[i]));
+    if (!(err <= worst)) {
+      worst = err;
+      worst_index = i;
+    }
+  }
+  INFO("worst at " << worst_index << ": got " << got[worst_index] << ", want " << want[worst_index]);
+  REQUIRE(worst <= 1.0);
+}
+
+// Central finite difference of a scalar function of x at index i, in double.
+inline double central_difference(const std::function<double()>& loss, double& x, double h = 1e-5) {
+  const double saved = x;
+  x = saved + h;
+  const double up = loss();
+  x = saved - h;
+  const double down = loss();
+  x = saved;
+  return (up - down) / (2 * h);
+}
+
+}  // namespace attn::test

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages attn needs are installed.
+#   ensure-deps.sh build   headers for building and testing (CLI11, nlohmann-json, Catch2 v2, OpenMP)
+#   ensure-deps.sh bench   also OpenBLAS (linked into the benchmark only)
+#   ensure-deps.sh twin    also python3-torch and numpy (the PyTorch twin in tools/)
+# As root it installs what is missing; otherwise it prints the exact apt-get line and fails.
+set -euo pipefail
+what=${1:-build}
+
+missing=()
+need() { # package, file that proves it is installed
+  [ -e "$2" ] || missing+=("$1")
+}
+need libcli11-dev /usr/include/CLI/CLI.hpp
+need nlohmann-json3-dev /usr/include/nlohmann/json.hpp
+need catch2 /usr/include/catch2/catch.hpp
+command -v g++ >/dev/null || missing+=(g++)
+if ! echo 'int main(){}' | g++ -fopenmp -x c++ - -o /dev/null 2>/dev/null; then missing+=(libgomp1); fi
+if [ "$what" = bench ] || [ "$what" = twin ]; then
+  need libopenblas-dev /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h
+fi
+if [ "$what" = twin ]; then
+  python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)
+fi
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "attn: installing missing Debian packages: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+  echo "attn: missing Debian packages; install them with:" >&2
+  echo "  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
