@@ -6,6 +6,7 @@
 
 CXX      ?= g++
 SANITIZE ?= 0
+TEST_ARGS ?=
 BUILD    := build
 OPT      := -O3
 ifeq ($(SANITIZE),1)
@@ -71,7 +72,7 @@ $(BUILD)/attn_tests: $(TEST_OBJ) $(LIB)
 
 # The suite runs the CLI too, so it needs the binary of the same build.
 test: $(BUILD)/attn_tests $(BUILD)/attn
-	@ATTN_BIN=$(BUILD)/attn bash tools/run-tests.sh $(BUILD)/attn_tests
+	@ATTN_BIN=$(BUILD)/attn bash tools/run-tests.sh $(BUILD)/attn_tests $(TEST_ARGS)
 
 # Benchmarks: OpenBLAS is linked into the benchmark program only.
 BENCH_FLAGS := -I/usr/include/x86_64-linux-gnu/openblas-pthread
