@@ -1,0 +1,84 @@
+// Scaled dot-product attention over heads, with per-sequence lengths, and the
+// multi-head attention layer built on it (self, causal self, cross).
+//
+// Tensors stay in the [rows, features] layout of the projections: element
+// (b, t, h, j) of a HeadsView sits at data[b·batch_stride + t·row_stride + h·dh + j].
+// So Q, K and V are read straight out of a fused QKV projection, and a KV cache
+// [n, t_max, d] is read in place, with no transposes.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "attn/nn/context.h"
+#include "attn/nn/linear.h"
+
+namespace attn::nn {
+
+struct HeadsView {
+  float* data = nullptr;
+  std::int64_t row_stride = 0;    // floats between positions t and t+1
+  std::int64_t batch_stride = 0;  // floats between sequences b and b+1
+  float* at(std::int64_t b, std::int64_t t) const { return data + b * batch_stride + t * row_stride; }
+};
+
+struct AttentionDims {
+  std::int64_t batch = 0, heads = 0, head_dim = 0;
+  std::int64_t tq = 0, tk = 0;  // padded query and key lengths
+};
+
+// probs: [batch, heads, tq, tk]. Query t of sequence b attends keys j < k_len[b]
+// (and j ≤ t when causal); queries t ≥ q_len[b] get output 0 and probs 0; no
+// padded key is ever attended. out is written.
+void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
+                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal);
+
+// Accumulates dq, dk, dv from dout, given the forward's probs.
+void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
+                        HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
+                        const std::int32_t* k_len, bool causal);
+
+// Multi-head attention with separate q/k/v/o projections named like PyTorch
+// modules ("<name>.q.weight", …). The q, k and v weights (and biases) are
+// declared one after another, so they are one [3d, d] matrix in the store and
+// self-attention projects with a single GEMM (cross-attention: k and v in one).
+struct MultiHeadAttention {
+  std::int64_t d = 0, heads = 0;
+  Linear q, k, v, o;
+  Linear qkv;  // view of q, k, v as one [3d, d] projection
+  Linear kv;   // view of k, v as one [2d, d] projection
+
+  void declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads);
+
+  struct Saved {
+    const float* x = nullptr;       // [B·Tq, d] query input
+    const float* memory = nullptr;  // [B·Tk, d] key/value input (cross), else null
+    float* qkv = nullptr;           // self: [B·T, 3d]; cross: q [B·Tq, d] then kv [B·Tk, 2d]
+    float* probs = nullptr;         // [B, H, Tq, Tk]
+    float* context = nullptr;       // [B·Tq, d] before the output projection
+    AttentionDims dims;
+    const std::int32_t* q_len = nullptr;
+    const std::int32_t* k_len = nullptr;
+    bool causal = false;
+  };
+
+  // Self-attention. x: [B·T, d] → y: [B·T, d] (written).
+  Saved forward_self(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                     const std::int32_t* lengths, bool causal) const;
+  // Cross-attention. x: [B·Tq, d], memory: [B·Tk, d] → y: [B·Tq, d].
+  Saved forward_cross(StepContext& ctx, const float* x, const float* memory, float* y, std::int64_t batch,
+                      std::int64_t tq, std::int64_t tk, const std::int32_t* q_len, const std::int32_t* k_len) const;
+  // Accumulates dx: [B·Tq, d] and, for cross, dmemory: [B·Tk, d].
+  void backward(StepContext& ctx, const Saved& saved, const float* dy, float* dx, float* dmemory) const;
+
+  // Incremental decoding, N hypotheses at position t. x: [N, d] → y: [N, d].
+  // Self: appends this position's k, v to cache [N, t_max, 2d], attends keys 0..t.
+  void step_self(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
+                 std::int64_t t_max, float* probs) const;
+  // Cross: attends the projected memory kv [N, Ts, 2d] (from project_memory).
+  void step_cross(StepContext& ctx, const float* x, float* y, std::int64_t n, const float* kv, std::int64_t ts,
+                  const std::int32_t* src_lengths, float* probs) const;
+  // memory: [rows, d] → kv: [rows, 2d].
+  void project_memory(const ParamStore& params, const float* memory, float* kv_out, std::int64_t rows) const;
+};
+
+}  // namespace attn::nn

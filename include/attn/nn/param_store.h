@@ -1,0 +1,71 @@
+// ParamStore: every parameter of a model is a named view into one flat float
+// buffer, and its gradient the same view into a mirror buffer (after llm.c).
+// The optimizer, clipping, checkpoint I/O and a future all-reduce are then one
+// loop over one array.
+//
+// Two phases: layers declare their parameters (add), then allocate() creates
+// both buffers and initialize() fills the values. Parameters are laid out in
+// declaration order, so parameters declared one after another are contiguous
+// (a layer uses that to run Q, K and V as one GEMM).
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "attn/core/rng.h"
+#include "attn/core/tensor.h"
+
+namespace attn::nn {
+
+enum class Init {
+  zeros,
+  ones,
+  normal,         // N(0, scale²)
+  uniform,        // U(−scale, scale)
+  xavier_uniform  // U(±sqrt(6 / (fan_in + fan_out))), fans from a 2-D shape [out, in]
+};
+
+struct ParamInfo {
+  std::string name;  // "enc.2.attn.wq"
+  Shape shape;
+  std::int64_t offset = 0;  // into the flat buffers, in floats
+  Init init = Init::zeros;
+  float scale = 0.0f;
+  bool weight_decay = true;  // false for biases and norms
+};
+
+using ParamId = int;
+
+class ParamStore {
+ public:
+  ParamId add(std::string name, Shape shape, Init init, float scale = 0.0f, bool weight_decay = true);
+  void allocate();
+  void initialize(Rng& rng);
+  bool allocated() const { return !values_.empty(); }
+
+  float* value(ParamId id) { return values_.data() + entries_[id].offset; }
+  const float* value(ParamId id) const { return values_.data() + entries_[id].offset; }
+  float* grad(ParamId id) { return grads_.data() + entries_[id].offset; }
+  std::span<float> values() { return values_.span(); }
+  std::span<const float> values() const { return values_.span(); }
+  std::span<float> grads() { return grads_.span(); }
+  std::span<const float> grads() const { return grads_.span(); }
+  void zero_grads();
+
+  const std::vector<ParamInfo>& entries() const { return entries_; }
+  const ParamInfo& info(ParamId id) const { return entries_[id]; }
+  // -1 when absent.
+  ParamId find(const std::string& name) const;
+  std::int64_t total_floats() const { return total_; }
+
+ private:
+  std::vector<ParamInfo> entries_;
+  std::unordered_map<std::string, ParamId> by_name_;
+  std::int64_t total_ = 0;
+  Tensor values_;
+  Tensor grads_;
+};
+
+}  // namespace attn::nn

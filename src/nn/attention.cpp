@@ -1,0 +1,209 @@
+#include "attn/nn/attention.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "attn/kernels/gemm.h"
+#include "attn/kernels/softmax.h"
+
+namespace attn::nn {
+
+using kernels::Trans;
+
+namespace {
+
+// Rows of valid keys for each query of one (sequence, head): causal rows see
+// keys up to themselves, others all k_len keys.
+void valid_keys(std::int32_t* valid, std::int64_t lq, std::int64_t lk, bool causal) {
+  for (std::int64_t i = 0; i < lq; ++i)
+    valid[i] = static_cast<std::int32_t>(causal ? std::min<std::int64_t>(lk, i + 1) : lk);
+}
+
+}  // namespace
+
+void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
+                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal) {
+  const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> valid(static_cast<std::size_t>(Tq));
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t lq = std::min<std::int64_t>(q_len[b], Tq), lk = std::min<std::int64_t>(k_len[b], Tk);
+        float* p = probs + (b * H + h) * Tq * Tk;  // [Tq, Tk]
+        float* o = out.at(b, 0) + h * dh;
+        std::memset(p, 0, sizeof(float) * Tq * Tk);
+        if (lk > 0 && lq > 0) {
+          kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, q.at(b, 0) + h * dh, q.row_stride,
+                         k.at(b, 0) + h * dh, k.row_stride, 0.0f, p, Tk);
+          valid_keys(valid.data(), lq, lk, causal);
+          kernels::softmax_forward(p, p, lq, Tk, valid.data(), scale);
+          kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, p, Tk, v.at(b, 0) + h * dh, v.row_stride, 0.0f, o,
+                         out.row_stride);
+        }
+        for (std::int64_t t = (lk > 0 ? lq : 0); t < Tq; ++t) std::memset(o + t * out.row_stride, 0, sizeof(float) * dh);
+      }
+    }
+  }
+}
+
+void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
+                        HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
+                        const std::int32_t* k_len, bool causal) {
+  const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+#pragma omp parallel
+  {
+    std::vector<std::int32_t> valid(static_cast<std::size_t>(Tq));
+    std::vector<float> dp(static_cast<std::size_t>(Tq * Tk));  // [lq, Tk]: ∂L/∂probs, then ∂L/∂scores
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t lq = std::min<std::int64_t>(q_len[b], Tq), lk = std::min<std::int64_t>(k_len[b], Tk);
+        if (lq == 0 || lk == 0) continue;
+        const float* p = probs + (b * H + h) * Tq * Tk;
+        const float* go = dout.at(b, 0) + h * dh;
+        const std::int64_t col = h * dh;
+        // dP = dO · Vᵀ; dV += Pᵀ · dO
+        kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, go, dout.row_stride, v.at(b, 0) + col, v.row_stride,
+                       0.0f, dp.data(), Tk);
+        kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, p, Tk, go, dout.row_stride, 1.0f, dv.at(b, 0) + col,
+                       dv.row_stride);
+        valid_keys(valid.data(), lq, lk, causal);
+        kernels::softmax_backward(p, dp.data(), dp.data(), lq, Tk, valid.data(), scale);
+        // dQ += dS · K; dK += dSᵀ · Q
+        kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, dp.data(), Tk, k.at(b, 0) + col, k.row_stride, 1.0f,
+                       dq.at(b, 0) + col, dq.row_stride);
+        kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, dp.data(), Tk, q.at(b, 0) + col, q.row_stride, 1.0f,
+                       dk.at(b, 0) + col, dk.row_stride);
+      }
+    }
+  }
+}
+
+void MultiHeadAttention::declare(ParamStore& params, const std::string& name, std::int64_t dim,
+                                 std::int64_t num_heads) {
+  d = dim;
+  heads = num_heads;
+  // Weights first, then biases, each trio contiguous: [wq; wk; wv] is one [3d, d] matrix.
+  q = {params.add(name + ".q.weight", {d, d}, Init::xavier_uniform), -1, d, d};
+  k = {params.add(name + ".k.weight", {d, d}, Init::xavier_uniform), -1, d, d};
+  v = {params.add(name + ".v.weight", {d, d}, Init::xavier_uniform), -1, d, d};
+  q.bias = params.add(name + ".q.bias", {d}, Init::zeros, 0.0f, false);
+  k.bias = params.add(name + ".k.bias", {d}, Init::zeros, 0.0f, false);
+  v.bias = params.add(name + ".v.bias", {d}, Init::zeros, 0.0f, false);
+  o.declare(params, name + ".o", d, d);
+  qkv = {q.weight, q.bias, d, 3 * d};
+  kv = {k.weight, k.bias, d, 2 * d};
+}
+
+MultiHeadAttention::Saved MultiHeadAttention::forward_self(StepContext& ctx, const float* x, float* y,
+                                                           std::int64_t batch, std::int64_t t,
+                                                           const std::int32_t* lengths, bool causal) const {
+  Saved s;
+  s.x = x;
+  s.dims = {batch, heads, d / heads, t, t};
+  s.q_len = s.k_len = lengths;
+  s.causal = causal;
+  const std::int64_t rows = batch * t;
+  s.qkv = ctx.arena.alloc(rows * 3 * d);
+  qkv.forward(ctx.params, x, s.qkv, rows);
+  s.probs = ctx.arena.alloc(batch * heads * t * t);
+  s.context = ctx.arena.alloc(rows * d);
+  const std::int64_t stride = 3 * d;
+  attention_forward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
+                    {s.qkv + 2 * d, stride, t * stride}, {s.context, d, t * d}, s.probs, lengths, lengths, causal);
+  o.forward(ctx.params, s.context, y, rows);
+  return s;
+}
+
+MultiHeadAttention::Saved MultiHeadAttention::forward_cross(StepContext& ctx, const float* x, const float* memory,
+                                                            float* y, std::int64_t batch, std::int64_t tq,
+                                                            std::int64_t tk, const std::int32_t* q_len,
+                                                            const std::int32_t* k_len) const {
+  Saved s;
+  s.x = x;
+  s.memory = memory;
+  s.dims = {batch, heads, d / heads, tq, tk};
+  s.q_len = q_len;
+  s.k_len = k_len;
+  s.qkv = ctx.arena.alloc(batch * tq * d + batch * tk * 2 * d);
+  float* kvp = s.qkv + batch * tq * d;
+  q.forward(ctx.params, x, s.qkv, batch * tq);
+  kv.forward(ctx.params, memory, kvp, batch * tk);
+  s.probs = ctx.arena.alloc(batch * heads * tq * tk);
+  s.context = ctx.arena.alloc(batch * tq * d);
+  attention_forward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d},
+                    {s.context, d, tq * d}, s.probs, q_len, k_len, false);
+  o.forward(ctx.params, s.context, y, batch * tq);
+  return s;
+}
+
+void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float* dy, float* dx,
+                                  float* dmemory) const {
+  const std::int64_t B = s.dims.batch, tq = s.dims.tq, tk = s.dims.tk;
+  float* dcontext = ctx.arena.alloc_zeroed(B * tq * d);
+  o.backward(ctx.params, s.context, dy, dcontext, B * tq);
+  HeadsView gout{dcontext, d, tq * d};
+  if (!s.memory) {
+    const std::int64_t stride = 3 * d;
+    float* dqkv = ctx.arena.alloc_zeroed(B * tq * stride);
+    attention_backward(s.dims, {s.qkv, stride, tq * stride}, {s.qkv + d, stride, tq * stride},
+                       {s.qkv + 2 * d, stride, tq * stride}, s.probs, gout, {dqkv, stride, tq * stride},
+                       {dqkv + d, stride, tq * stride}, {dqkv + 2 * d, stride, tq * stride}, s.q_len, s.k_len,
+                       s.causal);
+    qkv.backward(ctx.params, s.x, dqkv, dx, B * tq);
+  } else {
+    float* kvp = s.qkv + B * tq * d;
+    float* dq = ctx.arena.alloc_zeroed(B * tq * d);
+    float* dkv = ctx.arena.alloc_zeroed(B * tk * 2 * d);
+    attention_backward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d}, s.probs,
+                       gout, {dq, d, tq * d}, {dkv, 2 * d, tk * 2 * d}, {dkv + d, 2 * d, tk * 2 * d}, s.q_len,
+                       s.k_len, false);
+    q.backward(ctx.params, s.x, dq, dx, B * tq);
+    kv.backward(ctx.params, s.memory, dkv, dmemory, B * tk);
+  }
+}
+
+void MultiHeadAttention::step_self(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t,
+                                   float* cache, std::int64_t t_max, float* probs) const {
+  float* proj = ctx.arena.alloc(n * 3 * d);  // [N, 3d]
+  qkv.forward(ctx.params, x, proj, n);
+  for (std::int64_t i = 0; i < n; ++i)
+    std::memcpy(cache + (i * t_max + t) * 2 * d, proj + i * 3 * d + d, sizeof(float) * 2 * d);
+  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1), k_len(static_cast<std::size_t>(n),
+                                                                         static_cast<std::int32_t>(t + 1));
+  float* context = ctx.arena.alloc(n * d);
+  if (!probs) probs = ctx.arena.alloc(n * heads * (t + 1));
+  const AttentionDims dims{n, heads, d / heads, 1, t + 1};
+  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, 2 * d, t_max * 2 * d}, {cache + d, 2 * d, t_max * 2 * d},
+                    {context, d, d}, probs, q_len.data(), k_len.data(), false);
+  o.forward(ctx.params, context, y, n);
+}
+
+void MultiHeadAttention::step_cross(StepContext& ctx, const float* x, float* y, std::int64_t n, const float* kv,
+                                    std::int64_t ts, const std::int32_t* src_lengths, float* probs) const {
+  float* query = ctx.arena.alloc(n * d);
+  q.forward(ctx.params, x, query, n);
+  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1);
+  float* context = ctx.arena.alloc(n * d);
+  if (!probs) probs = ctx.arena.alloc(n * heads * ts);
+  const AttentionDims dims{n, heads, d / heads, 1, ts};
+  float* kv_mut = const_cast<float*>(kv);  // HeadsView is shared by readers and writers; not written here
+  attention_forward(dims, {query, d, d}, {kv_mut, 2 * d, ts * 2 * d}, {kv_mut + d, 2 * d, ts * 2 * d},
+                    {context, d, d}, probs, q_len.data(), src_lengths, false);
+  o.forward(ctx.params, context, y, n);
+}
+
+void MultiHeadAttention::project_memory(const ParamStore& params, const float* memory, float* kv_out,
+                                        std::int64_t rows) const {
+  kv.forward(params, memory, kv_out, rows);
+}
+
+}  // namespace attn::nn

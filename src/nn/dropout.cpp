@@ -1,0 +1,22 @@
+#include "attn/nn/dropout.h"
+
+#include "attn/kernels/dropout.h"
+
+namespace attn::nn {
+
+Dropout::Saved Dropout::forward(StepContext& ctx, float* x, std::int64_t n) const {
+  if (!ctx.training || p <= 0.0f) return {nullptr, n};
+  // A byte per element, carved from the float arena.
+  auto* keep = reinterpret_cast<std::uint8_t*>(ctx.arena.alloc((n + 3) / 4));
+  const std::uint64_t counter = ctx.rng.reserve_blocks((n + 3) / 4);
+  kernels::dropout_forward(x, x, keep, n, p, ctx.rng.seed(), counter);
+  return {keep, n};
+}
+
+void Dropout::backward(const Saved& saved, float* dy) const {
+  if (!saved.keep) return;
+  const float inv_keep = 1.0f / (1.0f - p);
+  for (std::int64_t i = 0; i < saved.n; ++i) dy[i] = saved.keep[i] ? dy[i] * inv_keep : 0.0f;
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,29 @@
+#include "attn/nn/linear.h"
+
+#include "attn/kernels/elementwise.h"
+#include "attn/kernels/gemm.h"
+
+namespace attn::nn {
+
+using kernels::Trans;
+
+void Linear::declare(ParamStore& params, const std::string& name, std::int64_t in_features,
+                     std::int64_t out_features, bool with_bias) {
+  in = in_features;
+  out = out_features;
+  weight = params.add(name + ".weight", {out, in}, Init::xavier_uniform);
+  bias = with_bias ? params.add(name + ".bias", {out}, Init::zeros, 0.0f, false) : -1;
+}
+
+void Linear::forward(const ParamStore& params, const float* x, float* y, std::int64_t rows) const {
+  kernels::sgemm(Trans::N, Trans::T, rows, out, in, 1.0f, x, in, params.value(weight), in, 0.0f, y, out);
+  if (bias >= 0) kernels::add_row_vector(y, params.value(bias), rows, out);
+}
+
+void Linear::backward(ParamStore& params, const float* x, const float* dy, float* dx, std::int64_t rows) const {
+  if (dx) kernels::sgemm(Trans::N, Trans::N, rows, in, out, 1.0f, dy, out, params.value(weight), in, 1.0f, dx, in);
+  kernels::sgemm(Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f, params.grad(weight), in);
+  if (bias >= 0) kernels::sum_rows(dy, params.grad(bias), rows, out);
+}
+
+}  // namespace attn::nn

@@ -1,0 +1,103 @@
+#include "attn/nn/loss.h"
+
+#include <cmath>
+#include <vector>
+
+#include "attn/core/tensor.h"
+#include "attn/kernels/elementwise.h"
+#include "attn/kernels/gemm.h"
+#include "attn/kernels/softmax.h"
+
+namespace attn::nn {
+
+using kernels::Trans;
+
+namespace {
+
+constexpr std::int64_t kChunkRows = 256;  // [256, 8000] logits = 8 MB: stays in L2/L3
+
+// In place on one row x: [vocab]: the softmax probabilities; returns
+// logsumexp(x). p at the arg-max is 1 / Σ exp(x − max) ≥ 1 / vocab, so its log
+// never underflows, and lse = max − log p_max.
+double softmax_row_lse(float* x, std::int64_t vocab) {
+  const float m = kernels::max_value(x, vocab);
+  kernels::softmax_forward(x, x, 1, vocab, nullptr, 1.0f);
+  return static_cast<double>(m) - std::log(static_cast<double>(kernels::max_value(x, vocab)));
+}
+
+}  // namespace
+
+LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const std::int32_t* targets,
+                     std::int64_t rows, std::int64_t d, std::int64_t vocab, float label_smoothing,
+                     std::int32_t ignore_id, float grad_scale, float* dh) {
+  // Gather the rows that have a target, so chunks hold no wasted rows.
+  std::vector<std::int64_t> live;
+  live.reserve(static_cast<std::size_t>(rows));
+  for (std::int64_t r = 0; r < rows; ++r)
+    if (targets[r] != ignore_id) live.push_back(r);
+
+  const double eps = label_smoothing;
+  const double eps_other = vocab > 1 ? eps / static_cast<double>(vocab - 1) : 0.0;
+  const double on_target = 1.0 - eps;
+  LossSums sums;
+  sums.tokens = static_cast<std::int64_t>(live.size());
+  AlignedFloats hc = allocate_floats(static_cast<std::size_t>(kChunkRows * d));
+  AlignedFloats logits = allocate_floats(static_cast<std::size_t>(kChunkRows * vocab));
+  AlignedFloats dhc = allocate_floats(static_cast<std::size_t>(kChunkRows * d));
+  const float* w = params.value(weight);
+
+  for (std::size_t c0 = 0; c0 < live.size(); c0 += kChunkRows) {
+    const std::int64_t n = std::min<std::int64_t>(kChunkRows, static_cast<std::int64_t>(live.size() - c0));
+    for (std::int64_t i = 0; i < n; ++i)
+      std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc.get() + i * d);
+    kernels::sgemm(Trans::N, Trans::T, n, vocab, d, 1.0f, hc.get(), d, w, d, 0.0f, logits.get(), vocab);
+    // Per-row sums added in row order afterwards: an OpenMP float reduction
+    // would combine in arrival order and break bitwise reproducibility.
+    std::vector<double> row_loss(static_cast<std::size_t>(n)), row_nll(static_cast<std::size_t>(n));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      float* x = logits.get() + i * vocab;
+      const std::int32_t target = targets[live[c0 + i]];
+      const double x_target = x[target];
+      const double sum_x = kernels::sum(x, vocab);
+      const double lse = softmax_row_lse(x, vocab);
+      const double nll = lse - x_target;
+      const double row_smooth = static_cast<double>(vocab) * lse - sum_x;  // −Σ_j log p_j
+      row_nll[i] = nll;
+      row_loss[i] = (on_target - eps_other) * nll + eps_other * row_smooth;
+      if (dh) {
+        // ∂/∂x_j = p_j − q_j, q = ε/(V−1) everywhere plus (1 − ε − ε/(V−1)) on the target.
+        for (std::int64_t j = 0; j < vocab; ++j) x[j] = grad_scale * (x[j] - static_cast<float>(eps_other));
+        x[target] -= grad_scale * static_cast<float>(on_target - eps_other);
+      }
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      sums.loss += row_loss[i];
+      sums.nll += row_nll[i];
+    }
+    if (!dh) continue;
+    // dh_chunk = dlogits · W; dW += dlogitsᵀ · h_chunk
+    kernels::sgemm(Trans::N, Trans::N, n, d, vocab, 1.0f, logits.get(), vocab, w, d, 0.0f, dhc.get(), d);
+    kernels::sgemm(Trans::T, Trans::N, vocab, d, n, 1.0f, logits.get(), vocab, hc.get(), d, 1.0f, params.grad(weight), d);
+    for (std::int64_t i = 0; i < n; ++i) kernels::axpy(1.0f, dhc.get() + i * d, dh + live[c0 + i] * d, d);
+  }
+  return sums;
+}
+
+void output_log_probs(const ParamStore& params, ParamId weight, const float* h, float* logprobs, std::int64_t rows,
+                      std::int64_t d, std::int64_t vocab) {
+  kernels::sgemm(Trans::N, Trans::T, rows, vocab, d, 1.0f, h, d, params.value(weight), d, 0.0f, logprobs, vocab);
+#pragma omp parallel
+  {
+    std::vector<float> row(static_cast<std::size_t>(vocab));
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float* x = logprobs + r * vocab;
+      std::copy(x, x + vocab, row.data());
+      const float lse = static_cast<float>(softmax_row_lse(row.data(), vocab));
+      for (std::int64_t j = 0; j < vocab; ++j) x[j] -= lse;
+    }
+  }
+}
+
+}  // namespace attn::nn
