@@ -1,0 +1,47 @@
+// AtomicFile: writes a file under a temporary name in the same directory and
+// renames it over the final name only once everything is on disk, so a crash,
+// a full disk or an exception never leaves a half-written file under the real
+// name, and an existing file stays untouched until the new one is complete.
+//
+//   AtomicFile out(path);                 // throws Error if the temp cannot be created
+//   std::fprintf(out.stream(), ...);      // or out.write(bytes)
+//   out.commit();                         // flush, fsync, close, rename; throws Error
+//
+// Write errors on the stream are sticky (ferror) and reported by commit(), so
+// callers need not check every fwrite/fprintf. Destroying an AtomicFile that
+// was not committed removes the temporary file.
+#pragma once
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <span>
+#include <string_view>
+
+namespace attn {
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::filesystem::path final_path);
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+  ~AtomicFile();
+
+  std::FILE* stream();
+  void write(std::span<const std::byte> bytes);
+  void write(std::string_view text);
+  void commit();
+
+  const std::filesystem::path& final_path() const { return final_path_; }
+  const std::filesystem::path& temp_path() const { return temp_path_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int error_number);
+
+  std::filesystem::path final_path_;
+  std::filesystem::path temp_path_;
+  std::FILE* stream_ = nullptr;
+  int first_write_errno_ = 0;  // errno of the first short write, 0 if none
+  bool committed_ = false;
+};
+
+}  // namespace attn

@@ -1,0 +1,194 @@
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+
+#include "../support.h"
+#include "attn/core/atomic_file.h"
+#include "attn/core/error.h"
+#include "attn/core/safetensors.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() /
+           ("attn-test-atomic-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> entries(const fs::path& directory) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(directory)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Runs `write` in a child process whose file size limit is `max_bytes` (the
+// write then fails with EFBIG, as on a full disk) and returns what it reported:
+// "ok", the Error message, or "other exception".
+std::string write_with_size_limit(rlim_t max_bytes, const std::function<void()>& write) {
+  int pipe_ends[2];
+  REQUIRE(::pipe(pipe_ends) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(pipe_ends[0]);
+    std::signal(SIGXFSZ, SIG_IGN);  // else the kernel kills us instead of failing the write
+    const rlimit limit{max_bytes, max_bytes};
+    std::string report = "setrlimit failed";
+    if (::setrlimit(RLIMIT_FSIZE, &limit) == 0) {
+      try {
+        write();
+        report = "ok";
+      } catch (const Error& e) {
+        report = e.what();
+      } catch (...) {
+        report = "other exception";
+      }
+    }
+    const ssize_t ignored = ::write(pipe_ends[1], report.data(), report.size());
+    (void)ignored;
+    ::_exit(0);
+  }
+  ::close(pipe_ends[1]);
+  std::string report;
+  char buffer[512];
+  ssize_t got;
+  while ((got = ::read(pipe_ends[0], buffer, sizeof buffer)) > 0) report.append(buffer, static_cast<std::size_t>(got));
+  ::close(pipe_ends[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("atomic file: commit publishes the content, with umask permissions and no temp left", "[io]") {
+  TempDir dir;
+  const fs::path path = dir.path / "out.txt";
+  {
+    AtomicFile out(path);
+    REQUIRE(out.temp_path().parent_path() == dir.path);
+    REQUIRE(fs::exists(out.temp_path()));
+    REQUIRE_FALSE(fs::exists(path));
+    std::fprintf(out.stream(), "line %d\n", 1);
+    out.write(std::string_view("line 2\n"));
+    out.commit();
+    REQUIRE_THROWS_AS(out.commit(), std::logic_error);
+  }
+  REQUIRE(read_text(path) == "line 1\nline 2\n");
+  REQUIRE(entries(dir.path) == std::vector<std::string>{"out.txt"});
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  struct stat status {};
+  REQUIRE(::stat(path.c_str(), &status) == 0);
+  REQUIRE((status.st_mode & 0777) == (0666 & ~mask));
+
+  // A relative path with no directory part writes into the working directory.
+  const fs::path saved = fs::current_path();
+  fs::current_path(dir.path);
+  {
+    AtomicFile out("relative.txt");
+    out.write(std::string_view("r"));
+    out.commit();
+  }
+  fs::current_path(saved);
+  REQUIRE(read_text(dir.path / "relative.txt") == "r");
+}
+
+TEST_CASE("atomic file: not committed means nothing written, the old file untouched", "[io]") {
+  TempDir dir;
+  const fs::path path = dir.path / "keep.txt";
+  {
+    std::ofstream(path) << "old";
+  }
+  {
+    AtomicFile out(path);
+    out.write(std::string_view("new content that must never appear"));
+    // e.g. an exception unwinds here
+  }
+  REQUIRE(read_text(path) == "old");
+  REQUIRE(entries(dir.path) == std::vector<std::string>{"keep.txt"});
+}
+
+TEST_CASE("atomic file: a directory that does not exist is an Error naming the path", "[io]") {
+  TempDir dir;
+  const fs::path path = dir.path / "no" / "such" / "dir" / "model.attn";
+  REQUIRE_THROWS_WITH(AtomicFile(path), Catch::Contains(path.string()) && Catch::Contains("does not exist"));
+  REQUIRE_THROWS_WITH(write_safetensors(path, {}, {}), Catch::Contains("does not exist"));
+  REQUIRE(entries(dir.path).empty());
+}
+
+TEST_CASE("atomic file: a failed rename leaves no temp behind", "[io]") {
+  TempDir dir;
+  const fs::path target = dir.path / "taken";
+  fs::create_directories(target / "inside");  // a non-empty directory cannot be renamed over
+  AtomicFile out(target);
+  out.write(std::string_view("x"));
+  REQUIRE_THROWS_WITH(out.commit(), Catch::Contains(target.string()) && Catch::Contains("renaming"));
+  REQUIRE(entries(dir.path) == std::vector<std::string>{"taken"});
+  REQUIRE(fs::is_directory(target / "inside"));
+}
+
+TEST_CASE("atomic file: a write that fails (file size limit, like a full disk) keeps the old file", "[io]") {
+  TempDir dir;
+  const fs::path path = dir.path / "model.attn";
+  const std::vector<float> old_values{1.0f, 2.0f, 3.0f};
+  const TensorRef old_tensor{"w", Shape{3}, old_values};
+  write_safetensors(path, std::span(&old_tensor, 1), {{"generation", "old"}});
+  const std::string old_bytes = read_text(path);
+
+  // 4 MB of weights against a 64 KB limit: fwrite fails part way.
+  const std::vector<float> big(1 << 20, 0.5f);
+  const TensorRef big_tensor{"w", Shape{1 << 20}, big};
+  const std::string report = write_with_size_limit(
+      64 * 1024, [&] { write_safetensors(path, std::span(&big_tensor, 1), {{"generation", "new"}}); });
+  INFO(report);
+  REQUIRE(contains(report, "cannot write " + path.string()));
+  REQUIRE(contains(report, "File too large"));
+  REQUIRE(read_text(path) == old_bytes);
+  REQUIRE(entries(dir.path) == std::vector<std::string>{"model.attn"});
+  REQUIRE(SafetensorsFile::read(path).metadata().at("generation") == "old");
+
+  // The same through the stream interface (fprintf), failing in the final flush.
+  const fs::path text = dir.path / "log.txt";
+  const std::string stream_report = write_with_size_limit(1000, [&] {
+    AtomicFile out(text);
+    for (int i = 0; i < 300; ++i) std::fprintf(out.stream(), "line %d\n", i);
+    out.commit();
+  });
+  REQUIRE(contains(stream_report, "cannot write " + text.string()));
+  REQUIRE(entries(dir.path) == std::vector<std::string>{"model.attn"});
+
+  // And a write that fits is unaffected by the limit.
+  REQUIRE(write_with_size_limit(1 << 20, [&] {
+            write_safetensors(path, std::span(&old_tensor, 1), {{"generation", "third"}});
+          }) == "ok");
+  REQUIRE(SafetensorsFile::read(path).metadata().at("generation") == "third");
+}
