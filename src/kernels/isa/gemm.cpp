@@ -1,0 +1,232 @@
+// SGEMM driver: cache blocking (NC columns × KC steps of B packed per block,
+// MC rows of A packed per block), register tiles (gemm_tile.h) over the
+// packed panels, and threads over a grid of C regions.
+//
+// Threads never split k: each thread owns a rectangle of C (whole tiles) and
+// runs the full product for it, packing what it needs into its own buffers.
+// The k blocks are fixed by k alone, so every C element is computed by the
+// same sequence of operations whatever the thread count.
+#include "isa.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include <omp.h>
+
+#include "attn/core/tensor.h"
+#include "attn/kernels/gemm.h"
+#include "gemm_pack.h"
+#include "gemm_tile.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+#include "gemm.inc"
+
+namespace {
+
+// L1d is 48 KiB, L2 2 MiB per core: a B micro-panel (KC × kTileCols) stays
+// in L1 while the A block (MC × KC) streams from L2 past it.
+constexpr std::int64_t kKcMax = 256;
+constexpr std::int64_t kMcMax = kTileRows * (ATTN_ISA_LEVEL == 2 ? 24 : 32);
+constexpr std::int64_t kNcMax = kTileCols * (ATTN_ISA_LEVEL == 2 ? 64 : 128);
+// Below this many multiply-adds a product runs on one thread: waking the
+// team costs more than it gives.
+constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// One thread's pack buffers, grown to the largest request and then reused.
+class PackBuffer {
+ public:
+  float* get(std::int64_t floats) {
+    if (floats > capacity_) {
+      data_ = allocate_floats(static_cast<std::size_t>(floats));
+      capacity_ = floats;
+    }
+    return data_.get();
+  }
+
+ private:
+  AlignedFloats data_;
+  std::int64_t capacity_ = 0;
+};
+
+struct ThreadBuffers {
+  PackBuffer a, b;
+};
+ThreadBuffers& thread_buffers() {
+  thread_local ThreadBuffers buffers;
+  return buffers;
+}
+
+// One product in stride form: op(A)[i][p] = a[i·a_row + p·a_step],
+// op(B)[p][j] = b[j·b_col + p·b_step], C[i][j] = c[i·ldc + j].
+struct Product {
+  std::int64_t m, n, k;
+  float alpha;
+  const float* a;
+  std::int64_t a_row, a_step;
+  const float* b;
+  std::int64_t b_col, b_step;
+  float beta;
+  float* c;
+  std::int64_t ldc;
+};
+
+Product make_product(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                     const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                     std::int64_t ldc) {
+  Product p{m, n, k, alpha, a, 0, 0, b, 0, 0, beta, c, ldc};
+  if (trans_a == Trans::N) {
+    p.a_row = lda;
+    p.a_step = 1;
+  } else {
+    p.a_row = 1;
+    p.a_step = lda;
+  }
+  if (trans_b == Trans::N) {
+    p.b_col = 1;
+    p.b_step = ldb;
+  } else {
+    p.b_col = ldb;
+    p.b_step = 1;
+  }
+  return p;
+}
+
+// C = beta·C over m×n (the whole product when k == 0 or alpha == 0).
+void scale_c(const Product& p) {
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    float* row = p.c + i * p.ldc;
+    if (p.beta == 0.0f)
+      std::fill(row, row + p.n, 0.0f);
+    else if (p.beta != 1.0f)
+      for (std::int64_t j = 0; j < p.n; ++j) row[j] *= p.beta;
+  }
+}
+
+// The product restricted to C rows [m0, m1) and columns [n0, n1), on the
+// calling thread. m0 and n0 are multiples of the tile size.
+void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+  ThreadBuffers& buffers = thread_buffers();
+  const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
+  const std::int64_t kc_len = ceil_div(p.k, k_blocks);
+  for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
+    const std::int64_t nc = std::min(kNcMax, n1 - jc);
+    const std::int64_t n_panels = ceil_div(nc, kTileCols);
+    for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+      const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
+      float* b_packed = buffers.b.get(n_panels * kTileCols * kc);  // n_panels × [kc × kTileCols]
+      for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+        const std::int64_t j = jc + jp * kTileCols;
+        pack_panel<kTileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
+                              static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j)), kc,
+                              b_packed + jp * kTileCols * kc);
+      }
+      const float beta = kb == 0 ? p.beta : 1.0f;
+      for (std::int64_t ic = m0; ic < m1; ic += kMcMax) {
+        const std::int64_t mc = std::min(kMcMax, m1 - ic);
+        const std::int64_t m_panels = ceil_div(mc, kTileRows);
+        float* a_packed = buffers.a.get(m_panels * kTileRows * kc);  // m_panels × [kc × kTileRows]
+        for (std::int64_t ip = 0; ip < m_panels; ++ip) {
+          const std::int64_t i = ic + ip * kTileRows;
+          pack_panel<kTileRows>(p.a + i * p.a_row + p0 * p.a_step, p.a_row, p.a_step,
+                                static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i)), kc,
+                                a_packed + ip * kTileRows * kc);
+        }
+        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+          const std::int64_t j = jc + jp * kTileCols;
+          const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
+          const float* b_panel = b_packed + jp * kTileCols * kc;
+          for (std::int64_t ip = 0; ip < m_panels; ++ip) {
+            const std::int64_t i = ic + ip * kTileRows;
+            const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
+            kGemmTiles[rows - 1](kc, a_packed + ip * kTileRows * kc, b_panel, p.c + i * p.ldc + j, p.ldc, cols,
+                                 p.alpha, beta);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Splits `threads` into a grid_m × grid_n grid of C regions, minimising the
+// largest region's multiply-adds plus its packing (each region packs its own
+// rows of A and columns of B).
+void choose_grid(int threads, std::int64_t m_panels, std::int64_t n_panels, int& grid_m, int& grid_n) {
+  double best = -1.0;
+  for (int gm = 1; gm <= threads; ++gm) {
+    if (threads % gm != 0) continue;
+    const int gn = threads / gm;
+    const double rows = static_cast<double>(ceil_div(m_panels, gm) * kTileRows);
+    const double cols = static_cast<double>(ceil_div(n_panels, gn) * kTileCols);
+    const double cost = rows * cols + 32.0 * (rows + cols);
+    if (best < 0 || cost < best) {
+      best = cost;
+      grid_m = gm;
+      grid_n = gn;
+    }
+  }
+}
+
+void run_product(const Product& p, bool allow_threads) {
+  if (p.m == 0 || p.n == 0) return;
+  if (p.k == 0 || p.alpha == 0.0f) {
+    scale_c(p);
+    return;
+  }
+  const int threads = allow_threads && !omp_in_parallel() ? omp_get_max_threads() : 1;
+  if (threads == 1 || p.m * p.n * p.k < kParallelMinMacs) {
+    run_region(p, 0, p.m, 0, p.n);
+    return;
+  }
+  const std::int64_t m_panels = ceil_div(p.m, kTileRows), n_panels = ceil_div(p.n, kTileCols);
+#pragma omp parallel num_threads(threads)
+  {
+    const int team = omp_get_num_threads(), t = omp_get_thread_num();
+    int grid_m = 1, grid_n = 1;
+    choose_grid(team, m_panels, n_panels, grid_m, grid_n);
+    const std::int64_t tm = t / grid_n, tn = t % grid_n;
+    const std::int64_t m0 = std::min(p.m, m_panels * tm / grid_m * kTileRows);
+    const std::int64_t m1 = std::min(p.m, m_panels * (tm + 1) / grid_m * kTileRows);
+    const std::int64_t n0 = std::min(p.n, n_panels * tn / grid_n * kTileCols);
+    const std::int64_t n1 = std::min(p.n, n_panels * (tn + 1) / grid_n * kTileCols);
+    if (m0 < m1 && n0 < n1) run_region(p, m0, m1, n0, n1);
+  }
+}
+
+}  // namespace
+
+void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+           std::int64_t ldc) {
+  run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
+}
+
+void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                   float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
+                   std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
+                   std::int64_t stride_c, std::int64_t batch) {
+  if (batch == 0 || m == 0 || n == 0) return;
+  const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  auto item = [&](std::int64_t i) {
+    Product p = first;
+    p.a += i * stride_a;
+    p.b += i * stride_b;
+    p.c += i * stride_c;
+    return p;
+  };
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  // Threads over the batch when it keeps them evenly busy (or the products
+  // are too small to split), inside each product otherwise.
+  const bool over_batch = threads > 1 && batch >= threads &&
+                          (batch % threads == 0 || batch >= 4 * threads || m * n * k < kParallelMinMacs);
+  if (over_batch) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t i = 0; i < batch; ++i) run_product(item(i), false);
+  } else {
+    for (std::int64_t i = 0; i < batch; ++i) run_product(item(i), true);
+  }
+}
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -1,0 +1,150 @@
+// SGEMM register tiles: the innermost kernel, one per ISA.
+//
+// A tile computes C[rows×cols] (rows ≤ kTileRows, cols ≤ kTileCols) from a
+// packed A micro-panel and a packed B micro-panel over kc steps:
+//   a: kc × kTileRows floats, a[p·kTileRows + r] = op(A)[r][p]
+//   b: kc × kTileCols floats, b[p·kTileCols + j] = op(B)[p][j], 64-byte aligned,
+//      zero past cols
+// and then stores C = alpha·acc + beta·C, or C = alpha·acc when beta == 0
+// (C is not read then, so NaN in it is ignored). Every element is one chain
+// of fused multiply-adds in p order whatever its place in the tile, so the
+// result does not depend on how C is cut into tiles or threads.
+#pragma once
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "isa.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+
+#if ATTN_ISA_LEVEL == 2
+// 14 rows × 2 zmm: 28 accumulators + 2 B vectors of the 32 registers; the A
+// values come in as embedded broadcasts.
+inline constexpr int kTileRows = 14;
+inline constexpr int kTileCols = 32;
+
+template <int kRows>
+void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, int cols, float alpha,
+               float beta) {
+  __m512 lo[kRows], hi[kRows];
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+  for (std::int64_t p = 0; p < kc; ++p) {
+    const __m512 b_lo = _mm512_load_ps(b), b_hi = _mm512_load_ps(b + 16);
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 a_r = _mm512_set1_ps(a[r]);
+      lo[r] = _mm512_fmadd_ps(a_r, b_lo, lo[r]);
+      hi[r] = _mm512_fmadd_ps(a_r, b_hi, hi[r]);
+    }
+    a += kTileRows;
+    b += kTileCols;
+  }
+  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
+  const __m512 va = _mm512_set1_ps(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) {
+      _mm512_mask_storeu_ps(c + r * ldc, mask_lo, _mm512_mul_ps(va, lo[r]));
+      _mm512_mask_storeu_ps(c + r * ldc + 16, mask_hi, _mm512_mul_ps(va, hi[r]));
+    }
+  } else {
+    const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) {
+      float* row = c + r * ldc;
+      const __m512 old_lo = _mm512_maskz_loadu_ps(mask_lo, row), old_hi = _mm512_maskz_loadu_ps(mask_hi, row + 16);
+      _mm512_mask_storeu_ps(row, mask_lo, _mm512_fmadd_ps(va, lo[r], _mm512_mul_ps(vb, old_lo)));
+      _mm512_mask_storeu_ps(row + 16, mask_hi, _mm512_fmadd_ps(va, hi[r], _mm512_mul_ps(vb, old_hi)));
+    }
+  }
+}
+
+#elif ATTN_ISA_LEVEL == 1
+// 6 rows × 2 ymm: 12 accumulators + 2 B vectors + 1 broadcast of 16 registers.
+inline constexpr int kTileRows = 6;
+inline constexpr int kTileCols = 16;
+
+template <int kRows>
+void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, int cols, float alpha,
+               float beta) {
+  __m256 lo[kRows], hi[kRows];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
+#pragma GCC unroll 2
+  for (std::int64_t p = 0; p < kc; ++p) {
+    const __m256 b_lo = _mm256_load_ps(b), b_hi = _mm256_load_ps(b + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m256 a_r = _mm256_broadcast_ss(a + r);
+      lo[r] = _mm256_fmadd_ps(a_r, b_lo, lo[r]);
+      hi[r] = _mm256_fmadd_ps(a_r, b_hi, hi[r]);
+    }
+    a += kTileRows;
+    b += kTileCols;
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  if (cols == kTileCols) {
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      float* row = c + r * ldc;
+      if (beta == 0.0f) {
+        _mm256_storeu_ps(row, _mm256_mul_ps(va, lo[r]));
+        _mm256_storeu_ps(row + 8, _mm256_mul_ps(va, hi[r]));
+      } else {
+        _mm256_storeu_ps(row, _mm256_fmadd_ps(va, lo[r], _mm256_mul_ps(vb, _mm256_loadu_ps(row))));
+        _mm256_storeu_ps(row + 8, _mm256_fmadd_ps(va, hi[r], _mm256_mul_ps(vb, _mm256_loadu_ps(row + 8))));
+      }
+    }
+    return;
+  }
+  // Partial tile: through a buffer, with the same arithmetic per element.
+  alignas(32) float acc[kRows][kTileCols];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    _mm256_store_ps(acc[r], lo[r]);
+    _mm256_store_ps(acc[r] + 8, hi[r]);
+  }
+  for (int r = 0; r < kRows; ++r) {
+    float* row = c + r * ldc;
+    for (int j = 0; j < cols; ++j)
+      row[j] = beta == 0.0f ? alpha * acc[r][j] : std::fma(alpha, acc[r][j], beta * row[j]);
+  }
+}
+
+#else
+// Plain C++; the compiler vectorises the column loop with what the baseline has.
+inline constexpr int kTileRows = 4;
+inline constexpr int kTileCols = 8;
+
+template <int kRows>
+void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, int cols, float alpha,
+               float beta) {
+  float acc[kRows][kTileCols] = {};
+  for (std::int64_t p = 0; p < kc; ++p) {
+    for (int r = 0; r < kRows; ++r)
+      for (int j = 0; j < kTileCols; ++j) acc[r][j] += a[r] * b[j];
+    a += kTileRows;
+    b += kTileCols;
+  }
+  for (int r = 0; r < kRows; ++r) {
+    float* row = c + r * ldc;
+    for (int j = 0; j < cols; ++j) row[j] = beta == 0.0f ? alpha * acc[r][j] : alpha * acc[r][j] + beta * row[j];
+  }
+}
+#endif
+
+using GemmTileFn = void (*)(std::int64_t, const float*, const float*, float*, std::int64_t, int, float, float);
+
+// gemm_tile<rows> for rows = 1..kTileRows, indexed by rows − 1.
+template <std::size_t... I>
+constexpr std::array<GemmTileFn, sizeof...(I)> make_gemm_tiles(std::index_sequence<I...>) {
+  return {&gemm_tile<static_cast<int>(I) + 1>...};
+}
+inline constexpr auto kGemmTiles = make_gemm_tiles(std::make_index_sequence<kTileRows>{});
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -1,0 +1,248 @@
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "../support.h"
+#include "attn/core/error.h"
+#include "attn/core/rng.h"
+#include "attn/kernels/gemm.h"
+
+using namespace attn;
+using attn::kernels::Trans;
+
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kGuard = -12345.0f;  // fills C's padding; must survive every call
+
+// One product's operands, stored with padded leading dimensions. A's and B's
+// padding holds NaN, so reading it poisons the result.
+struct GemmCase {
+  Trans ta = Trans::N, tb = Trans::N;
+  std::int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;
+  std::vector<float> a, b, c0;  // c0: C before the call
+
+  GemmCase(Trans ta_, Trans tb_, std::int64_t m_, std::int64_t n_, std::int64_t k_, float alpha_, float beta_,
+           std::int64_t pad, std::uint64_t seed)
+      : ta(ta_), tb(tb_), m(m_), n(n_), k(k_), alpha(alpha_), beta(beta_) {
+    const std::int64_t a_rows = ta == Trans::N ? m : k, a_cols = ta == Trans::N ? k : m;
+    const std::int64_t b_rows = tb == Trans::N ? k : n, b_cols = tb == Trans::N ? n : k;
+    lda = std::max<std::int64_t>(a_cols + pad, 1);
+    ldb = std::max<std::int64_t>(b_cols + pad, 1);
+    ldc = std::max<std::int64_t>(n + pad, 1);
+    a = padded(a_rows, a_cols, lda, seed, kNaN);
+    b = padded(b_rows, b_cols, ldb, seed + 1, kNaN);
+    c0 = padded(m, n, ldc, seed + 2, kGuard);
+    if (beta == 0.0f)
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t j = 0; j < n; ++j) c0[static_cast<std::size_t>(i * ldc + j)] = kNaN;
+  }
+
+  static std::vector<float> padded(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::uint64_t seed,
+                                   float fill) {
+    std::vector<float> v(static_cast<std::size_t>(std::max<std::int64_t>(rows * ld, 1)), fill);
+    const std::vector<float> values = test::random_vector(static_cast<std::size_t>(rows * cols), seed);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < cols; ++j)
+        v[static_cast<std::size_t>(i * ld + j)] = values[static_cast<std::size_t>(i * cols + j)];
+    return v;
+  }
+
+  float op_a(std::int64_t i, std::int64_t p) const {
+    return a[static_cast<std::size_t>(ta == Trans::N ? i * lda + p : p * lda + i)];
+  }
+  float op_b(std::int64_t p, std::int64_t j) const {
+    return b[static_cast<std::size_t>(tb == Trans::N ? p * ldb + j : j * ldb + p)];
+  }
+
+  // C after the call, in double, padding included.
+  std::vector<double> reference() const {
+    std::vector<double> want(c0.begin(), c0.end());
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (std::int64_t p = 0; p < k; ++p) acc += static_cast<double>(op_a(i, p)) * op_b(p, j);
+        const std::size_t at = static_cast<std::size_t>(i * ldc + j);
+        want[at] = alpha * acc + (beta == 0.0f ? 0.0 : beta * static_cast<double>(c0[at]));
+      }
+    return want;
+  }
+
+  std::vector<float> run() const {
+    std::vector<float> c = c0;
+    kernels::sgemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
+    return c;
+  }
+};
+
+// Float accumulation over k terms of magnitude ≤ 1: error grows with k.
+void require_matches(const std::vector<float>& got, const std::vector<double>& want, std::int64_t k) {
+  test::require_close(got, want, 2e-6 * static_cast<double>(k + 4), 1e-5);
+}
+
+const char* layout_name(Trans ta, Trans tb) {
+  if (ta == Trans::N) return tb == Trans::N ? "NN" : "NT";
+  return tb == Trans::N ? "TN" : "TT";
+}
+
+struct Shape3 {
+  std::int64_t m, n, k;
+};
+
+// Each size of the awkward set in each dimension with the others fixed, plus
+// random triples from the set.
+std::vector<Shape3> covering_shapes() {
+  const std::int64_t sizes[] = {1, 2, 7, 17, 63, 64, 65, 129};
+  std::vector<Shape3> shapes;
+  for (std::int64_t s : sizes) {
+    shapes.push_back({s, 17, 65});
+    shapes.push_back({33, s, 7});
+    shapes.push_back({15, 40, s});
+  }
+  Rng rng(99);
+  for (int i = 0; i < 12; ++i) {
+    auto pick = [&] { return sizes[static_cast<int>(rng.uniform() * 8) % 8]; };
+    const std::int64_t m = pick(), n = pick(), k = pick();
+    shapes.push_back({m, n, k});
+  }
+  return shapes;
+}
+
+constexpr Trans kLayouts[4][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}, {Trans::T, Trans::T}};
+
+}  // namespace
+
+TEST_CASE("sgemm: awkward shapes, all layouts, every ISA and 1/2 threads, against a double reference", "[gemm]") {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 1;
+  for (const Shape3& s : covering_shapes())
+    for (const auto& layout : kLayouts) {
+      // Alternate alpha/beta and padding so every combination meets many shapes.
+      const float alphas[] = {1.0f, -0.5f, 2.0f};
+      const float betas[] = {0.0f, 1.0f, 0.75f};
+      const float alpha = alphas[seed % 3], beta = betas[(seed / 3) % 3];
+      cases.emplace_back(layout[0], layout[1], s.m, s.n, s.k, alpha, beta, static_cast<std::int64_t>(seed % 3) * 5,
+                         seed * 11);
+      ++seed;
+    }
+  std::vector<std::vector<double>> want;
+  for (const GemmCase& gc : cases) want.push_back(gc.reference());
+  test::for_each_isa_and_threads([&](Isa, int) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const GemmCase& gc = cases[i];
+      INFO(layout_name(gc.ta, gc.tb) << " m " << gc.m << " n " << gc.n << " k " << gc.k << " alpha " << gc.alpha
+                                     << " beta " << gc.beta << " lda " << gc.lda << " ldb " << gc.ldb << " ldc "
+                                     << gc.ldc);
+      require_matches(gc.run(), want[i], gc.k);
+    }
+  });
+}
+
+TEST_CASE("sgemm: model-sized shapes (several k blocks, many tiles, threads split C)", "[gemm]") {
+  const Shape3 shapes[] = {{256, 256, 64}, {300, 96, 600}, {37, 2100, 20}, {700, 45, 33}};
+  for (const Shape3& s : shapes)
+    for (const auto& layout : kLayouts) {
+      const GemmCase gc(layout[0], layout[1], s.m, s.n, s.k, 0.5f, 0.25f, 3, static_cast<std::uint64_t>(s.m + s.n));
+      const std::vector<double> want = gc.reference();
+      std::vector<float> first;
+      test::for_each_isa_and_threads([&](Isa, int threads) {
+        INFO(layout_name(gc.ta, gc.tb) << " m " << s.m << " n " << s.n << " k " << s.k);
+        const std::vector<float> got = gc.run();
+        require_matches(got, want, s.k);
+        // Bitwise the same on repeat, and with 2 threads as with 1.
+        REQUIRE(std::memcmp(got.data(), gc.run().data(), got.size() * sizeof(float)) == 0);
+        if (threads == 1) first = got;
+        else REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+      });
+    }
+}
+
+TEST_CASE("sgemm: k == 0 and alpha == 0 scale C by beta; beta == 0 ignores NaN in C; empty C is untouched",
+          "[gemm]") {
+  test::for_each_isa_and_threads([](Isa, int) {
+    for (float beta : {0.0f, 1.0f, -2.0f}) {
+      const GemmCase gc(Trans::N, Trans::N, 9, 33, 0, 1.0f, beta, 2, 5);
+      require_matches(gc.run(), gc.reference(), 0);
+    }
+    // alpha == 0: A and B are not read (as in BLAS), so NaN there is ignored.
+    GemmCase gc(Trans::N, Trans::T, 20, 35, 19, 0.0f, 0.5f, 1, 6);
+    std::fill(gc.a.begin(), gc.a.end(), kNaN);
+    std::vector<double> want(gc.c0.begin(), gc.c0.end());
+    for (std::int64_t i = 0; i < gc.m; ++i)
+      for (std::int64_t j = 0; j < gc.n; ++j) want[static_cast<std::size_t>(i * gc.ldc + j)] *= 0.5;
+    require_matches(gc.run(), want, 0);
+    // m == 0 or n == 0: nothing is written.
+    float c[4] = {1, 2, 3, 4};
+    const float a[4] = {1, 1, 1, 1};
+    kernels::sgemm(Trans::N, Trans::N, 0, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2);
+    kernels::sgemm(Trans::N, Trans::N, 2, 0, 2, 1.0f, a, 2, a, 1, 0.0f, c, 1);
+    REQUIRE((c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4));
+  });
+}
+
+TEST_CASE("sgemm: bad sizes and leading dimensions are refused with an Error", "[gemm]") {
+  float x[16] = {};
+  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::N, -1, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::N, 2, 2, 3, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm(Trans::T, Trans::N, 3, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::T, 2, 2, 3, 1.0f, x, 3, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::N, 2, 3, 2, 1.0f, x, 2, x, 3, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm_batched(Trans::N, Trans::N, 2, 2, 2, 1.0f, x, 2, 4, x, 2, 4, 0.0f, x, 2, 4, -1),
+                    Error);
+}
+
+TEST_CASE("sgemm_batched: attention-like products over the batch or inside each product", "[gemm]") {
+  struct BatchCase {
+    Trans ta, tb;
+    std::int64_t m, n, k, batch;
+  };
+  // 8 × small: threads over the batch; 3 × larger: threads inside each product.
+  const BatchCase batch_cases[] = {{Trans::N, Trans::T, 30, 30, 64, 8},
+                                   {Trans::N, Trans::N, 30, 64, 30, 5},
+                                   {Trans::T, Trans::N, 64, 30, 30, 2},
+                                   {Trans::N, Trans::T, 150, 120, 64, 3},
+                                   {Trans::N, Trans::N, 7, 9, 5, 1},
+                                   {Trans::N, Trans::N, 7, 9, 5, 0}};
+  for (const BatchCase& bc : batch_cases) {
+    // Item i is a padded GemmCase; the batch lays the items out end to end.
+    const GemmCase shape(bc.ta, bc.tb, bc.m, bc.n, bc.k, 1.5f, 0.0f, 4, 1);
+    const std::size_t sa = shape.a.size(), sb = shape.b.size(), sc = shape.c0.size();
+    std::vector<float> a, b, c;
+    std::vector<std::vector<double>> want;
+    for (std::int64_t i = 0; i < bc.batch; ++i) {
+      const GemmCase gc(bc.ta, bc.tb, bc.m, bc.n, bc.k, 1.5f, 0.5f, 4, static_cast<std::uint64_t>(100 + i));
+      a.insert(a.end(), gc.a.begin(), gc.a.end());
+      b.insert(b.end(), gc.b.begin(), gc.b.end());
+      c.insert(c.end(), gc.c0.begin(), gc.c0.end());
+      want.push_back(gc.reference());
+    }
+    test::for_each_isa_and_threads([&](Isa, int) {
+      INFO(layout_name(bc.ta, bc.tb) << " m " << bc.m << " n " << bc.n << " k " << bc.k << " batch " << bc.batch);
+      std::vector<float> out = c;
+      kernels::sgemm_batched(bc.ta, bc.tb, bc.m, bc.n, bc.k, 1.5f, a.data(), shape.lda, static_cast<std::int64_t>(sa),
+                             b.data(), shape.ldb, static_cast<std::int64_t>(sb), 0.5f, out.data(), shape.ldc,
+                             static_cast<std::int64_t>(sc), bc.batch);
+      for (std::int64_t i = 0; i < bc.batch; ++i) {
+        const std::vector<float> got(out.begin() + static_cast<std::ptrdiff_t>(i * sc),
+                                     out.begin() + static_cast<std::ptrdiff_t>((i + 1) * sc));
+        require_matches(got, want[static_cast<std::size_t>(i)], bc.k);
+      }
+    });
+  }
+}
+
+TEST_CASE("sgemm: called from inside an OpenMP parallel region (one product per thread)", "[gemm]") {
+  const GemmCase gc(Trans::N, Trans::T, 80, 70, 90, 1.0f, 0.0f, 0, 42);
+  const std::vector<double> want = gc.reference();
+  test::for_each_isa_and_threads([&](Isa, int threads) {
+    std::vector<std::vector<float>> results(static_cast<std::size_t>(threads));
+#pragma omp parallel num_threads(threads)
+    results[static_cast<std::size_t>(omp_get_thread_num())] = gc.run();
+    for (const auto& got : results) require_matches(got, want, gc.k);
+  });
+}
