@@ -1,0 +1,42 @@
+// Greedy and batched beam search over the incremental decoder, fairseq-style:
+// each step keeps the best 2·beam candidates per sentence, finishes those that
+// end in </s>, continues with the best `beam` others, and stops a sentence
+// once `beam` hypotheses have finished. Scores are sums of log-probabilities
+// (</s> included) divided by length^lenpen.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "attn/model/seq2seq.h"
+#include "attn/nn/context.h"
+
+namespace attn::decode {
+
+struct SearchOptions {
+  int beam = 5;
+  float lenpen = 1.0f;
+  // A hypothesis has at most max_len_a · source_length + max_len_b tokens
+  // (</s> excluded), and never more than the model's positions allow.
+  float max_len_a = 2.0f;
+  float max_len_b = 10.0f;
+  int nbest = 1;
+};
+
+struct Hypothesis {
+  std::vector<std::int32_t> tokens;  // without </s>
+  float score = 0.0f;                // normalised: Σ log p / length^lenpen
+  float logprob = 0.0f;              // Σ log p, </s> included
+};
+
+// sources: token ids without specials. Returns, per sentence, min(nbest, beam)
+// hypotheses, best first. beam == 1 is greedy search.
+std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const model::Seq2Seq& model,
+                                                 const std::vector<std::vector<std::int32_t>>& sources,
+                                                 const SearchOptions& options);
+
+// Argmax at every step; the reference that beam 1 must equal.
+std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq& model,
+                                      const std::vector<std::vector<std::int32_t>>& sources,
+                                      const SearchOptions& options);
+
+}  // namespace attn::decode

@@ -1,0 +1,37 @@
+// ModelConfig: everything that defines a model's shape; stored as JSON inside
+// every model file, so `attn translate` needs nothing but the file.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace attn::model {
+
+struct ModelConfig {
+  std::string arch = "transformer";
+  std::int64_t vocab_size = 0;  // joint source+target vocabulary (BPE)
+  std::int64_t dim = 256;
+  std::int64_t ffn_dim = 1024;
+  std::int64_t heads = 4;
+  std::int64_t enc_layers = 3;
+  std::int64_t dec_layers = 3;
+  float dropout = 0.3f;             // on embeddings and every residual branch
+  float activation_dropout = 0.0f;  // inside the FFN, after the ReLU
+  std::string norm = "pre";         // "pre" | "post"
+  bool share_all_embeddings = true; // one table for source, target and the output projection
+  bool share_decoder_output = true; // target embedding tied to the output projection
+  std::int64_t max_positions = 1024;
+
+  nlohmann::json to_json() const;
+  // Missing keys keep their defaults; wrong types or values throw attn::Error.
+  static ModelConfig from_json(const nlohmann::json& j);
+  // Throws attn::Error naming the flag when the shape is impossible.
+  void validate() const;
+};
+
+// The named presets of `--arch` (fairseq-style): fills the defaults an arch
+// implies; flags given by the user then override them.
+ModelConfig preset(const std::string& arch);
+bool is_known_arch(const std::string& arch);
+
+}  // namespace attn::model

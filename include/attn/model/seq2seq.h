@@ -1,0 +1,80 @@
+// Seq2Seq: the encoder–decoder built from a ModelConfig, with all its
+// parameters in one ParamStore, the teacher-forced forward+backward used in
+// training, and the incremental decoder used by translate and attend.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "attn/core/arena.h"
+#include "attn/core/tensor.h"
+#include "attn/model/batch.h"
+#include "attn/model/config.h"
+#include "attn/nn/context.h"
+#include "attn/nn/embedding.h"
+#include "attn/nn/layer_norm.h"
+#include "attn/nn/loss.h"
+#include "attn/nn/param_store.h"
+#include "attn/nn/transformer_layer.h"
+
+namespace attn::model {
+
+// Caches of an incremental decode of N hypotheses (N = sentences × beam).
+struct DecoderState {
+  std::int64_t n = 0, src_len = 0, t_max = 0;
+  std::int64_t t = 0;                    // the next position to decode
+  std::vector<std::int32_t> src_lengths;  // [N]
+  std::vector<nn::DecoderLayerCache> layers;
+};
+
+class Seq2Seq {
+ public:
+  // Declares and allocates the parameters (values zero until initialize or load).
+  explicit Seq2Seq(const ModelConfig& config);
+  Seq2Seq(const Seq2Seq&) = delete;
+  Seq2Seq& operator=(const Seq2Seq&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  nn::ParamStore& params() { return params_; }
+  const nn::ParamStore& params() const { return params_; }
+  void initialize(Rng& rng) { params_.initialize(rng); }
+
+  // Teacher-forced forward over a batch; the loss summed over target tokens.
+  // When backward, accumulates grad_scale · ∂loss/∂θ into params().grads().
+  nn::LossSums forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing, bool backward,
+                                float grad_scale);
+
+  // src: [B, Ts] → memory [B·Ts, d] in ctx.arena.
+  const float* encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                      const std::int32_t* src_lengths) const;
+
+  // Starts decoding N hypotheses over memory [N·Ts, d]; caches live in state_arena.
+  DecoderState start_decoding(nn::StepContext& ctx, Arena& state_arena, const float* memory, std::int64_t n,
+                              std::int64_t ts, const std::int32_t* src_lengths, std::int64_t t_max) const;
+  // Feeds tokens: [N] at position state.t, writes log-probabilities [N, V], advances state.t.
+  // cross_probs (optional): [layers][N, H, Ts] receives the cross-attention weights.
+  void decode_step(nn::StepContext& ctx, DecoderState& state, const std::int32_t* tokens, float* logprobs,
+                   float* const* cross_probs = nullptr) const;
+  // Hypothesis i continues hypothesis order[i] (beam search back-pointers).
+  void reorder(DecoderState& state, const std::vector<std::int32_t>& order) const;
+
+  // Teacher-forced log-probabilities [B·Tt, V] (tests compare them with decode_step).
+  void teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const;
+
+  std::int64_t parameter_count() const { return params_.total_floats(); }
+
+ private:
+  nn::ParamId output_weight() const;
+
+  ModelConfig config_;
+  nn::ParamStore params_;
+  nn::Embedding src_embed_, tgt_embed_;
+  nn::ParamId out_proj_ = -1;  // own output projection when not tied
+  std::vector<nn::EncoderLayer> encoder_;
+  std::vector<nn::DecoderLayer> decoder_;
+  nn::LayerNorm enc_norm_, dec_norm_;  // pre-norm only
+  nn::Dropout embed_dropout_;
+  Tensor positions_;  // [max_positions, d]
+};
+
+}  // namespace attn::model

@@ -1,0 +1,43 @@
+// What training tells the user: a live progress line on a terminal, plain log
+// lines otherwise, and (with --log-json) one JSON object per log line.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace attn::train {
+
+struct LogRecord {
+  std::string split;  // "train" | "valid"
+  std::int64_t update = 0, epoch = 0;
+  double loss = 0.0;  // label-smoothed, nats per target token
+  double nll = 0.0;   // nats per target token; ppl = exp(nll)
+  double lr = 0.0, grad_norm = 0.0, tokens_per_s = 0.0, elapsed_s = 0.0;
+  double epoch_fraction = 0.0;  // of the epoch in progress
+  std::optional<double> bleu;   // validation
+  std::optional<double> eta_s;  // until the first stop condition
+  std::int64_t target_tokens = 0;
+};
+
+class TrainLog {
+ public:
+  // json_path empty: no JSON log. The JSON log is appended to (resumed runs).
+  TrainLog(const std::filesystem::path& json_path, bool quiet);
+  ~TrainLog();
+  // A training record: the progress line (terminal) or, every log_every updates, a log line.
+  void train(const LogRecord& r, bool print_line);
+  void valid(const LogRecord& r);
+  // A plain message (ends any progress line first).
+  void message(const std::string& text);
+
+ private:
+  void write_json(const LogRecord& r);
+  void end_progress_line();
+  bool tty_ = false, quiet_ = false, progress_shown_ = false;
+  std::FILE* json_ = nullptr;
+};
+
+}  // namespace attn::train

@@ -1,0 +1,55 @@
+// attn info: what a model file holds.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "attn/cli/commands.h"
+#include "attn/model/model_file.h"
+#include "attn/train/checkpoint.h"
+
+namespace attn::cli {
+
+namespace {
+
+int run(const std::string& path, bool as_json) {
+  const model::LoadedModel loaded = model::load_model_file(path);
+  const auto& meta = loaded.file.metadata();
+  nlohmann::json j;
+  j["file"] = path;
+  j["kind"] = meta.count("kind") ? meta.at("kind") : "model";
+  j["config"] = loaded.model->config().to_json();
+  j["parameters"] = loaded.model->parameter_count();
+  j["vocab_size"] = loaded.bpe.vocab().size();
+  if (meta.count("train_state")) j["train_state"] = train::read_train_state(loaded).to_json();
+  if (as_json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  std::printf("file        %s (%s)\n", path.c_str(), j["kind"].get<std::string>().c_str());
+  std::printf("parameters  %ld\n", static_cast<long>(loaded.model->parameter_count()));
+  std::printf("vocabulary  %d BPE pieces (joint)\n", loaded.bpe.vocab().size());
+  std::printf("config      %s\n", j["config"].dump().c_str());
+  if (j.contains("train_state")) {
+    const auto& s = j["train_state"];
+    std::printf("training    update %ld, epoch %ld, %.0f s, %ld target tokens\n", s["update"].get<long>(),
+                s["epoch"].get<long>(), s["elapsed_s"].get<double>(), s["target_tokens"].get<long>());
+    if (s["has_best"].get<bool>())
+      std::printf("best        %.4f at update %ld (last valid BLEU %.2f, loss %.4f)\n", s["best_metric"].get<double>(),
+                  s["best_update"].get<long>(), s["last_valid_bleu"].get<double>(), s["last_valid_loss"].get<double>());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app, CommonOptions& common, Action& action) {
+  auto path = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  CLI::App* sub = app.add_subcommand("info", "Print a model file's config, size and training state");
+  add_common_options(*sub, common);
+  sub->add_option("model", *path, "model file (.attn)")->required();
+  sub->add_flag("--json", *as_json, "print JSON");
+  sub->callback([&action, path, as_json] { action = [path, as_json] { return run(*path, *as_json); }; });
+}
+
+}  // namespace attn::cli

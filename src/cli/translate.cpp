@@ -1,0 +1,161 @@
+// attn translate: one line in, one line out, order kept; batched by length.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+
+#include "attn/cli/commands.h"
+#include "attn/core/atomic_file.h"
+#include "attn/core/error.h"
+#include "attn/core/text_file.h"
+#include "attn/decode/search.h"
+#include "attn/model/model_file.h"
+#include "attn/text/utf8.h"
+
+namespace attn::cli {
+
+namespace {
+
+struct TranslateFlags {
+  std::string model, input, output;
+  decode::SearchOptions search;
+  std::int64_t batch_size = 64;
+  std::int64_t max_input_len = 250;  // subwords; longer inputs are truncated with a warning
+};
+
+std::vector<std::string> read_input(const std::string& path) {
+  std::vector<std::string> lines;
+  if (path.empty() || path == "-") {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      strip_cr(line);
+      lines.push_back(std::move(line));
+    }
+  } else {
+    // Inputs are read tolerantly: invalid bytes go through the BPE's byte
+    // fallback, so every line still gets its output line.
+    std::error_code ec;
+    require(std::filesystem::exists(path, ec), path + ": no such file; check the path");
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    require(f != nullptr, path + ": cannot be read (permissions?)");
+    std::string line;
+    int c;
+    bool any = false;
+    while ((c = std::fgetc(f)) != EOF) {
+      any = true;
+      if (c == '\n') {
+        strip_cr(line);
+        lines.push_back(std::move(line));
+        line.clear();
+        any = false;
+      } else {
+        line.push_back(static_cast<char>(c));
+      }
+    }
+    if (any) lines.push_back(line);
+    std::fclose(f);
+  }
+  if (!lines.empty() && lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);
+  return lines;
+}
+
+int run(const TranslateFlags& f) {
+  require(f.search.beam >= 1, "--beam must be at least 1");
+  require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
+  require(f.batch_size >= 1, "--batch-size must be at least 1");
+  model::LoadedModel loaded = model::load_model_file(f.model);
+  const model::Seq2Seq& model = *loaded.model;
+  const std::vector<std::string> lines = read_input(f.input);
+
+  std::vector<std::vector<std::int32_t>> sources(lines.size());
+  std::int64_t truncated = 0, invalid = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!text::valid_utf8(lines[i])) ++invalid;
+    sources[i] = loaded.bpe.encode(lines[i]);
+    if (static_cast<std::int64_t>(sources[i].size()) > f.max_input_len) {
+      sources[i].resize(static_cast<std::size_t>(f.max_input_len));
+      ++truncated;
+    }
+  }
+  if (invalid) std::fprintf(stderr, "attn: warning: %ld input lines are not valid UTF-8; translated as bytes\n", long(invalid));
+  if (truncated)
+    std::fprintf(stderr, "attn: warning: %ld input lines longer than %ld subwords were truncated (--max-input-len)\n",
+                 long(truncated), long(f.max_input_len));
+
+  // Longest first, batches of similar length; empty lines translate to empty lines.
+  std::vector<std::size_t> order(lines.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return sources[a].size() > sources[b].size(); });
+  std::vector<std::vector<decode::Hypothesis>> results(lines.size());
+  Arena arena;
+  Rng rng(0);
+  nn::StepContext ctx{loaded.model->params(), arena, rng, false};
+  for (std::size_t start = 0; start < order.size();) {
+    std::vector<std::vector<std::int32_t>> batch;
+    std::vector<std::size_t> ids;
+    for (; start < order.size() && static_cast<std::int64_t>(batch.size()) < f.batch_size; ++start) {
+      if (sources[order[start]].empty()) {
+        results[order[start]] = {decode::Hypothesis{}};
+        continue;
+      }
+      batch.push_back(sources[order[start]]);
+      ids.push_back(order[start]);
+    }
+    if (batch.empty()) continue;
+    arena.reset();
+    auto hyps = decode::beam_search(ctx, model, batch, f.search);
+    for (std::size_t k = 0; k < ids.size(); ++k) results[ids[k]] = std::move(hyps[k]);
+  }
+
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (f.search.nbest == 1) {
+      out += results[i].empty() ? "" : loaded.bpe.decode(results[i][0].tokens);
+      out += '\n';
+      continue;
+    }
+    for (const decode::Hypothesis& h : results[i]) {
+      char score[32];
+      std::snprintf(score, sizeof score, "%.4f", h.score);
+      out += std::to_string(i) + " ||| " + loaded.bpe.decode(h.tokens) + " ||| " + score + '\n';
+    }
+  }
+  if (f.output.empty() || f.output == "-") {
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    AtomicFile file(f.output);
+    file.write(out);
+    file.commit();
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_translate_command(CLI::App& app, CommonOptions& common, Action& action) {
+  auto flags = std::make_shared<TranslateFlags>();
+  TranslateFlags& f = *flags;
+  CLI::App* sub = app.add_subcommand("translate", "Translate a file or stdin with a trained model");
+  sub->footer("Example:\n  attn translate -m runs/toy/best.attn < data/toy/test.src > hyp.txt");
+  add_common_options(*sub, common);
+  sub->add_option("-m,--model", f.model, "model file (.attn)")->required();
+  sub->add_option("-i,--input", f.input, "input file, one sentence per line (default: stdin)");
+  sub->add_option("-o,--output", f.output, "output file (default: stdout); written atomically");
+  sub->add_option("--beam", f.search.beam, "beam size (1: greedy)")->capture_default_str();
+  sub->add_option("--lenpen", f.search.lenpen, "length penalty: scores are divided by length^lenpen")
+      ->capture_default_str();
+  sub->add_option("--max-len-a", f.search.max_len_a, "output length limit a·source_length + b")->capture_default_str();
+  sub->add_option("--max-len-b", f.search.max_len_b, "output length limit a·source_length + b")->capture_default_str();
+  sub->add_option("--nbest", f.search.nbest, "print the N best: 'line ||| translation ||| score'")
+      ->capture_default_str();
+  sub->add_option("--batch-size", f.batch_size, "sentences decoded together")->capture_default_str();
+  sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")
+      ->capture_default_str();
+  sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
+}
+
+}  // namespace attn::cli

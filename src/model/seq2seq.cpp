@@ -1,0 +1,209 @@
+#include "attn/model/seq2seq.h"
+
+#include <cstring>
+
+#include "attn/core/error.h"
+#include "attn/kernels/elementwise.h"
+#include "attn/text/vocab.h"
+
+namespace attn::model {
+
+Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
+  config_.validate();
+  const std::int64_t d = config_.dim;
+  if (config_.share_all_embeddings) {
+    src_embed_.declare(params_, "embed", config_.vocab_size, d);
+    tgt_embed_ = src_embed_;
+  } else {
+    src_embed_.declare(params_, "src_embed", config_.vocab_size, d);
+    tgt_embed_.declare(params_, "tgt_embed", config_.vocab_size, d);
+  }
+  if (!config_.share_all_embeddings && !config_.share_decoder_output)
+    out_proj_ = params_.add("out_proj.weight", {config_.vocab_size, d}, nn::Init::normal,
+                            static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
+  const nn::LayerShape shape{d, config_.heads, config_.ffn_dim, config_.dropout, config_.activation_dropout,
+                             config_.norm == "pre"};
+  encoder_.resize(static_cast<std::size_t>(config_.enc_layers));
+  for (std::size_t i = 0; i < encoder_.size(); ++i) encoder_[i].declare(params_, "enc." + std::to_string(i), shape);
+  decoder_.resize(static_cast<std::size_t>(config_.dec_layers));
+  for (std::size_t i = 0; i < decoder_.size(); ++i) decoder_[i].declare(params_, "dec." + std::to_string(i), shape);
+  if (shape.pre_norm) {
+    enc_norm_.declare(params_, "enc.ln", d);
+    dec_norm_.declare(params_, "dec.ln", d);
+  }
+  embed_dropout_.p = config_.dropout;
+  params_.allocate();
+  positions_ = nn::sinusoidal_positions(config_.max_positions, d);
+}
+
+nn::ParamId Seq2Seq::output_weight() const { return out_proj_ >= 0 ? out_proj_ : tgt_embed_.table; }
+
+namespace {
+void check_positions(std::int64_t t, std::int64_t max_positions) {
+  require(t <= max_positions, "a sentence of " + std::to_string(t) + " tokens is longer than the model's " +
+                                  std::to_string(max_positions) + " positions; lower --max-len");
+}
+}  // namespace
+
+const float* Seq2Seq::encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                             const std::int32_t* src_lengths) const {
+  check_positions(ts, config_.max_positions);
+  const std::int64_t d = config_.dim;
+  float* x = ctx.arena.alloc(batch * ts * d);
+  src_embed_.forward(ctx.params, positions_, src, x, batch, ts);
+  embed_dropout_.forward(ctx, x, batch * ts * d);
+  const float* h = x;
+  nn::EncoderLayer::Saved unused;
+  for (const auto& layer : encoder_) h = layer.forward(ctx, h, batch, ts, src_lengths, unused);
+  if (config_.norm != "pre") return h;
+  float* out = ctx.arena.alloc(batch * ts * d);
+  enc_norm_.forward(ctx, h, out, batch * ts);
+  return out;
+}
+
+nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing,
+                                       bool backward, float grad_scale) {
+  check_positions(std::max(batch.src_len, batch.tgt_len), config_.max_positions);
+  const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
+  const bool pre = config_.norm == "pre";
+
+  // Encoder
+  float* src_x = ctx.arena.alloc(B * ts * d);
+  src_embed_.forward(ctx.params, positions_, batch.src.data(), src_x, B, ts);
+  const nn::Dropout::Saved src_drop = embed_dropout_.forward(ctx, src_x, B * ts * d);
+  std::vector<nn::EncoderLayer::Saved> enc_saved(encoder_.size());
+  const float* h = src_x;
+  for (std::size_t i = 0; i < encoder_.size(); ++i)
+    h = encoder_[i].forward(ctx, h, B, ts, batch.src_lengths.data(), enc_saved[i]);
+  const float* memory = h;
+  nn::LayerNorm::Saved enc_norm_saved;
+  if (pre) {
+    float* normed = ctx.arena.alloc(B * ts * d);
+    enc_norm_saved = enc_norm_.forward(ctx, h, normed, B * ts);
+    memory = normed;
+  }
+
+  // Decoder
+  float* tgt_x = ctx.arena.alloc(B * tt * d);
+  tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), tgt_x, B, tt);
+  const nn::Dropout::Saved tgt_drop = embed_dropout_.forward(ctx, tgt_x, B * tt * d);
+  std::vector<nn::DecoderLayer::Saved> dec_saved(decoder_.size());
+  const float* g = tgt_x;
+  for (std::size_t i = 0; i < decoder_.size(); ++i)
+    g = decoder_[i].forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(),
+                            dec_saved[i]);
+  const float* dec_out = g;
+  nn::LayerNorm::Saved dec_norm_saved;
+  if (pre) {
+    float* normed = ctx.arena.alloc(B * tt * d);
+    dec_norm_saved = dec_norm_.forward(ctx, g, normed, B * tt);
+    dec_out = normed;
+  }
+
+  float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
+  const nn::LossSums sums = nn::output_loss(params_, output_weight(), dec_out, batch.tgt_out.data(), B * tt, d,
+                                            config_.vocab_size, label_smoothing, text::kPad, grad_scale, d_dec_out);
+  if (!backward) return sums;
+
+  // Decoder backward
+  float* dg = d_dec_out;
+  if (pre) {
+    dg = ctx.arena.alloc_zeroed(B * tt * d);
+    dec_norm_.backward(ctx, dec_norm_saved, d_dec_out, dg);
+  }
+  float* dmemory = ctx.arena.alloc_zeroed(B * ts * d);
+  for (std::size_t i = decoder_.size(); i-- > 0;) {
+    float* dprev = ctx.arena.alloc_zeroed(B * tt * d);
+    decoder_[i].backward(ctx, dec_saved[i], dg, dprev, dmemory);
+    dg = dprev;
+  }
+  embed_dropout_.backward(tgt_drop, dg);
+  tgt_embed_.backward(params_, batch.tgt_in.data(), dg, B * tt);
+
+  // Encoder backward
+  float* dh = dmemory;
+  if (pre) {
+    dh = ctx.arena.alloc_zeroed(B * ts * d);
+    enc_norm_.backward(ctx, enc_norm_saved, dmemory, dh);
+  }
+  for (std::size_t i = encoder_.size(); i-- > 0;) {
+    float* dprev = ctx.arena.alloc_zeroed(B * ts * d);
+    encoder_[i].backward(ctx, enc_saved[i], dh, dprev);
+    dh = dprev;
+  }
+  embed_dropout_.backward(src_drop, dh);
+  src_embed_.backward(params_, batch.src.data(), dh, B * ts);
+  return sums;
+}
+
+DecoderState Seq2Seq::start_decoding(nn::StepContext& ctx, Arena& state_arena, const float* memory, std::int64_t n,
+                                     std::int64_t ts, const std::int32_t* src_lengths, std::int64_t t_max) const {
+  check_positions(t_max, config_.max_positions);
+  DecoderState state;
+  state.n = n;
+  state.src_len = ts;
+  state.t_max = t_max;
+  state.src_lengths.assign(src_lengths, src_lengths + n);
+  state.layers.resize(decoder_.size());
+  // The caches outlive the step arena: carve them from the state arena.
+  nn::StepContext state_ctx{ctx.params, state_arena, ctx.rng, false};
+  for (std::size_t i = 0; i < decoder_.size(); ++i) {
+    state.layers[i].t_max = t_max;
+    state.layers[i].src_len = ts;
+    decoder_[i].start(state_ctx, memory, n, state.layers[i]);
+  }
+  return state;
+}
+
+void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::int32_t* tokens, float* logprobs,
+                          float* const* cross_probs) const {
+  require(state.t < state.t_max, "decoding past the maximum length");
+  const std::int64_t d = config_.dim, n = state.n;
+  float* x = ctx.arena.alloc(n * d);
+  // Each hypothesis is a sequence of length 1 at position t.
+  for (std::int64_t i = 0; i < n; ++i) tgt_embed_.forward(ctx.params, positions_, tokens + i, x + i * d, 1, 1, state.t);
+  const float* h = x;
+  for (std::size_t i = 0; i < decoder_.size(); ++i)
+    h = decoder_[i].step(ctx, h, n, state.t, state.src_lengths.data(), state.layers[i],
+                         cross_probs ? cross_probs[i] : nullptr);
+  if (config_.norm == "pre") {
+    float* normed = ctx.arena.alloc(n * d);
+    dec_norm_.forward(ctx, h, normed, n);
+    h = normed;
+  }
+  nn::output_log_probs(params_, output_weight(), h, logprobs, n, d, config_.vocab_size);
+  ++state.t;
+}
+
+void Seq2Seq::reorder(DecoderState& state, const std::vector<std::int32_t>& order) const {
+  const std::int64_t d = config_.dim, n = state.n, len = state.t;
+  std::vector<float> scratch(static_cast<std::size_t>(n * len * 2 * d));
+  for (auto& layer : state.layers) {
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(scratch.data() + i * len * 2 * d, layer.self_kv + order[i] * state.t_max * 2 * d,
+                  sizeof(float) * len * 2 * d);
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(layer.self_kv + i * state.t_max * 2 * d, scratch.data() + i * len * 2 * d,
+                  sizeof(float) * len * 2 * d);
+    // cross_kv is the same for every hypothesis of a sentence; beams reorder within their sentence.
+  }
+}
+
+void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const {
+  const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
+  const float* memory = encode(ctx, batch.src.data(), B, ts, batch.src_lengths.data());
+  float* tgt_x = ctx.arena.alloc(B * tt * d);
+  tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), tgt_x, B, tt);
+  const float* g = tgt_x;
+  nn::DecoderLayer::Saved unused;
+  for (const auto& layer : decoder_)
+    g = layer.forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(), unused);
+  if (config_.norm == "pre") {
+    float* normed = ctx.arena.alloc(B * tt * d);
+    dec_norm_.forward(ctx, g, normed, B * tt);
+    g = normed;
+  }
+  nn::output_log_probs(params_, output_weight(), g, logprobs, B * tt, d, config_.vocab_size);
+}
+
+}  // namespace attn::model

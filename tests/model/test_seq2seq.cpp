@@ -1,0 +1,149 @@
+// Whole-model checks: gradients of the loss w.r.t. every parameter tensor,
+// the fused loss against a naive one, and incremental decoding against the
+// teacher-forced forward.
+#include "../nn/grad_check.h"
+
+#include <cmath>
+
+#include "attn/core/arena.h"
+#include "attn/model/seq2seq.h"
+#include "attn/nn/loss.h"
+#include "attn/text/vocab.h"
+
+using namespace attn;
+using namespace attn::model;
+
+namespace {
+
+ModelConfig tiny_config(const std::string& norm, bool share_all, bool share_out) {
+  ModelConfig c;
+  c.vocab_size = 13;
+  c.dim = 8;
+  c.heads = 2;
+  c.ffn_dim = 12;
+  c.enc_layers = 2;
+  c.dec_layers = 2;
+  c.dropout = 0.0f;
+  c.norm = norm;
+  c.share_all_embeddings = share_all;
+  c.share_decoder_output = share_out;
+  c.max_positions = 32;
+  return c;
+}
+
+Batch tiny_batch() {
+  return make_batch({{5, 6, 7, 8}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10}, {11}});
+}
+
+void perturb_norms(nn::ParamStore& params) {
+  Rng r(77);
+  for (const auto& p : params.entries())
+    if (p.init == nn::Init::zeros || p.init == nn::Init::ones)
+      for (std::int64_t i = 0; i < p.shape.numel(); ++i) params.values()[p.offset + i] += 0.2f * (2 * r.uniform() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches finite differences", "[model][grad]") {
+  struct Variant { const char* norm; bool share_all, share_out; float dropout; };
+  for (const Variant v : {Variant{"pre", true, true, 0.0f}, Variant{"post", false, false, 0.0f},
+                          Variant{"pre", false, true, 0.2f}}) {
+    INFO("norm " << v.norm << " share_all " << v.share_all << " share_out " << v.share_out << " dropout " << v.dropout);
+    ModelConfig config = tiny_config(v.norm, v.share_all, v.share_out);
+    config.dropout = v.dropout;
+    Seq2Seq model(config);
+    Rng init(3);
+    model.initialize(init);
+    perturb_norms(model.params());
+    Arena arena;
+    Rng rng(11);
+    nn::StepContext ctx{model.params(), arena, rng, v.dropout > 0};
+    const Batch batch = tiny_batch();
+    // Dropout masks must be the same in every evaluation: restore the Rng each time.
+    const RngState rng_start = rng.state();
+    auto loss = [&] {
+      arena.reset();
+      rng.set_state(rng_start);
+      return model.forward_backward(ctx, batch, 0.1f, false, 1.0f).loss;
+    };
+    model.params().zero_grads();
+    arena.reset();
+    rng.set_state(rng_start);
+    model.forward_backward(ctx, batch, 0.1f, true, 1.0f);
+    test::check_all_parameters(model.params(), loss, {.samples_per_tensor = 4});
+  }
+}
+
+TEST_CASE("loss: fused label-smoothed cross-entropy equals the naive formula", "[model]") {
+  nn::ParamStore params;
+  const std::int64_t V = 37, d = 5, rows = 300;  // more rows than one chunk
+  const nn::ParamId w = params.add("w", {V, d}, nn::Init::normal, 1.0f);
+  params.allocate();
+  Rng init(1);
+  params.initialize(init);
+  std::vector<float> h = test::random_vector(rows * d, 2, -2, 2);
+  std::vector<std::int32_t> targets(rows);
+  for (std::int64_t r = 0; r < rows; ++r) targets[r] = r % 7 == 0 ? text::kPad : static_cast<std::int32_t>(4 + r % (V - 4));
+  const float eps = 0.1f;
+  const nn::LossSums got = nn::output_loss(params, w, h.data(), targets.data(), rows, d, V, eps, text::kPad, 1.0f, nullptr);
+  double loss = 0, nll = 0;
+  std::int64_t tokens = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (targets[r] == text::kPad) continue;
+    std::vector<double> logit(V);
+    double m = -1e300;
+    for (std::int64_t j = 0; j < V; ++j) {
+      double s = 0;
+      for (std::int64_t k = 0; k < d; ++k) s += double(h[r * d + k]) * params.value(w)[j * d + k];
+      logit[j] = s;
+      m = std::max(m, s);
+    }
+    double z = 0;
+    for (double l : logit) z += std::exp(l - m);
+    const double lse = m + std::log(z);
+    double row = 0;
+    for (std::int64_t j = 0; j < V; ++j) {
+      const double q = j == targets[r] ? 1 - eps : eps / (V - 1);
+      row -= q * (logit[j] - lse);
+    }
+    loss += row;
+    nll += lse - logit[targets[r]];
+    ++tokens;
+  }
+  REQUIRE(got.tokens == tokens);
+  REQUIRE(got.nll == Approx(nll).epsilon(1e-5));
+  REQUIRE(got.loss == Approx(loss).epsilon(1e-5));
+}
+
+TEST_CASE("seq2seq: incremental decoding equals the teacher-forced forward", "[model][decode]") {
+  for (const char* norm : {"pre", "post"}) {
+    INFO("norm " << norm);
+    Seq2Seq model(tiny_config(norm, true, true));
+    Rng init(5);
+    model.initialize(init);
+    perturb_norms(model.params());
+    Arena arena, state_arena;
+    Rng rng(1);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    const Batch batch = tiny_batch();
+    const std::int64_t B = batch.size, tt = batch.tgt_len, V = model.config().vocab_size;
+    std::vector<float> full(B * tt * V);
+    model.teacher_forced_log_probs(ctx, batch, full.data());
+
+    const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
+    DecoderState state = model.start_decoding(ctx, state_arena, memory, B, batch.src_len, batch.src_lengths.data(), tt);
+    std::vector<float> step(B * V);
+    for (std::int64_t t = 0; t < tt; ++t) {
+      std::vector<std::int32_t> tokens(B);
+      for (std::int64_t b = 0; b < B; ++b) tokens[b] = batch.tgt_in[b * tt + t];
+      model.decode_step(ctx, state, tokens.data(), step.data());
+      for (std::int64_t b = 0; b < B; ++b) {
+        if (t >= batch.tgt_lengths[b]) continue;  // past the end: no teacher-forced row to compare
+        for (std::int64_t j = 0; j < V; ++j) {
+          INFO("b " << b << " t " << t << " j " << j);
+          REQUIRE(step[b * V + j] == Approx(full[(b * tt + t) * V + j]).margin(1e-5));
+        }
+      }
+    }
+  }
+}

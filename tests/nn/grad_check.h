@@ -1,0 +1,73 @@
+// Central finite differences for the layers: perturb one float of a
+// parameter or input, rerun the forward, compare with the analytic gradient.
+// The layers compute in float32, so the loss itself carries rounding noise of
+// about 1e-7·|L|; the difference quotient then has noise ~|L|·1e-7/h, which
+// sets the absolute tolerance. h = 1e-2 keeps that noise small; when a ReLU
+// kink lies within ±h the estimate is retried with h/4 and h/16.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../support.h"
+#include "attn/nn/param_store.h"
+
+namespace attn::test {
+
+struct GradCheckOptions {
+  int samples_per_tensor = 6;
+  float h = 1e-2f;
+  double rtol = 2e-2;
+  double noise = 5e-7;  // relative rounding noise of the loss, for the absolute tolerance
+};
+
+// Compares analytic with numeric gradients at `samples` positions of values[0..n).
+// loss(): runs the forward and returns the scalar loss in double.
+inline void check_gradient(const std::string& what, float* values, const float* analytic, std::int64_t n,
+                           const std::function<double()>& loss, const GradCheckOptions& options,
+                           std::uint64_t seed) {
+  Rng rng(seed);
+  const double loss_size = std::abs(loss()) + 1.0;
+  const int samples = static_cast<int>(std::min<std::int64_t>(n, options.samples_per_tensor));
+  for (int s = 0; s < samples; ++s) {
+    const std::int64_t i = n <= options.samples_per_tensor ? s : static_cast<std::int64_t>(rng.below(n));
+    const double got = analytic[i];
+    auto matches = [&](float h, double& numeric) {
+      const float saved = values[i];
+      values[i] = saved + h;
+      const double up = loss();
+      values[i] = saved - h;
+      const double down = loss();
+      values[i] = saved;
+      numeric = (up - down) / (2.0 * h);
+      const double atol = options.noise * loss_size / h;
+      return std::abs(got - numeric) <= atol + options.rtol * std::max(std::abs(got), std::abs(numeric));
+    };
+    double numeric = 0.0, retried = 0.0, retried_again = 0.0;
+    const bool ok = matches(options.h, numeric) || matches(options.h / 4, retried) ||
+                    matches(options.h / 16, retried_again);
+    INFO(what << "[" << i << "]: analytic " << got << ", numeric " << numeric << " (h/4: " << retried
+              << ", h/16: " << retried_again << ")");
+    REQUIRE(ok);
+  }
+}
+
+// Every parameter tensor of the store.
+inline void check_all_parameters(nn::ParamStore& params, const std::function<double()>& loss,
+                                 const GradCheckOptions& options = {}) {
+  std::vector<float> analytic(params.grads().begin(), params.grads().end());
+  for (std::size_t p = 0; p < params.entries().size(); ++p) {
+    const nn::ParamInfo& info = params.entries()[p];
+    check_gradient(info.name, params.values().data() + info.offset, analytic.data() + info.offset,
+                   info.shape.numel(), loss, options, 1000 + p);
+  }
+}
+
+// Σ w ⊙ y in double: the scalar loss whose gradient w.r.t. y is w.
+inline double weighted_sum(const float* y, const std::vector<float>& w) {
+  double s = 0.0;
+  for (std::size_t i = 0; i < w.size(); ++i) s += static_cast<double>(w[i]) * y[i];
+  return s;
+}
+
+}  // namespace attn::test

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# make demo: train a small Transformer on the synthetic corpus in data/toy for
+# about a minute, translate its test set with beam search, and score it.
+# Run it again and it reuses (or resumes) the model in runs/demo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=data/toy
+run=runs/demo
+[ -f "$data/train.src" ] || { echo "demo: $data/train.src is missing; regenerate it with: python3 tools/make_toy_corpus.py --out $data" >&2; exit 2; }
+mkdir -p "$run"
+
+echo "== train (about 1 minute; resumes from $run/last.attn if present)"
+./attn train --train "$data/train" --valid "$data/valid" --save-dir "$run" \
+  --dim 128 --ffn-dim 512 --heads 4 --layers 2 --dropout 0.1 --vocab-size 1000 \
+  --max-tokens 2048 --lr 2e-3 --warmup 200 --max-time 1 --log-every 50 --log-json "$run/log.jsonl"
+
+echo "== translate $data/test.src (beam 5)"
+./attn translate -m "$run/best.attn" -i "$data/test.src" -o "$run/test.hyp" --beam 5
+for i in 1 2 3; do
+  echo "  src: $(sed -n "${i}p" "$data/test.src")"
+  echo "  hyp: $(sed -n "${i}p" "$run/test.hyp")"
+  echo "  ref: $(sed -n "${i}p" "$data/test.tgt")"
+done
+
+echo "== score"
+./attn score --ref "$data/test.tgt" -i "$run/test.hyp"
+
+echo "== model"
+./attn info "$run/best.attn"
