@@ -25,17 +25,8 @@ void add_planned(CLI::App& app, CommonOptions& common, Action& action, const std
 void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   add_planned(app, common, action, "train", "Train a model on a parallel corpus");
 }
-void add_translate_command(CLI::App& app, CommonOptions& common, Action& action) {
-  add_planned(app, common, action, "translate", "Translate a file or stdin with a trained model");
-}
 void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   add_planned(app, common, action, "attend", "Dump attention maps as JSON (and an HTML page)");
-}
-void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
-  add_planned(app, common, action, "score", "Score translations with BLEU and chrF (sacreBLEU-exact)");
-}
-void add_info_command(CLI::App& app, CommonOptions& common, Action& action) {
-  add_planned(app, common, action, "info", "Print a model file's config, size and training state");
 }
 
 }  // namespace attn::cli
