@@ -1,0 +1,273 @@
+// attn's SGEMM against OpenBLAS cblas_sgemm, measured side by side in one run.
+//
+//   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick]
+//
+// Each row times attn and OpenBLAS alternately (A B A B …) on the same
+// operands and reports the median GFLOP/s of each, so drifts in the shared
+// machine's load hit both sides alike. The FMA peak of this machine,
+// measured in the same run, bounds both.
+//
+// Debian's OpenBLAS does not recognise this CPU and falls back to an SSE3
+// kernel unless OPENBLAS_CORETYPE names one when the library loads; the
+// program therefore re-executes itself with OPENBLAS_CORETYPE=SkylakeX when
+// the variable is unset (it changes nothing in attn's code).
+#include <cblas.h>
+#include <immintrin.h>
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "attn/core/cpu.h"
+#include "attn/core/rng.h"
+#include "attn/core/threads.h"
+#include "attn/kernels/gemm.h"
+
+namespace {
+
+using attn::kernels::Trans;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ---- FMA peak: 16 independent accumulator chains per thread ----
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(long iterations) {
+  __m512 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(1.0f + 0.001f * i);
+  const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+  }
+  alignas(64) float lanes[16];
+  __m512 s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm512_add_ps(s, acc[i]);
+  _mm512_store_ps(lanes, s);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(long iterations) {
+  __m256 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm256_set1_ps(1.0f + 0.001f * i);
+  const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+  }
+  alignas(32) float lanes[8];
+  __m256 s = acc[0];
+  for (int i = 1; i < 16; ++i) s = _mm256_add_ps(s, acc[i]);
+  _mm256_store_ps(lanes, s);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
+// GFLOP/s of the FMA loop on `threads` threads (median of `samples`).
+double fma_peak(int threads, int samples) {
+  const bool wide = attn::cpu_features().avx512;
+  if (!wide && !attn::cpu_features().avx2_fma) return 0.0;
+  const long iterations = 4'000'000;
+  const double flops_per_thread = 2.0 * (wide ? 16 : 8) * 16 * static_cast<double>(iterations);
+  std::vector<double> rates;
+  volatile float sink = 0;
+  for (int s = 0; s < samples; ++s) {
+    const auto t0 = Clock::now();
+    float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    total += wide ? fma_chains_avx512(iterations) : fma_chains_avx2(iterations);
+    rates.push_back(flops_per_thread * threads / seconds_since(t0) * 1e-9);
+    sink = sink + total;
+  }
+  return median(rates);
+}
+
+// ---- one row: attn and OpenBLAS on one shape, layout and thread count ----
+
+struct Row {
+  long m, n, k;
+  Trans ta, tb;
+  int threads;
+  double attn_gflops = 0, openblas_gflops = 0, max_rel_diff = 0;
+};
+
+const char* layout_name(Trans ta, Trans tb) {
+  if (ta == Trans::N) return tb == Trans::N ? "NN" : "NT";
+  return tb == Trans::N ? "TN" : "TT";
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
+  attn::Rng rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = 2.0f * rng.uniform() - 1.0f;
+  return v;
+}
+
+void measure(Row& row, int samples) {
+  const long m = row.m, n = row.n, k = row.k;
+  const long lda = row.ta == Trans::N ? k : m, ldb = row.tb == Trans::N ? n : k;
+  const std::vector<float> a = random_floats(static_cast<std::size_t>(m * k), 1);
+  const std::vector<float> b = random_floats(static_cast<std::size_t>(k * n), 2);
+  std::vector<float> c_attn(static_cast<std::size_t>(m * n)), c_blas(static_cast<std::size_t>(m * n));
+  attn::set_threads(row.threads);
+  openblas_set_num_threads(row.threads);
+  auto run_attn = [&] {
+    attn::kernels::sgemm(row.ta, row.tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_attn.data(), n);
+  };
+  auto run_blas = [&] {
+    cblas_sgemm(CblasRowMajor, row.ta == Trans::N ? CblasNoTrans : CblasTrans,
+                row.tb == Trans::N ? CblasNoTrans : CblasTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), 1.0f, a.data(), static_cast<int>(lda), b.data(), static_cast<int>(ldb), 0.0f,
+                c_blas.data(), static_cast<int>(n));
+  };
+  // Warm up both (pack buffers, thread pools, page faults), then size one
+  // sample to about 40 ms so short products are not timer noise.
+  run_attn();
+  run_blas();
+  auto t0 = Clock::now();
+  run_blas();
+  const double once = seconds_since(t0);
+  const int calls = std::max(1, static_cast<int>(0.04 / std::max(once, 1e-6)));
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * calls;
+  std::vector<double> attn_rates, blas_rates;
+  for (int s = 0; s < samples; ++s) {
+    t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) run_attn();
+    attn_rates.push_back(flops / seconds_since(t0) * 1e-9);
+    t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) run_blas();
+    blas_rates.push_back(flops / seconds_since(t0) * 1e-9);
+  }
+  row.attn_gflops = median(attn_rates);
+  row.openblas_gflops = median(blas_rates);
+  double worst = 0, scale = 0;
+  for (std::size_t i = 0; i < c_attn.size(); ++i) scale = std::max(scale, static_cast<double>(std::fabs(c_blas[i])));
+  for (std::size_t i = 0; i < c_attn.size(); ++i)
+    worst = std::max(worst, static_cast<double>(std::fabs(c_attn[i] - c_blas[i])) / std::max(scale, 1e-30));
+  row.max_rel_diff = worst;
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string line;
+  std::getline(in, line);
+  return line.substr(0, line.find(' ', line.find(' ', line.find(' ') + 1) + 1));
+}
+
+std::vector<int> parse_threads(const std::string& list) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos < list.size()) {
+    const std::size_t comma = list.find(',', pos);
+    out.push_back(std::stoi(list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos)));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+int run(int argc, char** argv) {
+  bool json = false;
+  int samples = 9;
+  std::vector<int> thread_counts = {1, 2};
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") json = true;
+    else if (arg == "--quick") samples = 3;
+    else if (arg == "--samples" && i + 1 < argc) samples = std::max(1, std::stoi(argv[++i]));
+    else if (arg == "--threads" && i + 1 < argc) thread_counts = parse_threads(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: bench_gemm [--json] [--samples N] [--quick] [--threads 1,2]\n");
+      return 2;
+    }
+  }
+  const std::string core = openblas_get_corename();
+  const long shapes[][3] = {{4096, 256, 256}, {4096, 1024, 256}, {4096, 256, 1024}, {4096, 8000, 256},
+                            {1024, 1024, 1024}};
+  const Trans layouts[][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}};
+
+  std::vector<double> peaks;
+  for (int t : thread_counts) peaks.push_back(fma_peak(t, 5));
+  if (!json) {
+    std::printf("attn SGEMM vs OpenBLAS cblas_sgemm (row-major, alpha 1, beta 0), GFLOP/s\n");
+    std::printf("attn ISA %s; OpenBLAS core %s (%s)\n", std::string(attn::isa_name(attn::active_isa())).c_str(),
+                core.c_str(), openblas_get_config());
+    std::printf("medians of %d interleaved samples (each ~40 ms); load average at start %s\n", samples,
+                load_average().c_str());
+    for (std::size_t i = 0; i < thread_counts.size(); ++i)
+      std::printf("FMA peak, %d thread%s: %.0f GFLOP/s\n", thread_counts[i], thread_counts[i] == 1 ? "" : "s",
+                  peaks[i]);
+    std::printf("\n%6s %6s %6s %6s %7s %9s %9s %7s %7s %9s\n", "M", "N", "K", "layout", "threads", "attn",
+                "OpenBLAS", "ratio", "%peak", "max diff");
+    std::fflush(stdout);
+  }
+  std::vector<Row> rows;
+  for (std::size_t ti = 0; ti < thread_counts.size(); ++ti)
+    for (const auto& s : shapes)
+      for (const auto& layout : layouts) {
+        Row row{s[0], s[1], s[2], layout[0], layout[1], thread_counts[ti]};
+        measure(row, samples);
+        rows.push_back(row);
+        if (!json) {
+          std::printf("%6ld %6ld %6ld %6s %7d %9.1f %9.1f %7.2f %6.0f%% %9.1e\n", row.m, row.n, row.k,
+                      layout_name(row.ta, row.tb), row.threads, row.attn_gflops, row.openblas_gflops,
+                      row.attn_gflops / row.openblas_gflops, 100.0 * row.attn_gflops / peaks[ti], row.max_rel_diff);
+          std::fflush(stdout);
+        }
+      }
+  if (json) {
+    std::printf("[\n");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Row& r = rows[i];
+      const double peak = peaks[static_cast<std::size_t>(
+          std::find(thread_counts.begin(), thread_counts.end(), r.threads) - thread_counts.begin())];
+      std::printf(
+          "  {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"layout\": \"%s\", \"threads\": %d, \"attn_gflops\": %.2f, "
+          "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f}%s\n",
+          r.m, r.n, r.k, layout_name(r.ta, r.tb), r.threads, r.attn_gflops, r.openblas_gflops,
+          r.attn_gflops / r.openblas_gflops, core.c_str(), peak, i + 1 < rows.size() ? "," : "");
+    }
+    std::printf("]\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // OpenBLAS picks its kernel when it loads, before main: re-executing is the
+  // only way to choose it from inside the program.
+  // The core is the best this CPU can run (SkylakeX would fault without AVX-512).
+  const char* best_core = attn::cpu_features().avx512 ? "SkylakeX" : attn::cpu_features().avx2_fma ? "Haswell" : nullptr;
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr && best_core != nullptr) {
+    setenv("OPENBLAS_CORETYPE", best_core, 1);
+    execv("/proc/self/exe", argv);
+    std::fprintf(stderr, "bench_gemm: could not re-execute with OPENBLAS_CORETYPE=%s: %s\n", best_core,
+                 std::strerror(errno));
+  }
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_gemm: %s\n", e.what());
+    return 1;
+  }
+}
