@@ -1,4 +1,4 @@
-// Row softmax with a per-row length mask, and its backward.
+// Row softmax with a per-row length mask, row log-softmax, and their backwards.
 #pragma once
 #include <cstdint>
 
@@ -16,5 +16,13 @@ void softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t c
 // (not accumulated); 0 where y is masked. dx may alias dy.
 void softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols,
                       const std::int32_t* valid, float scale);
+
+// x, y: [rows, cols]. y[r, j] = x[r, j] − log Σ_j' exp(x[r, j']), every column
+// valid (the output-vocabulary case, fused into the loss). y may alias x.
+void log_softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols);
+
+// y: the forward output; dx[r, j] = dy[r, j] − exp(y[r, j]) · Σ_j' dy[r, j'],
+// written (not accumulated). dx may alias dy.
+void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols);
 
 }  // namespace attn::kernels

@@ -1,0 +1,95 @@
+// ReLU and GELU (tanh form), elementwise. GELU uses
+//   0.5 · (1 + tanh(u)) = sigmoid(2u),   u = √(2/π) · (x + 0.044715 x³),
+// which needs one exp and stays accurate in relative terms on both tails.
+#include "isa.h"
+
+#include <algorithm>
+
+#include "attn/kernels/activation.h"
+#include "vec_math.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+#include "activation.inc"
+
+namespace {
+constexpr std::int64_t kParallelMin = 1 << 15;  // elements; below this, threads cost more than they give
+constexpr float kSqrt2OverPi = 0.797884560802865f;
+constexpr float kCubic = 0.044715f;
+
+// NaN propagates (a NaN loss must stay visible).
+inline float relu(float x) { return x < 0.0f ? 0.0f : x; }
+
+inline float gelu(float x) {
+  const float two_u = 2.0f * kSqrt2OverPi * (x + kCubic * x * x * x);
+  return x * vec_math::sigmoid(two_u);
+}
+
+// d/dx [x · s(2u)] = s + x · s (1 − s) · 2u'.
+inline float gelu_derivative(float x) {
+  const float x2 = x * x;
+  const float two_u = 2.0f * kSqrt2OverPi * (x + kCubic * x2 * x);
+  const float two_du = 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x2);
+  const float s = vec_math::sigmoid(two_u);
+  return s + x * s * (1.0f - s) * two_du;
+}
+
+// The same loop body for each activation, chosen once outside the loop.
+template <typename Act>
+void apply(const float* x, float* y, std::int64_t n, Act act) {
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) y[i] = act(x[i]);
+}
+}  // namespace
+
+void activation_forward(Activation act, const float* x, float* y, std::int64_t n) {
+  switch (act) {
+    case Activation::relu: return apply(x, y, n, relu);
+    case Activation::gelu: return apply(x, y, n, gelu);
+    case Activation::none:
+      if (y != x) std::copy(x, x + n, y);
+      return;
+  }
+}
+
+void activation_backward(Activation act, const float* x, const float* dy, float* dx, std::int64_t n) {
+  switch (act) {
+    case Activation::relu:
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+      for (std::int64_t i = 0; i < n; ++i) dx[i] += x[i] > 0.0f ? dy[i] : 0.0f;
+      return;
+    case Activation::gelu:
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+      for (std::int64_t i = 0; i < n; ++i) dx[i] += dy[i] * gelu_derivative(x[i]);
+      return;
+    case Activation::none:
+#pragma omp parallel for schedule(static) if (n >= kParallelMin)
+      for (std::int64_t i = 0; i < n; ++i) dx[i] += dy[i];
+      return;
+  }
+}
+
+namespace {
+template <typename Act>
+void apply_with_bias(float* y, const float* bias, float* pre, std::int64_t rows, std::int64_t cols, Act act) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* y_row = y + r * cols;
+    float* pre_row = pre == nullptr ? nullptr : pre + r * cols;
+    if (bias != nullptr)
+      for (std::int64_t j = 0; j < cols; ++j) y_row[j] += bias[j];
+    if (pre_row != nullptr) std::copy(y_row, y_row + cols, pre_row);
+    for (std::int64_t j = 0; j < cols; ++j) y_row[j] = act(y_row[j]);
+  }
+}
+}  // namespace
+
+void bias_activation_forward(Activation act, float* y, const float* bias, float* pre, std::int64_t rows,
+                             std::int64_t cols) {
+  switch (act) {
+    case Activation::relu: return apply_with_bias(y, bias, pre, rows, cols, relu);
+    case Activation::gelu: return apply_with_bias(y, bias, pre, rows, cols, gelu);
+    case Activation::none: return apply_with_bias(y, bias, pre, rows, cols, [](float v) { return v; });
+  }
+}
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE

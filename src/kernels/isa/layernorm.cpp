@@ -1,0 +1,95 @@
+// LayerNorm rows in parallel. The parameter gradients are summed per fixed
+// block of rows and the block partials added in block order, so dgamma and
+// dbeta are bitwise the same for any thread count.
+#include "isa.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "vec_math.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+#include "layernorm.inc"
+
+namespace {
+constexpr std::int64_t kParallelMin = 1 << 14;  // elements; below this, threads cost more than they give
+constexpr std::int64_t kRowBlock = 32;          // rows per dgamma/dbeta partial; fixed, never per thread
+}  // namespace
+
+void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                       std::int64_t rows, std::int64_t d, float eps) {
+  const float inverse_d = 1.0f / static_cast<float>(d);
+#pragma omp parallel for schedule(static) if (rows * d >= kParallelMin)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* x_row = x + r * d;
+    float* y_row = y + r * d;
+    // Two passes: the variance of the centred values does not cancel.
+    const float row_mean = vec_math::sum(x_row, d) * inverse_d;
+    const float variance = vec_math::sum_of(d, [=](std::int64_t j) {
+                             const float centred = x_row[j] - row_mean;
+                             return centred * centred;
+                           }) *
+                           inverse_d;
+    const float row_rstd = 1.0f / std::sqrt(variance + eps);
+    for (std::int64_t j = 0; j < d; ++j) y_row[j] = (x_row[j] - row_mean) * row_rstd * gamma[j] + beta[j];
+    mean[r] = row_mean;
+    rstd[r] = row_rstd;
+  }
+}
+
+void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
+                        float* dx, float* dgamma, float* dbeta, std::int64_t rows, std::int64_t d) {
+  const bool want_affine = dgamma != nullptr || dbeta != nullptr;
+  const std::int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
+  // [blocks, 2, d]: per block, the dgamma then the dbeta partial. Kept per
+  // calling thread and reused, so steady-state training does not allocate.
+  thread_local std::vector<float> partials;
+  if (want_affine) partials.assign(static_cast<std::size_t>(blocks * 2 * d), 0.0f);
+  float* partial_base = partials.data();
+  const float inverse_d = 1.0f / static_cast<float>(d);
+
+#pragma omp parallel for schedule(static) if (rows * d >= kParallelMin)
+  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+    float* dgamma_part = want_affine ? partial_base + blk * 2 * d : nullptr;
+    float* dbeta_part = want_affine ? dgamma_part + d : nullptr;
+    const std::int64_t r_end = std::min(rows, (blk + 1) * kRowBlock);
+    for (std::int64_t r = blk * kRowBlock; r < r_end; ++r) {
+      const float* dy_row = dy + r * d;
+      const float* x_row = x + r * d;
+      float* dx_row = dx + r * d;
+      const float row_mean = mean[r], row_rstd = rstd[r];
+      // With g = dy ⊙ gamma and x̂ the normalised input:
+      // dx = rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂)).
+      const float g_mean = vec_math::dot(dy_row, gamma, d) * inverse_d;
+      const float g_xhat_mean = vec_math::sum_of(d, [=](std::int64_t j) {
+                                  return dy_row[j] * gamma[j] * ((x_row[j] - row_mean) * row_rstd);
+                                }) *
+                                inverse_d;
+      for (std::int64_t j = 0; j < d; ++j) {
+        const float xhat = (x_row[j] - row_mean) * row_rstd;
+        dx_row[j] += row_rstd * (dy_row[j] * gamma[j] - g_mean - xhat * g_xhat_mean);
+      }
+      if (want_affine) {
+        for (std::int64_t j = 0; j < d; ++j) {
+          dgamma_part[j] += dy_row[j] * ((x_row[j] - row_mean) * row_rstd);
+          dbeta_part[j] += dy_row[j];
+        }
+      }
+    }
+  }
+  if (!want_affine) return;
+
+#pragma omp parallel for schedule(static) if (blocks * d >= kParallelMin)
+  for (std::int64_t j = 0; j < d; ++j) {
+    float dgamma_sum = 0.0f, dbeta_sum = 0.0f;
+    for (std::int64_t blk = 0; blk < blocks; ++blk) {
+      dgamma_sum += partial_base[blk * 2 * d + j];
+      dbeta_sum += partial_base[blk * 2 * d + d + j];
+    }
+    if (dgamma != nullptr) dgamma[j] += dgamma_sum;
+    if (dbeta != nullptr) dbeta[j] += dbeta_sum;
+  }
+}
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE

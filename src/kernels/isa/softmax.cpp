@@ -1,0 +1,114 @@
+// Row softmax and log-softmax: one pass for the max, one for exp and its sum
+// (fixed lanes, so the sum does not depend on the thread count), one to
+// normalise. Rows are independent and split across threads.
+#include "isa.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "vec_math.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+#include "softmax.inc"
+
+namespace {
+constexpr std::int64_t kParallelMin = 1 << 14;  // elements; below this, threads cost more than they give
+constexpr int kLanes = vec_math::kLanes;
+
+std::int64_t valid_columns(const std::int32_t* valid, std::int64_t row, std::int64_t cols) {
+  return valid == nullptr ? cols : std::clamp<std::int64_t>(valid[row], 0, cols);
+}
+
+float combine_lanes(float* lane) {
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int k = 0; k < width; ++k) lane[k] += lane[k + width];
+  return lane[0];
+}
+
+// e[j] = exp(scale · x[j] − shift) for j < n; returns Σ e. x, e: [n]; e may alias x.
+float exp_and_sum(const float* x, float* e, std::int64_t n, float scale, float shift) {
+  float lane[kLanes] = {};
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) {
+      const float v = vec_math::exp(vec_math::mul_add(scale, x[j + k], -shift));
+      e[j + k] = v;
+      lane[k] += v;
+    }
+  for (int k = 0; j < n; ++j, ++k) {
+    const float v = vec_math::exp(vec_math::mul_add(scale, x[j], -shift));
+    e[j] = v;
+    lane[k] += v;
+  }
+  return combine_lanes(lane);
+}
+
+// Σ exp(x[j] − shift) over x: [n], without storing the terms.
+float sum_exp(const float* x, std::int64_t n, float shift) {
+  float lane[kLanes] = {};
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) lane[k] += vec_math::exp(x[j + k] - shift);
+  for (int k = 0; j < n; ++j, ++k) lane[k] += vec_math::exp(x[j] - shift);
+  return combine_lanes(lane);
+}
+
+// x, y: [cols], the first n valid.
+void softmax_row(const float* x, float* y, std::int64_t n, std::int64_t cols, float scale) {
+  if (n > 0) {
+    // scale > 0, so the max of scale · x is scale times the max of x; every
+    // exponent is then ≤ 0 (up to one rounding), whatever the logits' size.
+    const float shift = scale * vec_math::max(x, n);
+    const float inverse_sum = 1.0f / exp_and_sum(x, y, n, scale, shift);
+    for (std::int64_t j = 0; j < n; ++j) y[j] *= inverse_sum;
+  }
+  std::fill(y + n, y + cols, 0.0f);
+}
+}  // namespace
+
+void softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols, const std::int32_t* valid,
+                     float scale) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+  for (std::int64_t r = 0; r < rows; ++r)
+    softmax_row(x + r * cols, y + r * cols, valid_columns(valid, r, cols), cols, scale);
+}
+
+void softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols,
+                      const std::int32_t* valid, float scale) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t n = valid_columns(valid, r, cols);
+    const float* y_row = y + r * cols;
+    const float* dy_row = dy + r * cols;
+    float* dx_row = dx + r * cols;
+    const float y_dot_dy = vec_math::dot(y_row, dy_row, n);
+    for (std::int64_t j = 0; j < n; ++j) dx_row[j] = scale * y_row[j] * (dy_row[j] - y_dot_dy);
+    std::fill(dx_row + n, dx_row + cols, 0.0f);
+  }
+}
+
+void log_softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols) {
+  if (cols == 0) return;
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* x_row = x + r * cols;
+    float* y_row = y + r * cols;
+    const float max = vec_math::max(x_row, cols);
+    // The sum is ≥ 1 (the max term is exp(0)), so its log is finite.
+    const float shift = max + std::log(sum_exp(x_row, cols, max));
+    for (std::int64_t j = 0; j < cols; ++j) y_row[j] = x_row[j] - shift;
+  }
+}
+
+void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols) {
+#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* y_row = y + r * cols;
+    const float* dy_row = dy + r * cols;
+    float* dx_row = dx + r * cols;
+    const float dy_sum = vec_math::sum(dy_row, cols);
+    for (std::int64_t j = 0; j < cols; ++j) dx_row[j] = dy_row[j] - vec_math::exp(y_row[j]) * dy_sum;
+  }
+}
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE
