@@ -1,0 +1,143 @@
+#include "attn/eval/chrf.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "attn/core/error.h"
+#include "attn/eval/python_text.h"
+
+namespace attn::eval {
+namespace {
+
+// Character n-gram counts of one order; keys view the segment's code points.
+using CharNgramCounts = std::unordered_map<std::u32string_view, std::int64_t>;
+
+CharNgramCounts count_char_ngrams(std::u32string_view text, std::size_t n) {
+  CharNgramCounts counts;
+  if (text.size() < n) return counts;
+  counts.reserve(text.size() - n + 1);
+  for (std::size_t i = 0; i + n <= text.size(); ++i) ++counts[text.substr(i, n)];
+  return counts;
+}
+
+std::int64_t total_count(const CharNgramCounts& counts) {
+  std::int64_t total = 0;
+  for (const auto& entry : counts) total += entry.second;
+  return total;
+}
+
+}  // namespace
+
+void ChrfStats::add(const ChrfStats& other) {
+  if (counts.size() < other.counts.size()) counts.resize(other.counts.size(), 0);
+  for (std::size_t i = 0; i < other.counts.size(); ++i) counts[i] += other.counts[i];
+}
+
+Chrf::Chrf(ChrfOptions options) : options_(options) {
+  require(options_.char_order >= 1, "chrF's character n-gram order must be at least 1");
+  require(options_.beta >= 0, "chrF's beta must not be negative");
+}
+
+std::u32string Chrf::preprocess(std::string_view segment) const {
+  std::u32string code_points = options_.lowercase ? decode_utf8(python_lower(segment)) : decode_utf8(segment);
+  return options_.whitespace ? code_points : without_python_space(code_points);
+}
+
+ChrfStats Chrf::segment_stats(std::string_view hypothesis, std::span<const std::string> references) const {
+  const auto orders = static_cast<std::size_t>(options_.char_order);
+  const std::u32string hyp = preprocess(hypothesis);
+  std::vector<CharNgramCounts> hyp_ngrams;
+  for (std::size_t n = 1; n <= orders; ++n) hyp_ngrams.push_back(count_char_ngrams(hyp, n));
+
+  ChrfStats best;
+  double best_f = -1.0;
+  for (const std::string& reference : references) {
+    if (reference.empty()) continue;  // sacreBLEU: fewer references for this segment
+    const std::u32string ref = preprocess(reference);
+    ChrfStats stats;
+    stats.counts.reserve(3 * orders);
+    for (std::size_t n = 1; n <= orders; ++n) {
+      const CharNgramCounts ref_ngrams = count_char_ngrams(ref, n);
+      std::int64_t hyp_count = 0, matches = 0;
+      for (const auto& [ngram, count] : hyp_ngrams[n - 1]) {
+        hyp_count += count;
+        if (auto hit = ref_ngrams.find(ngram); hit != ref_ngrams.end()) matches += std::min(count, hit->second);
+      }
+      // Hypothesis n-grams do not count when the reference has none of this order.
+      stats.counts.push_back(ref_ngrams.empty() ? 0 : hyp_count);
+      stats.counts.push_back(total_count(ref_ngrams));
+      stats.counts.push_back(matches);
+    }
+    const double f = f_score(stats);
+    if (f > best_f) {
+      best_f = f;
+      best = std::move(stats);
+    }
+  }
+  require(best_f >= 0.0, "a segment has no non-empty reference");
+  return best;
+}
+
+double Chrf::f_score(const ChrfStats& stats) const {
+  const int orders = options_.char_order;
+  require(static_cast<int>(stats.counts.size()) == 3 * orders, "chrF statistics must have three counts per order");
+  constexpr double eps = 1e-16;
+  const double factor = static_cast<double>(options_.beta) * options_.beta;
+  double score = 0.0, avg_precision = 0.0, avg_recall = 0.0;
+  int effective_order = 0;
+  for (int i = 0; i < orders; ++i) {
+    const std::int64_t n_hyp = stats.counts[static_cast<std::size_t>(3 * i)];
+    const std::int64_t n_ref = stats.counts[static_cast<std::size_t>(3 * i + 1)];
+    const std::int64_t n_match = stats.counts[static_cast<std::size_t>(3 * i + 2)];
+    const double precision = n_hyp > 0 ? static_cast<double>(n_match) / static_cast<double>(n_hyp) : eps;
+    const double recall = n_ref > 0 ? static_cast<double>(n_match) / static_cast<double>(n_ref) : eps;
+    const double denominator = factor * precision + recall;
+    score += denominator > 0.0 ? (1.0 + factor) * precision * recall / denominator : eps;
+    if (n_hyp > 0 && n_ref > 0) {
+      avg_precision += precision;
+      avg_recall += recall;
+      ++effective_order;
+    }
+  }
+  if (options_.eps_smoothing) return 100.0 * score / orders;
+  if (effective_order == 0) return 0.0;
+  avg_precision /= effective_order;
+  avg_recall /= effective_order;
+  if (avg_precision + avg_recall == 0.0) return 0.0;
+  score = (1.0 + factor) * avg_precision * avg_recall;
+  score /= factor * avg_precision + avg_recall;
+  return 100.0 * score;
+}
+
+ChrfScore Chrf::corpus_score(std::span<const std::string> hypotheses,
+                             std::span<const std::vector<std::string>> references) const {
+  require(!hypotheses.empty(), "there are no hypotheses to score");
+  require(!references.empty(), "chrF needs at least one reference stream");
+  for (const auto& stream : references)
+    require(stream.size() == hypotheses.size(), "the reference streams and the hypotheses differ in length");
+  ChrfStats corpus;
+  corpus.counts.assign(3 * static_cast<std::size_t>(options_.char_order), 0);
+  std::vector<std::string> segment_refs(references.size());
+  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
+    for (std::size_t k = 0; k < references.size(); ++k) segment_refs[k] = references[k][i];
+    corpus.add(segment_stats(hypotheses[i], segment_refs));
+  }
+  return {f_score(corpus), name()};
+}
+
+ChrfScore Chrf::sentence_score(std::string_view hypothesis, std::span<const std::string> references) const {
+  return {f_score(segment_stats(hypothesis, references)), name()};
+}
+
+std::string Chrf::signature(ReferenceCount nrefs) const {
+  std::string text = "nrefs:";
+  text.append(nrefs < 0 ? std::string("var") : std::to_string(nrefs));
+  text.append("|case:").append(options_.lowercase ? "lc" : "mixed");
+  text.append("|eff:").append(options_.eps_smoothing ? "no" : "yes");
+  text.append("|nc:").append(std::to_string(options_.char_order));
+  text.append("|nw:0|space:").append(options_.whitespace ? "yes" : "no");
+  text.append("|version:").append(signature_version());
+  return text;
+}
+
+}  // namespace attn::eval

@@ -1,0 +1,50 @@
+#include "attn/eval/segments.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "attn/core/error.h"
+#include "attn/eval/python_text.h"
+
+namespace attn::eval {
+
+std::vector<std::string> split_segments(const std::string& content, const std::string& origin) {
+  std::vector<std::string> segments;
+  std::size_t start = 0;
+  std::size_t line_number = 0;
+  while (start < content.size()) {
+    std::size_t end = content.find('\n', start);
+    if (end == std::string::npos) end = content.size();
+    ++line_number;
+    const std::string_view line(content.data() + start, end - start);
+    const std::size_t bad = find_invalid_utf8(line);
+    if (bad != std::string_view::npos)
+      throw Error(origin + " line " + std::to_string(line_number) + " is not valid UTF-8 (byte " +
+                  std::to_string(bad + 1) + " of the line); convert the file to UTF-8");
+    segments.emplace_back(python_rstrip(line));
+    start = end + 1;
+  }
+  return segments;
+}
+
+std::vector<std::string> read_segments(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream content;
+    content << std::cin.rdbuf();
+    return split_segments(content.str(), "standard input");
+  }
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) throw Error("cannot read '" + path + "': it is a directory");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  std::string content((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  return split_segments(content, "'" + path + "'");
+}
+
+}  // namespace attn::eval
