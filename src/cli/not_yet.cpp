@@ -22,9 +22,6 @@ void add_planned(CLI::App& app, CommonOptions& common, Action& action, const std
 
 }  // namespace
 
-void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
-  add_planned(app, common, action, "train", "Train a model on a parallel corpus");
-}
 void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   add_planned(app, common, action, "attend", "Dump attention maps as JSON (and an HTML page)");
 }

@@ -1,0 +1,327 @@
+#include "attn/train/trainer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <regex>
+
+#include "attn/core/error.h"
+#include "attn/decode/search.h"
+#include "attn/eval/bleu.h"
+#include "attn/kernels/elementwise.h"
+#include "attn/model/model_file.h"
+#include "attn/train/batching.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/corpus.h"
+#include "attn/train/train_log.h"
+
+namespace attn::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
+
+// Installs SIGINT/SIGTERM handlers for the lifetime of a training run.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal.store(0);
+    previous_int_ = std::signal(SIGINT, on_stop_signal);
+    previous_term_ = std::signal(SIGTERM, on_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  bool requested() const { return g_stop_signal.load() != 0; }
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Validation {
+  double loss = 0.0, nll = 0.0, bleu = 0.0;
+};
+
+Validation validate(model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
+                    const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens) {
+  Arena arena;
+  Rng rng(0);
+  nn::StepContext ctx{model.params(), arena, rng, false};
+  Validation v;
+  double loss = 0.0, nll = 0.0;
+  std::int64_t tokens = 0;
+  std::vector<std::string> hypotheses(valid.examples.size());
+  const auto batches = plan_batches(valid.examples, max_tokens, 0, 0, false);
+  decode::SearchOptions search;
+  search.beam = 1;
+  for (const BatchIndices& indices : batches) {
+    arena.reset();
+    const model::Batch batch = gather_batch(valid.examples, indices);
+    const nn::LossSums sums = model.forward_backward(ctx, batch, label_smoothing, false, 0.0f);
+    loss += sums.loss;
+    nll += sums.nll;
+    tokens += sums.tokens;
+    std::vector<std::vector<std::int32_t>> sources;
+    for (std::int64_t i : indices) sources.push_back(valid.examples[i].src);
+    arena.reset();
+    const auto hyps = decode::greedy_search(ctx, model, sources, search);
+    for (std::size_t k = 0; k < indices.size(); ++k) hypotheses[indices[k]] = bpe.decode(hyps[k].tokens);
+  }
+  v.loss = tokens ? loss / static_cast<double>(tokens) : 0.0;
+  v.nll = tokens ? nll / static_cast<double>(tokens) : 0.0;
+  std::vector<std::string> refs;
+  for (std::int64_t line : valid.line) refs.push_back(references[static_cast<std::size_t>(line)]);
+  const std::vector<std::vector<std::string>> streams{refs};
+  v.bleu = eval::Bleu().corpus_score(hypotheses, streams).score;
+  return v;
+}
+
+// Keeps the newest `keep` files named ckpt.<update>.attn in dir.
+void prune_periodic(const fs::path& dir, std::int64_t keep) {
+  static const std::regex pattern(R"(ckpt\.(\d+)\.attn)");
+  std::vector<std::pair<std::int64_t, fs::path>> found;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, m, pattern)) found.emplace_back(std::stoll(m[1].str()), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < found.size(); ++i) fs::remove(found[i].second);
+}
+
+}  // namespace
+
+TrainResult run_training(const TrainOptions& o) {
+  require(o.max_tokens > 0, "--max-tokens must be positive");
+  require(o.update_freq > 0, "--update-freq must be positive");
+  require(o.best_metric == "bleu" || o.best_metric == "loss", "--best-metric must be bleu or loss");
+  std::error_code ec;
+  fs::create_directories(o.save_dir, ec);
+  require(!ec && fs::is_directory(o.save_dir), o.save_dir.string() + ": cannot create the save directory (" +
+                                                   ec.message() + ")");
+  TrainLog log(o.log_json, o.quiet);
+  StopSignals signals;
+
+  // Data (raw text first: a bad corpus fails before any work).
+  const ParallelText train_text = read_parallel(o.train_src, o.train_tgt);
+  const ParallelText valid_text = read_parallel(o.valid_src, o.valid_tgt);
+
+  // Model, BPE and state: resumed or new.
+  const fs::path last_path = o.save_dir / "last.attn", best_path = o.save_dir / "best.attn";
+  fs::path resume_from = o.resume;
+  if (resume_from.empty() && fs::exists(last_path)) resume_from = last_path;
+  std::unique_ptr<model::Seq2Seq> model;
+  text::Bpe bpe;
+  TrainState state;
+  std::unique_ptr<Adam> optimizer;
+  if (!resume_from.empty()) {
+    model::LoadedModel loaded = model::load_model_file(resume_from);
+    if (loaded.model->config().arch != o.model.arch)
+      throw Error(resume_from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
+                  o.model.arch + "'; use another --save-dir or the same --arch");
+    state = read_train_state(loaded);
+    model = std::move(loaded.model);
+    bpe = std::move(loaded.bpe);
+    optimizer = std::make_unique<Adam>(model->params(), o.optimizer);
+    restore_optimizer(loaded, *optimizer);
+    log.message("resuming from " + resume_from.string() + " at update " + std::to_string(state.update) + ", epoch " +
+                std::to_string(state.epoch));
+  } else {
+    const auto t0 = Clock::now();
+    std::vector<std::string> lines = train_text.src;
+    lines.insert(lines.end(), train_text.tgt.begin(), train_text.tgt.end());
+    text::Bpe::Options bpe_options;
+    bpe_options.vocab_size = static_cast<std::int32_t>(o.vocab_size);
+    bpe = text::Bpe::learn(lines, bpe_options);
+    char msg[128];
+    std::snprintf(msg, sizeof msg, "learned a joint BPE of %d pieces in %.1f s", bpe.vocab().size(), seconds_since(t0));
+    log.message(msg);
+    model::ModelConfig config = o.model;
+    config.vocab_size = bpe.vocab().size();
+    model = std::make_unique<model::Seq2Seq>(config);
+    Rng init(o.seed);
+    model->initialize(init);
+    optimizer = std::make_unique<Adam>(model->params(), o.optimizer);
+    state.rng = Rng(o.seed + 1).state();
+  }
+  log.message("model: " + model->config().arch + ", " + std::to_string(model->parameter_count()) + " parameters");
+
+  const EncodedCorpus train = encode_corpus(train_text, bpe, o.max_len);
+  const EncodedCorpus valid = encode_corpus(valid_text, bpe, o.max_len);
+  require(!train.examples.empty(), o.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
+  if (train.skipped_empty || train.skipped_long)
+    log.message("train: skipped " + std::to_string(train.skipped_empty) + " pairs with an empty side and " +
+                std::to_string(train.skipped_long) + " longer than --max-len " + std::to_string(o.max_len));
+
+  Arena arena;
+  Rng rng(0);
+  rng.set_state(state.rng);
+  nn::StepContext ctx{model->params(), arena, rng, true};
+  TrainResult result;
+  result.last = last_path;
+  result.best = best_path;
+
+  const auto run_start = Clock::now();
+  const double elapsed_before = state.elapsed_s;
+  auto elapsed = [&] { return elapsed_before + seconds_since(run_start); };
+  std::int64_t updates_this_run = 0;
+  auto save_last = [&] {
+    state.rng = rng.state();
+    state.elapsed_s = elapsed();
+    save_checkpoint(last_path, *model, bpe, state, optimizer.get());
+  };
+
+  auto run_validation = [&]() -> bool {  // returns true when patience is exhausted
+    const Validation v = validate(*model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens);
+    state.last_valid_bleu = v.bleu;
+    state.last_valid_loss = v.loss;
+    LogRecord r;
+    r.split = "valid";
+    r.update = state.update;
+    r.epoch = state.epoch;
+    r.loss = v.loss;
+    r.nll = v.nll;
+    r.bleu = v.bleu;
+    r.elapsed_s = elapsed();
+    r.target_tokens = state.target_tokens;
+    r.lr = inverse_sqrt_lr(o.optimizer, state.update);
+    log.valid(r);
+    const double metric = o.best_metric == "bleu" ? v.bleu : -v.loss;
+    const bool improved = !state.has_best || metric > state.best_metric;
+    if (improved) {
+      state.has_best = true;
+      state.best_metric = metric;
+      state.best_update = state.update;
+      state.bad_validations = 0;
+    } else {
+      ++state.bad_validations;
+    }
+    save_last();
+    if (improved) save_checkpoint(best_path, *model, bpe, state, nullptr);
+    if (o.keep_last > 0) {
+      save_checkpoint(o.save_dir / ("ckpt." + std::to_string(state.update) + ".attn"), *model, bpe, state,
+                      optimizer.get());
+      prune_periodic(o.save_dir, o.keep_last);
+    }
+    return o.patience > 0 && state.bad_validations >= o.patience;
+  };
+
+  auto limits_reached = [&] {
+    return (o.max_updates > 0 && state.update >= o.max_updates) || (o.max_time_s > 0 && elapsed() >= o.max_time_s);
+  };
+
+  // Progress window for tokens/s.
+  auto window_start = Clock::now();
+  std::int64_t window_tokens = 0;
+  double window_loss = 0.0, window_nll = 0.0;
+  std::int64_t window_loss_tokens = 0;
+
+  bool stop = false;
+  while (!stop && (o.max_epochs <= 0 || state.epoch <= o.max_epochs) && !limits_reached()) {
+    const auto batches = plan_batches(train.examples, o.max_tokens, o.seed, state.epoch, true);
+    const std::int64_t n_batches = static_cast<std::int64_t>(batches.size());
+    while (state.batch_in_epoch < n_batches) {
+      if (signals.requested() || (o.stop_after_updates > 0 && updates_this_run >= o.stop_after_updates)) {
+        save_last();
+        log.message("stopped: a resumable checkpoint is in " + last_path.string());
+        result.interrupted = true;
+        result.updates = state.update;
+        return result;
+      }
+      // One update over update_freq batches, gradients summed then averaged per token.
+      model->params().zero_grads();
+      std::int64_t tokens = 0;
+      double loss = 0.0, nll = 0.0;
+      for (std::int64_t k = 0; k < o.update_freq && state.batch_in_epoch < n_batches; ++k) {
+        arena.reset();
+        const model::Batch batch = gather_batch(train.examples, batches[state.batch_in_epoch]);
+        const nn::LossSums sums = model->forward_backward(ctx, batch, o.label_smoothing, true, 1.0f);
+        tokens += sums.tokens;
+        loss += sums.loss;
+        nll += sums.nll;
+        ++state.batch_in_epoch;
+      }
+      auto grads = model->params().grads();
+      kernels::scale(grads.data(), 1.0f / static_cast<float>(std::max<std::int64_t>(tokens, 1)),
+                     static_cast<std::int64_t>(grads.size()));
+      if (!std::isfinite(loss) || !kernels::all_finite(grads.data(), static_cast<std::int64_t>(grads.size())))
+        throw Error("the loss or a gradient became NaN/Inf at update " + std::to_string(state.update + 1) +
+                    " (epoch " + std::to_string(state.epoch) + ", batch " + std::to_string(state.batch_in_epoch) +
+                    "); the last good checkpoint is " + last_path.string() + "; try a lower --lr or --clip-norm");
+      const Adam::StepInfo step = optimizer->step(model->params());
+      ++state.update;
+      ++updates_this_run;
+      state.target_tokens += tokens;
+      window_tokens += tokens;
+      window_loss += loss;
+      window_nll += nll;
+      window_loss_tokens += tokens;
+
+      const bool print = state.update % o.log_every == 0;
+      const double window_s = seconds_since(window_start);
+      if (print || window_s > 0.5) {
+        LogRecord r;
+        r.split = "train";
+        r.update = state.update;
+        r.epoch = state.epoch;
+        r.loss = window_loss / static_cast<double>(std::max<std::int64_t>(window_loss_tokens, 1));
+        r.nll = window_nll / static_cast<double>(std::max<std::int64_t>(window_loss_tokens, 1));
+        r.lr = step.lr;
+        r.grad_norm = step.grad_norm;
+        r.tokens_per_s = window_s > 0 ? static_cast<double>(window_tokens) / window_s : 0.0;
+        r.elapsed_s = elapsed();
+        r.epoch_fraction = static_cast<double>(state.batch_in_epoch) / static_cast<double>(n_batches);
+        r.target_tokens = state.target_tokens;
+        if (o.max_time_s > 0) r.eta_s = o.max_time_s - r.elapsed_s;
+        log.train(r, print);
+        if (print) {
+          window_start = Clock::now();
+          window_tokens = 0;
+          window_loss = window_nll = 0.0;
+          window_loss_tokens = 0;
+        }
+      }
+      if (o.valid_every > 0 && state.update % o.valid_every == 0 && run_validation()) {
+        stop = true;
+        break;
+      }
+      if (limits_reached()) {
+        stop = true;
+        break;
+      }
+    }
+    if (state.batch_in_epoch >= n_batches) {
+      ++state.epoch;
+      state.batch_in_epoch = 0;
+      ++result.epochs_done;
+      if (o.valid_every <= 0 && run_validation()) {
+        log.message("early stop: no improvement in " + std::to_string(o.patience) + " validations");
+        stop = true;
+      }
+    }
+  }
+  // A final validation when the run ended mid-epoch (time or update limit), so
+  // best reflects the end. A run that had nothing left to do changes nothing.
+  if (updates_this_run > 0) {
+    if (state.batch_in_epoch > 0 && o.valid_every <= 0) run_validation();
+    else save_last();
+  }
+  result.updates = state.update;
+  result.best_metric = state.best_metric;
+  log.message("done: " + std::to_string(state.update) + " updates; best " + o.best_metric + " " +
+              std::to_string(o.best_metric == "bleu" ? state.best_metric : -state.best_metric) + " at update " +
+              std::to_string(state.best_update) + "; models in " + o.save_dir.string());
+  return result;
+}
+
+}  // namespace attn::train

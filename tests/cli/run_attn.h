@@ -1,0 +1,55 @@
+// Runs the attn binary of this build (ATTN_BIN, set by `make test`) and
+// captures its exit status, stdout and stderr.
+#pragma once
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace attn::test {
+
+struct RunResult {
+  int status = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// args are passed to the shell as they are: quote what needs quoting.
+inline RunResult run_attn(const std::string& args, const std::string& stdin_text = "") {
+  const char* bin = std::getenv("ATTN_BIN");
+  REQUIRE(bin != nullptr);  // set by `make test`; run the suite through make
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string tag = std::to_string(reinterpret_cast<std::uintptr_t>(&args));
+  const auto in = dir / ("attn-cli-in-" + tag), out = dir / ("attn-cli-out-" + tag), err = dir / ("attn-cli-err-" + tag);
+  { std::ofstream(in, std::ios::binary) << stdin_text; }
+  const std::string cmd = std::string(bin) + " " + args + " <" + in.string() + " >" + out.string() + " 2>" + err.string();
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(in);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+// Exit status 2 with exactly one line on stderr that contains `needle`.
+inline void require_user_error(const RunResult& r, const std::string& needle) {
+  INFO("stderr: " << r.err);
+  REQUIRE(r.status == 2);
+  REQUIRE(r.err.find(needle) != std::string::npos);
+  REQUIRE(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+}  // namespace attn::test

@@ -1,0 +1,175 @@
+// The training loop end to end on a tiny generated corpus: reproducibility,
+// exact resume after an interruption, early stopping and checkpoints.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "attn/core/rng.h"
+#include "attn/model/model_file.h"
+#include "attn/train/batching.h"
+#include "attn/train/checkpoint.h"
+#include "attn/train/trainer.h"
+
+using namespace attn;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A reversal task over a few words: "b d a" → "A D B".
+void write_corpus(const fs::path& dir, const std::string& name, int lines, std::uint64_t seed) {
+  const char* words[] = {"red", "blue", "cat", "dog", "sees", "big", "small", "two"};
+  Rng rng(seed);
+  std::ofstream src(dir / (name + ".src")), tgt(dir / (name + ".tgt"));
+  for (int i = 0; i < lines; ++i) {
+    const int n = 1 + static_cast<int>(rng.below(5));
+    std::vector<std::string> s;
+    for (int k = 0; k < n; ++k) s.push_back(words[rng.below(8)]);
+    for (int k = 0; k < n; ++k) src << (k ? " " : "") << s[k];
+    for (int k = n - 1; k >= 0; --k) {
+      std::string up = s[k];
+      up[0] = static_cast<char>(up[0] - 32);
+      tgt << (k < n - 1 ? " " : "") << up;
+    }
+    src << '\n';
+    tgt << '\n';
+  }
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("attn-test-" + name)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+train::TrainOptions tiny_options(const fs::path& dir) {
+  train::TrainOptions o;
+  o.train_src = dir / "train.src";
+  o.train_tgt = dir / "train.tgt";
+  o.valid_src = dir / "valid.src";
+  o.valid_tgt = dir / "valid.tgt";
+  o.model.dim = 16;
+  o.model.ffn_dim = 32;
+  o.model.heads = 2;
+  o.model.enc_layers = 1;
+  o.model.dec_layers = 1;
+  o.model.dropout = 0.1f;
+  o.vocab_size = 300;
+  o.max_tokens = 64;
+  o.optimizer.lr = 3e-3f;
+  o.optimizer.warmup = 5;
+  o.quiet = true;
+  o.seed = 7;
+  return o;
+}
+
+std::vector<float> weights(const fs::path& file) {
+  const auto loaded = model::load_model_file(file);
+  const auto v = loaded.model->params().values();
+  return {v.begin(), v.end()};
+}
+
+}  // namespace
+
+TEST_CASE("batching: token budget respected, same seed and epoch give the same plan", "[train]") {
+  std::vector<train::Example> examples;
+  Rng rng(3);
+  for (int i = 0; i < 500; ++i)
+    examples.push_back({std::vector<std::int32_t>(1 + rng.below(30), 5), std::vector<std::int32_t>(1 + rng.below(30), 6)});
+  const auto plan = train::plan_batches(examples, 200, 1, 1, true);
+  std::vector<int> seen(examples.size(), 0);
+  for (const auto& batch : plan) {
+    std::int64_t longest = 0;
+    for (auto i : batch) {
+      ++seen[i];
+      longest = std::max<std::int64_t>({longest, static_cast<std::int64_t>(examples[i].src.size()),
+                                        static_cast<std::int64_t>(examples[i].tgt.size()) + 1});
+    }
+    REQUIRE((longest * static_cast<std::int64_t>(batch.size()) <= 200 || batch.size() == 1));
+  }
+  for (int s : seen) REQUIRE(s == 1);
+  REQUIRE(train::plan_batches(examples, 200, 1, 1, true) == plan);
+  REQUIRE(train::plan_batches(examples, 200, 1, 2, true) != plan);
+}
+
+TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted run resumes bit-identical",
+          "[train][slow]") {
+  TempDir tmp("resume");
+  write_corpus(tmp.path, "train", 300, 1);
+  write_corpus(tmp.path, "valid", 20, 2);
+
+  auto straight = tiny_options(tmp.path);
+  straight.save_dir = tmp.path / "straight";
+  straight.max_updates = 12;
+  const auto a = train::run_training(straight);
+  REQUIRE(a.updates == 12);
+
+  auto again = straight;
+  again.save_dir = tmp.path / "again";
+  train::run_training(again);
+  REQUIRE(weights(straight.save_dir / "last.attn") == weights(again.save_dir / "last.attn"));
+
+  // Interrupted after 4 updates (mid-epoch), then after 4 more, then finished.
+  auto interrupted = straight;
+  interrupted.save_dir = tmp.path / "interrupted";
+  interrupted.stop_after_updates = 4;
+  REQUIRE(train::run_training(interrupted).interrupted);
+  REQUIRE(train::run_training(interrupted).interrupted);
+  interrupted.stop_after_updates = 0;
+  const auto c = train::run_training(interrupted);
+  REQUIRE_FALSE(c.interrupted);
+  REQUIRE(c.updates == 12);
+  REQUIRE(weights(straight.save_dir / "last.attn") == weights(interrupted.save_dir / "last.attn"));
+  REQUIRE(fs::exists(interrupted.save_dir / "best.attn"));
+}
+
+TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", "[train][slow]") {
+  TempDir tmp("learn");
+  write_corpus(tmp.path, "train", 300, 3);
+  write_corpus(tmp.path, "valid", 20, 4);
+  auto o = tiny_options(tmp.path);
+  o.save_dir = tmp.path / "run";
+  o.max_epochs = 3;
+  o.keep_last = 2;
+  o.log_json = tmp.path / "log.jsonl";
+  train::run_training(o);
+  std::ifstream log(o.log_json);
+  std::string line;
+  double first_loss = -1, last_loss = -1;
+  int valid_lines = 0;
+  while (std::getline(log, line)) {
+    const auto j = nlohmann::json::parse(line);
+    REQUIRE(j.contains("update"));
+    REQUIRE(j.contains("tokens_per_s"));
+    REQUIRE(j.contains("elapsed_s"));
+    if (j["split"] == "valid") {
+      ++valid_lines;
+      REQUIRE(j.contains("bleu"));
+      REQUIRE(j.contains("ppl"));
+      if (first_loss < 0) first_loss = j["loss"].get<double>();
+      last_loss = j["loss"].get<double>();
+    }
+  }
+  REQUIRE(valid_lines == 3);
+  REQUIRE(last_loss < first_loss);
+  int periodic = 0;
+  for (const auto& e : fs::directory_iterator(o.save_dir))
+    if (e.path().filename().string().rfind("ckpt.", 0) == 0) ++periodic;
+  REQUIRE(periodic == 2);
+
+  // Patience 1 with the best metric loss and a zero learning rate: the second validation does not improve.
+  auto flat = o;
+  flat.save_dir = tmp.path / "flat";
+  flat.log_json.clear();
+  flat.keep_last = 0;
+  flat.max_epochs = 10;
+  flat.patience = 1;
+  flat.best_metric = "loss";
+  flat.optimizer.lr = 0.0f;
+  flat.optimizer.warmup_init_lr = 0.0f;
+  const auto r = train::run_training(flat);
+  REQUIRE(r.epochs_done == 2);
+}
