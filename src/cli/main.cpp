@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
   attn::cli::add_score_command(app, common, action);
   attn::cli::add_info_command(app, common, action);
 
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommand_no_throw(argv[1]) == nullptr) {
+    std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info\n",
+                 argv[1]);
+    return 2;
+  }
   try {
     try {
       app.parse(argc, argv);
