@@ -27,7 +27,12 @@ int main(int argc, char** argv) {
   attn::cli::add_score_command(app, common, action);
   attn::cli::add_info_command(app, common, action);
 
-  if (argc > 1 && argv[1][0] != '-' && app.get_subcommand_no_throw(argv[1]) == nullptr) {
+  auto is_command = [&app](const std::string& name) {
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+      if (sub->get_name() == name) return true;
+    return false;
+  };
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info\n",
                  argv[1]);
     return 2;
