@@ -90,3 +90,19 @@ clean:
 	rm -rf build build-sanitize attn
 
 -include $(CORE_OBJ:.o=.d) $(ISA_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/$(CLI_MAIN:.cpp=.d)
+
+# ---- PyTorch twin cross-check (owner: tools/twin; run by hand, not by `make test`) ----
+#   make twin-check    attn vs the PyTorch twin: log-probs, loss and gradients on fixed batches
+# Debian's python3-torch is installed for the system interpreter, not for a pyenv/venv python3.
+PYTHON ?= /usr/bin/python3
+
+$(BUILD)/twin_dump: $(BUILD)/tools/twin_dump.o $(LIB)
+	$(CXX) $^ $(LDFLAGS) -o $@
+
+.PHONY: twin-check
+twin-check: $(BUILD)/twin_dump
+	@$(PYTHON) -c 'import torch, numpy' 2>/dev/null || bash tools/ensure-deps.sh twin
+	$(PYTHON) tools/twin/crosscheck.py --twin-dump $(BUILD)/twin_dump --work-dir $(BUILD)/twin-check
+
+-include $(BUILD)/tools/twin_dump.d
+# ---- end of the PyTorch twin block ----
