@@ -24,11 +24,14 @@ namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 namespace {
 
-// L1d is 48 KiB, L2 2 MiB per core: a B micro-panel (KC × kTileCols) stays
-// in L1 while the A block (MC × KC) streams from L2 past it.
+// L1d is 48 KiB, L2 2 MiB per core: an A micro-panel (KC × kTileRows, 14 KiB)
+// stays in L1 while the B block (KC × NC, 1 MiB) streams from L2 past it.
 constexpr std::int64_t kKcMax = 256;
 constexpr std::int64_t kMcMax = kTileRows * (ATTN_ISA_LEVEL == 2 ? 24 : 32);
-constexpr std::int64_t kNcMax = kTileCols * (ATTN_ISA_LEVEL == 2 ? 64 : 128);
+constexpr std::int64_t kNcMax = kTileCols * (ATTN_ISA_LEVEL == 2 ? 32 : 64);
+// Up to this many rows of C, tiles read a k×n-stored B in place: packing it
+// would cost about as much as the product.
+constexpr std::int64_t kDirectBMaxRows = 2 * kTileRows;
 // Below this many multiply-adds a product runs on one thread: waking the
 // team costs more than it gives.
 constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
@@ -107,21 +110,35 @@ void scale_c(const Product& p) {
 
 // The product restricted to C rows [m0, m1) and columns [n0, n1), on the
 // calling thread. m0 and n0 are multiples of the tile size.
+//
+// Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2) →
+// MC rows (A block packed) → one A micro-panel (L1) against every B
+// micro-panel of the block. When op(B) is stored k×n and few rows of C share
+// each B panel, the tiles read B in place instead of packing it.
 void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
   ThreadBuffers& buffers = thread_buffers();
   const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
   const std::int64_t kc_len = ceil_div(p.k, k_blocks);
+  const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kTileCols);
     for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
       const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
-      float* b_packed = buffers.b.get(n_panels * kTileCols * kc);  // n_panels × [kc × kTileCols]
-      for (std::int64_t jp = 0; jp < n_panels; ++jp) {
-        const std::int64_t j = jc + jp * kTileCols;
-        pack_panel<kTileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
-                              static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j)), kc,
-                              b_packed + jp * kTileCols * kc);
+      // B micro-panel jp: b_block + jp·b_panel_stride, rows b_step apart.
+      const float* b_block = p.b + jc * p.b_col + p0 * p.b_step;
+      std::int64_t b_panel_stride = kTileCols, b_step = p.b_step;
+      if (!direct_b) {
+        float* b_packed = buffers.b.get(n_panels * kTileCols * kc);  // n_panels × [kc × kTileCols]
+        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+          const std::int64_t j = jc + jp * kTileCols;
+          pack_panel<kTileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
+                                static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j)), kc,
+                                b_packed + jp * kTileCols * kc);
+        }
+        b_block = b_packed;
+        b_panel_stride = kTileCols * kc;
+        b_step = kTileCols;
       }
       const float beta = kb == 0 ? p.beta : 1.0f;
       for (std::int64_t ic = m0; ic < m1; ic += kMcMax) {
@@ -134,15 +151,15 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
                                 static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i)), kc,
                                 a_packed + ip * kTileRows * kc);
         }
-        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
-          const std::int64_t j = jc + jp * kTileCols;
-          const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
-          const float* b_panel = b_packed + jp * kTileCols * kc;
-          for (std::int64_t ip = 0; ip < m_panels; ++ip) {
-            const std::int64_t i = ic + ip * kTileRows;
-            const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
-            kGemmTiles[rows - 1](kc, a_packed + ip * kTileRows * kc, b_panel, p.c + i * p.ldc + j, p.ldc, cols,
-                                 p.alpha, beta);
+        for (std::int64_t ip = 0; ip < m_panels; ++ip) {
+          const std::int64_t i = ic + ip * kTileRows;
+          const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
+          const float* a_panel = a_packed + ip * kTileRows * kc;
+          for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+            const std::int64_t j = jc + jp * kTileCols;
+            const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
+            gemm_tile_for(rows, cols)(kc, a_panel, b_block + jp * b_panel_stride, b_step, p.c + i * p.ldc + j,
+                                      p.ldc, cols, p.alpha, beta);
           }
         }
       }

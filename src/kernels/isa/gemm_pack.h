@@ -26,9 +26,10 @@ void pack_panel_generic(const float* src, std::int64_t line_stride, std::int64_t
 
 #if ATTN_ISA_LEVEL == 2
 // GCC 12's AVX-512 shuffle intrinsics start from _mm512_undefined_ps(), which
-// -Wmaybe-uninitialized reports as a use of an uninitialised value.
+// -W(maybe-)uninitialized reports as a use of an uninitialised value.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // In-register transpose of 16 rows of 16 floats: v[i][j] becomes v[j][i].
 inline void transpose16(__m512 v[16]) {
   __m512 t[16];

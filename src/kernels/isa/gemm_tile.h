@@ -1,14 +1,15 @@
 // SGEMM register tiles: the innermost kernel, one per ISA.
 //
 // A tile computes C[rows×cols] (rows ≤ kTileRows, cols ≤ kTileCols) from a
-// packed A micro-panel and a packed B micro-panel over kc steps:
+// packed A micro-panel and a B micro-panel over kc steps:
 //   a: kc × kTileRows floats, a[p·kTileRows + r] = op(A)[r][p]
-//   b: kc × kTileCols floats, b[p·kTileCols + j] = op(B)[p][j], 64-byte aligned,
-//      zero past cols
+//   b: kc rows of cols floats, b[p·b_step + j] = op(B)[p][j]; either packed
+//      (b_step = kTileCols) or B itself when it is stored k×n (b_step = ldb)
 // and then stores C = alpha·acc + beta·C, or C = alpha·acc when beta == 0
 // (C is not read then, so NaN in it is ignored). Every element is one chain
 // of fused multiply-adds in p order whatever its place in the tile, so the
-// result does not depend on how C is cut into tiles or threads.
+// result does not depend on how C is cut into tiles or threads. kPartial
+// tiles (cols < kTileCols) read and write only their cols columns.
 #pragma once
 #include <array>
 #include <cmath>
@@ -25,15 +26,18 @@ namespace attn::kernels::ATTN_ISA_NAMESPACE {
 inline constexpr int kTileRows = 14;
 inline constexpr int kTileCols = 32;
 
-template <int kRows>
-void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, int cols, float alpha,
-               float beta) {
+template <int kRows, bool kPartial>
+void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_step, float* c, std::int64_t ldc,
+               int cols, float alpha, float beta) {
+  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
   __m512 lo[kRows], hi[kRows];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < kc; ++p) {
-    const __m512 b_lo = _mm512_load_ps(b), b_hi = _mm512_load_ps(b + 16);
+    const __m512 b_lo = kPartial ? _mm512_maskz_loadu_ps(mask_lo, b) : _mm512_loadu_ps(b);
+    const __m512 b_hi = kPartial ? _mm512_maskz_loadu_ps(mask_hi, b + 16) : _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
       const __m512 a_r = _mm512_set1_ps(a[r]);
@@ -41,10 +45,8 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::i
       hi[r] = _mm512_fmadd_ps(a_r, b_hi, hi[r]);
     }
     a += kTileRows;
-    b += kTileCols;
+    b += b_step;
   }
-  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
-  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
   const __m512 va = _mm512_set1_ps(alpha);
   if (beta == 0.0f) {
 #pragma GCC unroll 16
@@ -69,15 +71,19 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::i
 inline constexpr int kTileRows = 6;
 inline constexpr int kTileCols = 16;
 
-template <int kRows>
-void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, int cols, float alpha,
-               float beta) {
+template <int kRows, bool kPartial>
+void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_step, float* c, std::int64_t ldc,
+               int cols, float alpha, float beta) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i mask_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
+  const __m256i mask_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
   __m256 lo[kRows], hi[kRows];
 #pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) lo[r] = hi[r] = _mm256_setzero_ps();
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < kc; ++p) {
-    const __m256 b_lo = _mm256_load_ps(b), b_hi = _mm256_load_ps(b + 8);
+    const __m256 b_lo = kPartial ? _mm256_maskload_ps(b, mask_lo) : _mm256_loadu_ps(b);
+    const __m256 b_hi = kPartial ? _mm256_maskload_ps(b + 8, mask_hi) : _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
       const __m256 a_r = _mm256_broadcast_ss(a + r);
@@ -85,10 +91,10 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::i
       hi[r] = _mm256_fmadd_ps(a_r, b_hi, hi[r]);
     }
     a += kTileRows;
-    b += kTileCols;
+    b += b_step;
   }
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-  if (cols == kTileCols) {
+  if (!kPartial) {
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
       float* row = c + r * ldc;
@@ -121,15 +127,16 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::i
 inline constexpr int kTileRows = 4;
 inline constexpr int kTileCols = 8;
 
-template <int kRows>
-void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, int cols, float alpha,
-               float beta) {
+template <int kRows, bool kPartial>
+void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_step, float* c, std::int64_t ldc,
+               int cols, float alpha, float beta) {
   float acc[kRows][kTileCols] = {};
+  const int width = kPartial ? cols : kTileCols;
   for (std::int64_t p = 0; p < kc; ++p) {
     for (int r = 0; r < kRows; ++r)
-      for (int j = 0; j < kTileCols; ++j) acc[r][j] += a[r] * b[j];
+      for (int j = 0; j < width; ++j) acc[r][j] += a[r] * b[j];
     a += kTileRows;
-    b += kTileCols;
+    b += b_step;
   }
   for (int r = 0; r < kRows; ++r) {
     float* row = c + r * ldc;
@@ -138,13 +145,18 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, float* c, std::i
 }
 #endif
 
-using GemmTileFn = void (*)(std::int64_t, const float*, const float*, float*, std::int64_t, int, float, float);
+using GemmTileFn = void (*)(std::int64_t, const float*, const float*, std::int64_t, float*, std::int64_t, int, float,
+                            float);
 
-// gemm_tile<rows> for rows = 1..kTileRows, indexed by rows − 1.
-template <std::size_t... I>
+// gemm_tile<rows, partial> for rows = 1..kTileRows, indexed [partial][rows − 1].
+template <bool kPartial, std::size_t... I>
 constexpr std::array<GemmTileFn, sizeof...(I)> make_gemm_tiles(std::index_sequence<I...>) {
-  return {&gemm_tile<static_cast<int>(I) + 1>...};
+  return {&gemm_tile<static_cast<int>(I) + 1, kPartial>...};
 }
-inline constexpr auto kGemmTiles = make_gemm_tiles(std::make_index_sequence<kTileRows>{});
+inline constexpr std::array<std::array<GemmTileFn, kTileRows>, 2> kGemmTiles = {
+    make_gemm_tiles<false>(std::make_index_sequence<kTileRows>{}),
+    make_gemm_tiles<true>(std::make_index_sequence<kTileRows>{})};
+
+inline GemmTileFn gemm_tile_for(int rows, int cols) { return kGemmTiles[cols < kTileCols][rows - 1]; }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE
