@@ -287,6 +287,10 @@ struct Reader {
   [[noreturn]] void not_attn(const std::string& why) const {
     throw Error(path.string() + ": not an attn model file (" + why + "); was it written by attn?");
   }
+  [[noreturn]] void truncated(const std::string& why) const {
+    throw Error(path.string() + ": truncated: " + why +
+                "; the file was cut short (a full disk or an interrupted copy?) — use another checkpoint");
+  }
   [[noreturn]] void corrupt(const std::string& why) const {
     throw Error(path.string() + ": corrupt: " + why +
                 "; the file was damaged or truncated — use another checkpoint");
@@ -392,7 +396,7 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
 
   std::string header_text(header_size, '\0');
   if (read_fully(file.fd, header_text.data(), header_size, path) != header_size)
-    reader.corrupt("the file ended inside the header");
+    reader.truncated("the file ended inside the header");
   HeaderSyntaxCheck syntax;
   if (!json::sax_parse(header_text, &syntax)) {
     if (syntax.problem.empty()) syntax.problem = "its header is not valid JSON";
@@ -428,7 +432,7 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   }
   const std::uint64_t data_size = file_size - 8 - header_size;
   if (data_size < covered)
-    reader.corrupt("truncated: the header describes " + std::to_string(covered) +
+    reader.truncated("the header describes " + std::to_string(covered) +
                    " bytes of tensor data but only " + std::to_string(data_size) + " are present");
   if (data_size > covered)
     reader.corrupt(std::to_string(data_size - covered) + " unexpected bytes follow the tensor data");
@@ -448,7 +452,7 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   const std::size_t data_floats = static_cast<std::size_t>(covered / 4);
   result.data_ = allocate_floats(data_floats);
   if (read_fully(file.fd, result.data_.get(), covered, path) != covered)
-    reader.corrupt("truncated: the file ended inside the tensor data");
+    reader.truncated("the file ended inside the tensor data");
   const std::uint32_t data_crc = crc32(std::as_bytes(std::span(result.data_.get(), data_floats)));
   if (data_crc != stored_data_crc)
     reader.corrupt("checksum mismatch (stored " + hex8(stored_data_crc) + ", computed " + hex8(data_crc) + ")");
