@@ -14,9 +14,9 @@ ifeq ($(SANITIZE),1)
   OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 endif
 
+comma    := ,
 CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude -MMD -MP
 LDFLAGS  := -fopenmp $(if $(filter 1,$(SANITIZE)),-fsanitize=address$(comma)undefined)
-comma    := ,
 
 # Each per-ISA kernel source is compiled once for each ISA, into its own namespace.
 ISA_FLAGS_0 :=
@@ -106,3 +106,7 @@ twin-check: $(BUILD)/twin_dump
 
 -include $(BUILD)/tools/twin_dump.d
 # ---- end of the PyTorch twin block ----
+
+# Training-step benchmark of the reference model (no yardstick linked).
+$(BUILD)/bench_step: bench/bench_step.cpp $(LIB)
+	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDFLAGS) -o $@
