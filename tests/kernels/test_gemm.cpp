@@ -143,8 +143,8 @@ TEST_CASE("sgemm: awkward shapes, all layouts, every ISA and 1/2 threads, agains
   });
 }
 
-TEST_CASE("sgemm: model-sized shapes (several k blocks, many tiles, threads split C)", "[gemm]") {
-  const Shape3 shapes[] = {{256, 256, 64}, {300, 96, 600}, {37, 2100, 20}, {700, 45, 33}};
+TEST_CASE("sgemm: model-sized and decoding shapes (several k blocks, many tiles, threads split C)", "[gemm]") {
+  const Shape3 shapes[] = {{256, 256, 64}, {300, 96, 600}, {37, 2100, 20}, {700, 45, 33}, {3, 700, 300}};
   for (const Shape3& s : shapes)
     for (const auto& layout : kLayouts) {
       const GemmCase gc(layout[0], layout[1], s.m, s.n, s.k, 0.5f, 0.25f, 3, static_cast<std::uint64_t>(s.m + s.n));

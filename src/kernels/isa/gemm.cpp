@@ -16,6 +16,7 @@
 
 #include "attn/core/tensor.h"
 #include "attn/kernels/gemm.h"
+#include "gemm_dot.h"
 #include "gemm_pack.h"
 #include "gemm_tile.h"
 
@@ -31,7 +32,10 @@ constexpr std::int64_t kMcMax = kTileRows * (ATTN_ISA_LEVEL == 2 ? 24 : 32);
 constexpr std::int64_t kNcMax = kTileCols * (ATTN_ISA_LEVEL == 2 ? 32 : 64);
 // Up to this many rows of C, tiles read a k×n-stored B in place: packing it
 // would cost about as much as the product.
-constexpr std::int64_t kDirectBMaxRows = 2 * kTileRows;
+constexpr std::int64_t kDirectBMaxRows = 64;
+// Up to this many multiply-adds per region, tiles read A in place too (the
+// whole of A then stays in cache while it is reused).
+constexpr std::int64_t kDirectAMaxMacs = std::int64_t{1} << 22;
 // Below this many multiply-adds a product runs on one thread: waking the
 // team costs more than it gives.
 constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
@@ -114,12 +118,22 @@ void scale_c(const Product& p) {
 // Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2) →
 // MC rows (A block packed) → one A micro-panel (L1) against every B
 // micro-panel of the block. When op(B) is stored k×n and few rows of C share
-// each B panel, the tiles read B in place instead of packing it.
+// each B panel, the tiles read B in place instead of packing it; small
+// products read A in place too. A few rows against a B stored n×k go to
+// dot products (gemm_dot.h).
 void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+  // Chosen by the whole product's shape, never by the region's, so that the
+  // rounding does not depend on the thread count.
+  if (p.m <= kDotMaxRows && p.a_step == 1 && p.b_step == 1) {
+    gemm_dot(static_cast<int>(m1 - m0), n1 - n0, p.k, p.alpha, p.a + m0 * p.a_row, p.a_row, p.b + n0 * p.b_col,
+             p.b_col, p.beta, p.c + m0 * p.ldc + n0, p.ldc);
+    return;
+  }
   ThreadBuffers& buffers = thread_buffers();
   const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
   const std::int64_t kc_len = ceil_div(p.k, k_blocks);
   const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
+  const bool direct_a = (m1 - m0) * (n1 - n0) * p.k <= kDirectAMaxMacs;
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kTileCols);
@@ -144,22 +158,31 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
       for (std::int64_t ic = m0; ic < m1; ic += kMcMax) {
         const std::int64_t mc = std::min(kMcMax, m1 - ic);
         const std::int64_t m_panels = ceil_div(mc, kTileRows);
-        float* a_packed = buffers.a.get(m_panels * kTileRows * kc);  // m_panels × [kc × kTileRows]
-        for (std::int64_t ip = 0; ip < m_panels; ++ip) {
-          const std::int64_t i = ic + ip * kTileRows;
-          pack_panel<kTileRows>(p.a + i * p.a_row + p0 * p.a_step, p.a_row, p.a_step,
-                                static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i)), kc,
-                                a_packed + ip * kTileRows * kc);
+        // A micro-panel ip: a_block + ip·a_panel_stride, element (r, p) at r·a_row + p·a_step.
+        const float* a_block = p.a + ic * p.a_row + p0 * p.a_step;
+        std::int64_t a_panel_stride = kTileRows * p.a_row, a_row = p.a_row, a_step = p.a_step;
+        if (!direct_a) {
+          float* a_packed = buffers.a.get(m_panels * kTileRows * kc);  // m_panels × [kc × kTileRows]
+          for (std::int64_t ip = 0; ip < m_panels; ++ip) {
+            const std::int64_t i = ic + ip * kTileRows;
+            pack_panel<kTileRows>(p.a + i * p.a_row + p0 * p.a_step, p.a_row, p.a_step,
+                                  static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i)), kc,
+                                  a_packed + ip * kTileRows * kc);
+          }
+          a_block = a_packed;
+          a_panel_stride = kTileRows * kc;
+          a_row = 1;
+          a_step = kTileRows;
         }
         for (std::int64_t ip = 0; ip < m_panels; ++ip) {
           const std::int64_t i = ic + ip * kTileRows;
           const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
-          const float* a_panel = a_packed + ip * kTileRows * kc;
+          const float* a_panel = a_block + ip * a_panel_stride;
           for (std::int64_t jp = 0; jp < n_panels; ++jp) {
             const std::int64_t j = jc + jp * kTileCols;
             const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
-            gemm_tile_for(rows, cols)(kc, a_panel, b_block + jp * b_panel_stride, b_step, p.c + i * p.ldc + j,
-                                      p.ldc, cols, p.alpha, beta);
+            gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride, b_step,
+                                                 p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
           }
         }
       }

@@ -1,8 +1,9 @@
 // SGEMM register tiles: the innermost kernel, one per ISA.
 //
-// A tile computes C[rows×cols] (rows ≤ kTileRows, cols ≤ kTileCols) from a
-// packed A micro-panel and a B micro-panel over kc steps:
-//   a: kc × kTileRows floats, a[p·kTileRows + r] = op(A)[r][p]
+// A tile computes C[rows×cols] (rows ≤ kTileRows, cols ≤ kTileCols) from an
+// A micro-panel and a B micro-panel over kc steps:
+//   a: op(A)[r][p] = a[r·a_row_stride + p·a_step]; kPackedA panels are
+//      kc × kTileRows floats (strides 1 and kTileRows, known at compile time)
 //   b: kc rows of cols floats, b[p·b_step + j] = op(B)[p][j]; either packed
 //      (b_step = kTileCols) or B itself when it is stored k×n (b_step = ldb)
 // and then stores C = alpha·acc + beta·C, or C = alpha·acc when beta == 0
@@ -26,9 +27,10 @@ namespace attn::kernels::ATTN_ISA_NAMESPACE {
 inline constexpr int kTileRows = 14;
 inline constexpr int kTileCols = 32;
 
-template <int kRows, bool kPartial>
-void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_step, float* c, std::int64_t ldc,
-               int cols, float alpha, float beta) {
+template <int kRows, bool kPartial, bool kPackedA>
+void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::int64_t a_step, const float* b,
+               std::int64_t b_step, float* c, std::int64_t ldc, int cols, float alpha, float beta) {
+  const std::int64_t a_rs = kPackedA ? 1 : a_row_stride, a_st = kPackedA ? kTileRows : a_step;
   const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
   const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
   __m512 lo[kRows], hi[kRows];
@@ -40,11 +42,11 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_s
     const __m512 b_hi = kPartial ? _mm512_maskz_loadu_ps(mask_hi, b + 16) : _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
-      const __m512 a_r = _mm512_set1_ps(a[r]);
+      const __m512 a_r = _mm512_set1_ps(a[r * a_rs]);
       lo[r] = _mm512_fmadd_ps(a_r, b_lo, lo[r]);
       hi[r] = _mm512_fmadd_ps(a_r, b_hi, hi[r]);
     }
-    a += kTileRows;
+    a += a_st;
     b += b_step;
   }
   const __m512 va = _mm512_set1_ps(alpha);
@@ -71,9 +73,10 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_s
 inline constexpr int kTileRows = 6;
 inline constexpr int kTileCols = 16;
 
-template <int kRows, bool kPartial>
-void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_step, float* c, std::int64_t ldc,
-               int cols, float alpha, float beta) {
+template <int kRows, bool kPartial, bool kPackedA>
+void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::int64_t a_step, const float* b,
+               std::int64_t b_step, float* c, std::int64_t ldc, int cols, float alpha, float beta) {
+  const std::int64_t a_rs = kPackedA ? 1 : a_row_stride, a_st = kPackedA ? kTileRows : a_step;
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i mask_lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), lane);
   const __m256i mask_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), lane);
@@ -86,11 +89,11 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_s
     const __m256 b_hi = kPartial ? _mm256_maskload_ps(b + 8, mask_hi) : _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      const __m256 a_r = _mm256_broadcast_ss(a + r);
+      const __m256 a_r = _mm256_broadcast_ss(a + r * a_rs);
       lo[r] = _mm256_fmadd_ps(a_r, b_lo, lo[r]);
       hi[r] = _mm256_fmadd_ps(a_r, b_hi, hi[r]);
     }
-    a += kTileRows;
+    a += a_st;
     b += b_step;
   }
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
@@ -127,15 +130,16 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_s
 inline constexpr int kTileRows = 4;
 inline constexpr int kTileCols = 8;
 
-template <int kRows, bool kPartial>
-void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_step, float* c, std::int64_t ldc,
-               int cols, float alpha, float beta) {
+template <int kRows, bool kPartial, bool kPackedA>
+void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::int64_t a_step, const float* b,
+               std::int64_t b_step, float* c, std::int64_t ldc, int cols, float alpha, float beta) {
+  const std::int64_t a_rs = kPackedA ? 1 : a_row_stride, a_st = kPackedA ? kTileRows : a_step;
   float acc[kRows][kTileCols] = {};
   const int width = kPartial ? cols : kTileCols;
   for (std::int64_t p = 0; p < kc; ++p) {
     for (int r = 0; r < kRows; ++r)
-      for (int j = 0; j < width; ++j) acc[r][j] += a[r] * b[j];
-    a += kTileRows;
+      for (int j = 0; j < width; ++j) acc[r][j] += a[r * a_rs] * b[j];
+    a += a_st;
     b += b_step;
   }
   for (int r = 0; r < kRows; ++r) {
@@ -145,18 +149,24 @@ void gemm_tile(std::int64_t kc, const float* a, const float* b, std::int64_t b_s
 }
 #endif
 
-using GemmTileFn = void (*)(std::int64_t, const float*, const float*, std::int64_t, float*, std::int64_t, int, float,
-                            float);
+using GemmTileFn = void (*)(std::int64_t, const float*, std::int64_t, std::int64_t, const float*, std::int64_t, float*,
+                            std::int64_t, int, float, float);
 
-// gemm_tile<rows, partial> for rows = 1..kTileRows, indexed [partial][rows − 1].
-template <bool kPartial, std::size_t... I>
+// gemm_tile<rows, partial, packed_a> for rows = 1..kTileRows, indexed
+// [packed_a][partial][rows − 1].
+template <bool kPartial, bool kPackedA, std::size_t... I>
 constexpr std::array<GemmTileFn, sizeof...(I)> make_gemm_tiles(std::index_sequence<I...>) {
-  return {&gemm_tile<static_cast<int>(I) + 1, kPartial>...};
+  return {&gemm_tile<static_cast<int>(I) + 1, kPartial, kPackedA>...};
 }
-inline constexpr std::array<std::array<GemmTileFn, kTileRows>, 2> kGemmTiles = {
-    make_gemm_tiles<false>(std::make_index_sequence<kTileRows>{}),
-    make_gemm_tiles<true>(std::make_index_sequence<kTileRows>{})};
+using GemmTileRow = std::array<GemmTileFn, kTileRows>;
+inline constexpr std::array<std::array<GemmTileRow, 2>, 2> kGemmTiles = {
+    std::array<GemmTileRow, 2>{make_gemm_tiles<false, false>(std::make_index_sequence<kTileRows>{}),
+                               make_gemm_tiles<true, false>(std::make_index_sequence<kTileRows>{})},
+    std::array<GemmTileRow, 2>{make_gemm_tiles<false, true>(std::make_index_sequence<kTileRows>{}),
+                               make_gemm_tiles<true, true>(std::make_index_sequence<kTileRows>{})}};
 
-inline GemmTileFn gemm_tile_for(int rows, int cols) { return kGemmTiles[cols < kTileCols][rows - 1]; }
+inline GemmTileFn gemm_tile_for(int rows, int cols, bool packed_a) {
+  return kGemmTiles[packed_a][cols < kTileCols][rows - 1];
+}
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE
