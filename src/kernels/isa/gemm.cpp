@@ -192,16 +192,16 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
 
 // Splits `threads` into a grid_m × grid_n grid of C regions, minimising the
 // largest region's multiply-adds plus its packing (each region packs its own
-// rows of A and columns of B).
+// rows of A and columns of B). On a tie the rows are split.
 void choose_grid(int threads, std::int64_t m_panels, std::int64_t n_panels, int& grid_m, int& grid_n) {
   double best = -1.0;
-  for (int gm = 1; gm <= threads; ++gm) {
+  for (int gm = threads; gm >= 1; --gm) {
     if (threads % gm != 0) continue;
     const int gn = threads / gm;
     const double rows = static_cast<double>(ceil_div(m_panels, gm) * kTileRows);
     const double cols = static_cast<double>(ceil_div(n_panels, gn) * kTileCols);
     const double cost = rows * cols + 32.0 * (rows + cols);
-    if (best < 0 || cost < best) {
+    if (best < 0 || cost < 0.999 * best) {
       best = cost;
       grid_m = gm;
       grid_n = gn;

@@ -35,7 +35,12 @@ void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::
   const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
   __m512 lo[kRows], hi[kRows];
 #pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) lo[r] = hi[r] = _mm512_setzero_ps();
+  for (int r = 0; r < kRows; ++r) {
+    lo[r] = hi[r] = _mm512_setzero_ps();
+    // C is touched only after the k loop: start fetching its lines now.
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + cols - 1), _MM_HINT_T0);
+  }
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < kc; ++p) {
     const __m512 b_lo = kPartial ? _mm512_maskz_loadu_ps(mask_lo, b) : _mm512_loadu_ps(b);
