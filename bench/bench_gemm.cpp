@@ -1,11 +1,14 @@
 // attn's SGEMM against OpenBLAS cblas_sgemm, measured side by side in one run.
 //
-//   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick]
+//   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick] [--cpu-time]
 //
 // Each row times attn and OpenBLAS alternately (A B A B …) on the same
 // operands and reports the median GFLOP/s of each, so drifts in the shared
 // machine's load hit both sides alike. The FMA peak of this machine,
-// measured in the same run, bounds both.
+// measured in the same run, bounds both. --cpu-time divides by the process's
+// CPU time instead of wall time: on a machine shared with other work it shows
+// the kernels' own speed, but only 1-thread rows mean that (threads waiting
+// for each other spend CPU time too).
 //
 // Debian's OpenBLAS does not recognise this CPU and falls back to an SSE3
 // kernel unless OPENBLAS_CORETYPE names one when the library loads; the
@@ -14,6 +17,7 @@
 #include <cblas.h>
 #include <immintrin.h>
 #include <omp.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +43,16 @@ using attn::kernels::Trans;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+bool g_cpu_time = false;  // --cpu-time
+
+// Wall seconds, or with --cpu-time the process's CPU seconds.
+double now_seconds() {
+  if (!g_cpu_time) return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -91,11 +105,12 @@ double fma_peak(int threads, int samples) {
   std::vector<double> rates;
   volatile float sink = 0;
   for (int s = 0; s < samples; ++s) {
-    const auto t0 = Clock::now();
+    const double start = now_seconds();
     float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
     total += wide ? fma_chains_avx512(iterations) : fma_chains_avx2(iterations);
-    rates.push_back(flops_per_thread * threads / seconds_since(t0) * 1e-9);
+    const double seconds = (now_seconds() - start) / (g_cpu_time ? threads : 1);
+    rates.push_back(flops_per_thread * threads / seconds * 1e-9);
     sink = sink + total;
   }
   return median(rates);
@@ -148,14 +163,15 @@ void measure(Row& row, int samples) {
   const double once = seconds_since(t0);
   const int calls = std::max(1, static_cast<int>(0.04 / std::max(once, 1e-6)));
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * calls;
+  const double time_scale = g_cpu_time ? 1.0 / row.threads : 1.0;
   std::vector<double> attn_rates, blas_rates;
   for (int s = 0; s < samples; ++s) {
-    t0 = Clock::now();
+    double start = now_seconds();
     for (int i = 0; i < calls; ++i) run_attn();
-    attn_rates.push_back(flops / seconds_since(t0) * 1e-9);
-    t0 = Clock::now();
+    attn_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
+    start = now_seconds();
     for (int i = 0; i < calls; ++i) run_blas();
-    blas_rates.push_back(flops / seconds_since(t0) * 1e-9);
+    blas_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
   }
   row.attn_gflops = median(attn_rates);
   row.openblas_gflops = median(blas_rates);
@@ -193,10 +209,11 @@ int run(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--json") json = true;
     else if (arg == "--quick") samples = 3;
+    else if (arg == "--cpu-time") g_cpu_time = true;
     else if (arg == "--samples" && i + 1 < argc) samples = std::max(1, std::stoi(argv[++i]));
     else if (arg == "--threads" && i + 1 < argc) thread_counts = parse_threads(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--json] [--samples N] [--quick] [--threads 1,2]\n");
+      std::fprintf(stderr, "usage: bench_gemm [--json] [--samples N] [--quick] [--threads 1,2] [--cpu-time]\n");
       return 2;
     }
   }
@@ -211,8 +228,8 @@ int run(int argc, char** argv) {
     std::printf("attn SGEMM vs OpenBLAS cblas_sgemm (row-major, alpha 1, beta 0), GFLOP/s\n");
     std::printf("attn ISA %s; OpenBLAS core %s (%s)\n", std::string(attn::isa_name(attn::active_isa())).c_str(),
                 core.c_str(), openblas_get_config());
-    std::printf("medians of %d interleaved samples (each ~40 ms); load average at start %s\n", samples,
-                load_average().c_str());
+    std::printf("medians of %d interleaved samples (each ~40 ms), %s time; load average at start %s\n", samples,
+                g_cpu_time ? "CPU" : "wall", load_average().c_str());
     for (std::size_t i = 0; i < thread_counts.size(); ++i)
       std::printf("FMA peak, %d thread%s: %.0f GFLOP/s\n", thread_counts[i], thread_counts[i] == 1 ? "" : "s",
                   peaks[i]);
@@ -242,9 +259,11 @@ int run(int argc, char** argv) {
           std::find(thread_counts.begin(), thread_counts.end(), r.threads) - thread_counts.begin())];
       std::printf(
           "  {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"layout\": \"%s\", \"threads\": %d, \"attn_gflops\": %.2f, "
-          "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f}%s\n",
+          "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f, "
+          "\"timing\": \"%s\"}%s\n",
           r.m, r.n, r.k, layout_name(r.ta, r.tb), r.threads, r.attn_gflops, r.openblas_gflops,
-          r.attn_gflops / r.openblas_gflops, core.c_str(), peak, i + 1 < rows.size() ? "," : "");
+          r.attn_gflops / r.openblas_gflops, core.c_str(), peak, g_cpu_time ? "cpu" : "wall",
+          i + 1 < rows.size() ? "," : "");
     }
     std::printf("]\n");
   }
