@@ -10,7 +10,10 @@
 //       for every parameter (grad_scale 1: gradients of the summed loss) and
 //       the batch itself (batch.src, batch.src_lengths, batch.tgt_in,
 //       batch.tgt_out, batch.tgt_lengths, as floats); metadata: the loss sums
-//       in full double precision, label_smoothing, isa, threads.
+//       in full double precision, label_smoothing, isa, threads, and the
+//       greedy and beam-search results on the batch's sources ("greedy",
+//       "beam": JSON [{"tokens": [...], "score": s, "logprob": l}, ...]; "search":
+//       the SearchOptions used).
 // Evaluation mode throughout (StepContext::training false): dropout is the identity.
 //
 // batch.json: {"sources": [[id, ...], ...], "targets": [[id, ...], ...]}
@@ -29,6 +32,7 @@
 #include "attn/core/rng.h"
 #include "attn/core/safetensors.h"
 #include "attn/core/threads.h"
+#include "attn/decode/search.h"
 #include "attn/model/batch.h"
 #include "attn/model/model_file.h"
 #include "attn/text/bpe.h"
@@ -77,7 +81,7 @@ void run_init(InitOptions o) {
 struct RunOptions {
   std::string model, out, batch_file, isa;
   std::uint64_t seed = 1;
-  int batch_size = 4, threads = 0;
+  int batch_size = 4, threads = 0, beam = 4;
   float label_smoothing = 0.1f;
 };
 
@@ -120,6 +124,12 @@ attn::Tensor ids_as_floats(const std::vector<std::int32_t>& ids, attn::Shape sha
   return t;
 }
 
+nlohmann::json hypotheses_json(const std::vector<attn::decode::Hypothesis>& hyps) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& h : hyps) out.push_back({{"tokens", h.tokens}, {"score", h.score}, {"logprob", h.logprob}});
+  return out;
+}
+
 std::string exact(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.17g", v);
@@ -150,6 +160,14 @@ void run_dump(const RunOptions& o) {
   model.params().zero_grads();
   const attn::nn::LossSums sums = model.forward_backward(ctx, batch, o.label_smoothing, true, 1.0f);
 
+  arena.reset();
+  attn::decode::SearchOptions search;
+  search.beam = o.beam;
+  const std::vector<attn::decode::Hypothesis> greedy = attn::decode::greedy_search(ctx, model, sources, search);
+  arena.reset();
+  std::vector<attn::decode::Hypothesis> beam;
+  for (auto& best : attn::decode::beam_search(ctx, model, sources, search)) beam.push_back(best.at(0));
+
   const float loss = static_cast<float>(sums.loss), nll = static_cast<float>(sums.nll),
               tokens = static_cast<float>(sums.tokens);
   const attn::Tensor src = ids_as_floats(batch.src, {B, ts}), src_lengths = ids_as_floats(batch.src_lengths, {B}),
@@ -178,6 +196,13 @@ void run_dump(const RunOptions& o) {
       {"label_smoothing", exact(o.label_smoothing)},
       {"isa", std::string(attn::isa_name(attn::active_isa()))},
       {"threads", std::to_string(attn::num_threads())},
+      {"greedy", hypotheses_json(greedy).dump()},
+      {"beam", hypotheses_json(beam).dump()},
+      {"search", nlohmann::json{{"beam", search.beam},
+                                {"lenpen", search.lenpen},
+                                {"max_len_a", search.max_len_a},
+                                {"max_len_b", search.max_len_b}}
+                     .dump()},
   };
   attn::write_safetensors(o.out, tensors, metadata);
   std::printf("%s: B=%lld Ts=%lld Tt=%lld, %lld target tokens, loss %.6f, isa %s\n", o.out.c_str(),
@@ -223,6 +248,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--seed", run.seed, "random batch when no --batch")->capture_default_str();
   run_cmd->add_option("--batch-size", run.batch_size)->capture_default_str();
   run_cmd->add_option("--label-smoothing", run.label_smoothing)->capture_default_str();
+  run_cmd->add_option("--beam", run.beam, "beam size of the beam-search result")->capture_default_str();
   run_cmd->add_option("--isa", run.isa, "scalar | avx2 | avx512 (default: the best this CPU has)");
   run_cmd->add_option("--threads", run.threads, "OpenMP threads (0: all)")->capture_default_str();
 

@@ -36,6 +36,8 @@ TOL_LOGPROB = 1e-4  # max abs
 # wrong smoothing constant (eps / V instead of eps / (V - 1): ~3e-6) pass.
 TOL_LOSS = 1e-6
 TOL_GRAD = 1e-3     # max abs error / max abs of the reference tensor (see grad_errors)
+TOL_PICK = 1e-5            # a decoding choice within this of the twin's best is a tie
+TOL_DECODE_LOGPROB = 1e-4  # a hypothesis' log-prob sum, attn vs the twin
 GRAD_FLOOR = 1e-3   # the scale of a tensor is never below this fraction of the model's largest gradient
 
 # (label, twin_dump init flags, seed of the batch, lengths (source, target) of its sentences)
@@ -112,6 +114,71 @@ def incremental_error(model: attn_twin.Seq2Seq, batch: Dict[str, torch.Tensor], 
     return worst
 
 
+def rescore(model: attn_twin.Seq2Seq, source: List[int], tokens: List[int]) -> np.ndarray:
+    """The twin's log-probs [len(tokens) + 1, V] of each step of a hypothesis (</s> last)."""
+    with torch.inference_mode():
+        return model(attn_twin.make_batch([source], [tokens]))[0].double().numpy()
+
+
+def check_decoding(model: attn_twin.Seq2Seq, meta: Dict[str, str], batch: Dict[str, torch.Tensor]) -> Tuple[bool, str]:
+    """attn's greedy and beam results (from the dump) against the twin. Greedy: every word attn
+    picked is the twin's arg-max within TOL_PICK (or the forced </s>) and its log-prob sum agrees;
+    the summary counts how many equal the twin's own greedy search.
+    Beam: the same hypotheses as the twin's beam search; where they differ (a near tie can send two
+    correct searches apart), attn's hypothesis must score, under the twin, within TOL_PICK of the
+    twin's own best (else a failure), and it is counted in the summary."""
+    if "greedy" not in meta:
+        return True, "-"
+    sources = [row[:n].tolist() for row, n in zip(batch["src"], batch["src_lengths"].tolist())]
+    ok, problems, beam_differs, greedy_differs = True, [], 0, 0
+    search = json.loads(meta["search"])
+    lenpen, len_a, len_b = search["lenpen"], search["max_len_a"], search["max_len_b"]
+    twin_greedy = attn_twin.greedy_search(model, sources, lenpen=lenpen, max_len_a=len_a, max_len_b=len_b)
+    for i, hyp in enumerate(json.loads(meta["greedy"])):
+        greedy_differs += hyp["tokens"] != twin_greedy[i].tokens
+        lp = rescore(model, sources[i], hyp["tokens"])
+        words = hyp["tokens"] + [attn_twin.EOS]
+        limit = attn_twin.max_target_len(len(sources[i]), len_a, len_b, model.config.max_positions)
+        if len(hyp["tokens"]) > limit:
+            ok = False
+            problems.append(f"greedy sentence {i}: {len(hyp['tokens'])} words, over the limit of {limit}")
+        allowed = lp.copy()
+        allowed[:, [attn_twin.PAD, attn_twin.BOS]] = -np.inf
+        for t, w in enumerate(words):
+            if not (t >= limit and w == attn_twin.EOS) and lp[t, w] < allowed[t].max() - TOL_PICK:
+                ok = False
+                problems.append(f"greedy sentence {i} step {t}: attn picked {w} ({lp[t, w]:.6f}), the twin's "
+                                f"best is {int(allowed[t].argmax())} ({allowed[t].max():.6f})")
+                break
+        total = float(sum(lp[t, w] for t, w in enumerate(words)))
+        if abs(total - hyp["logprob"]) > TOL_DECODE_LOGPROB:
+            ok = False
+            problems.append(f"greedy sentence {i}: attn's log-prob {hyp['logprob']:.6f}, the twin's {total:.6f}")
+    twin_beam = attn_twin.beam_search(model, sources, beam=search["beam"], lenpen=lenpen, max_len_a=len_a,
+                                      max_len_b=len_b)
+    for i, hyp in enumerate(json.loads(meta["beam"])):
+        mine = twin_beam[i][0]
+        if hyp["tokens"] == mine.tokens:
+            if abs(hyp["score"] - mine.score) > TOL_DECODE_LOGPROB:
+                ok = False
+                problems.append(f"beam sentence {i}: same words, scores {hyp['score']:.6f} (attn) "
+                                f"{mine.score:.6f} (twin)")
+            continue
+        beam_differs += 1
+        lp = rescore(model, sources[i], hyp["tokens"])
+        words = hyp["tokens"] + [attn_twin.EOS]
+        score = float(sum(lp[t, w] for t, w in enumerate(words))) / len(words) ** lenpen
+        if score < mine.score - TOL_PICK:
+            ok = False
+            problems.append(f"beam sentence {i}: attn's hypothesis scores {score:.6f} under the twin, the twin's "
+                            f"own {mine.score:.6f}:\n      attn {hyp['tokens']}\n      twin {mine.tokens}")
+    for p in problems:
+        print("  " + p)
+    n = len(sources)
+    summary = f"{'ok' if ok else 'FAIL'} {n - greedy_differs}/{n} {n - beam_differs}/{n}"
+    return ok, summary
+
+
 def grad_errors(grads: Dict[str, np.ndarray], reference: Dict[str, np.ndarray]) -> Tuple[Dict[str, float], set]:
     """Per tensor: max abs error / max(max abs of the reference tensor, GRAD_FLOOR x the largest
     gradient of the model). The floor is for gradients that are zero in exact arithmetic (the
@@ -165,8 +232,12 @@ def compare(model_path: str, dump_path: str, label: str, verbose: bool) -> Tuple
         _twin_cache[inc_key] = incremental_error(model64, batch, lp64)
     inc_err = _twin_cache[inc_key]
 
+    decode_key = (id(model64), "decoding", meta.get("greedy"), meta.get("beam"))
+    if decode_key not in _twin_cache:
+        _twin_cache[decode_key] = check_decoding(model64, meta, batch)
+    decode_ok, decode_summary = _twin_cache[decode_key]
     ok = (lp_err <= TOL_LOGPROB and loss_err <= TOL_LOSS and nll_err <= TOL_LOSS and g_err[worst] <= TOL_GRAD
-          and tokens_ok and inc_err <= 1e-9)
+          and tokens_ok and inc_err <= 1e-9 and decode_ok)
     bad = [n for n, e in g_err.items() if e > TOL_GRAD]
     if verbose or bad:
         print(f"\n  {label} [{meta.get('isa', '?')}]: gradients, attn and twin32 vs twin64 "
@@ -178,13 +249,13 @@ def compare(model_path: str, dump_path: str, label: str, verbose: bool) -> Tuple
         print(f"\n  {label}: attn counted {meta['tokens']} target tokens, the twin {tokens64}")
     cells = [label, meta.get("isa", "?"), f"{lp_err:.1e} ({lp_err32:.0e})", f"{loss_err:.1e} ({rel(loss32, loss64):.0e})",
              f"{nll_err:.1e}", f"{g_err[worst_normal]:.1e} ({max(g_err32[n] for n in normal):.0e}) {worst_normal}",
-             f"{worst_floored:.0e} ({len(floored)})", f"{inc_err:.0e}",
+             f"{worst_floored:.0e} ({len(floored)})", f"{inc_err:.0e}", decode_summary,
              "ok" if ok else "FAIL"]
     return ok, cells
 
 
 HEADER = ["model", "isa", "logprob max|Δ| (f32 twin)", "loss rel (f32)", "nll rel", "grad worst rel (f32) tensor",
-          "≈0 grads (n)", "twin incr", ""]
+          "≈0 grads (n)", "twin incr", "decoding", ""]
 
 
 def print_table(rows: List[List[str]]) -> None:
@@ -232,7 +303,9 @@ def run_matrix(args) -> int:
     print(f"\ntolerances: log-probs {TOL_LOGPROB:g} abs, loss/nll {TOL_LOSS:g} rel, gradients {TOL_GRAD:g} "
           f"(max|Δ| / max(max|ref|, {GRAD_FLOOR:g} x the largest gradient) per tensor; '≈0 grads': the n tensors "
           f"whose exact gradient is below that floor, e.g. attention key biases); reference: the float64 twin; "
-          f"'twin incr': the twin's cached decoder vs its teacher-forced pass")
+          f"'twin incr': the twin's cached decoder vs its teacher-forced pass; 'decoding': attn's greedy picks "
+          f"are the twin's arg-max (within {TOL_PICK:g}), and how many of attn's greedy / beam results equal the "
+          f"twin's")
     print("crosscheck: " + ("all match" if all_ok else "MISMATCH"))
     return 0 if all_ok else 1
 
