@@ -35,7 +35,7 @@ constexpr std::int64_t kNcMax = kTileCols * (ATTN_ISA_LEVEL == 2 ? 32 : 64);
 constexpr std::int64_t kDirectBMaxRows = 64;
 // Up to this many multiply-adds per region, tiles read A in place too (the
 // whole of A then stays in cache while it is reused).
-constexpr std::int64_t kDirectAMaxMacs = std::int64_t{1} << 22;
+constexpr std::int64_t kDirectAMaxMacs = ATTN_ISA_LEVEL == 0 ? 0 : std::int64_t{1} << 22;
 // Below this many multiply-adds a product runs on one thread: waking the
 // team costs more than it gives.
 constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
