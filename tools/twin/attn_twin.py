@@ -446,9 +446,10 @@ def load_model_file(path: str, dtype: torch.dtype = torch.float32) -> Tuple[Seq2
 # -- training ---------------------------------------------------------------
 def inverse_sqrt_lr(update: int, lr: float, warmup: int, warmup_init_lr: float = 1e-7) -> float:
     """fairseq's inverse_sqrt, as attn::train::inverse_sqrt_lr (update counts from 1)."""
-    if update <= warmup:
-        return warmup_init_lr + (lr - warmup_init_lr) * update / max(warmup, 1)
-    return lr * math.sqrt(warmup / update)
+    u = max(update, 1)
+    if warmup > 0 and u < warmup:
+        return warmup_init_lr + (lr - warmup_init_lr) * u / warmup
+    return lr * math.sqrt(max(warmup, 1) / u)
 
 
 def make_optimizer(model: nn.Module, lr: float = 1e-3, betas=(0.9, 0.98), eps: float = 1e-8,
