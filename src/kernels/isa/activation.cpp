@@ -16,13 +16,18 @@ constexpr std::int64_t kParallelMin = 1 << 15;  // elements; below this, threads
 constexpr float kSqrt2OverPi = 0.797884560802865f;
 constexpr float kCubic = 0.044715f;
 
-// NaN propagates (a NaN loss must stay visible).
-inline float relu(float x) { return x < 0.0f ? 0.0f : x; }
+// Lambdas, not functions: passed to the templates below as a function
+// pointer, a function is not inlined and the loops do not vectorise.
 
-inline float gelu(float x) {
+// NaN propagates (a NaN loss must stay visible).
+constexpr auto relu = [](float x) { return x < 0.0f ? 0.0f : x; };
+
+constexpr auto gelu = [](float x) {
   const float two_u = 2.0f * kSqrt2OverPi * (x + kCubic * x * x * x);
   return x * vec_math::sigmoid(two_u);
-}
+};
+
+constexpr auto identity = [](float x) { return x; };
 
 // d/dx [x · s(2u)] = s + x · s (1 − s) · 2u'.
 inline float gelu_derivative(float x) {
@@ -88,7 +93,7 @@ void bias_activation_forward(Activation act, float* y, const float* bias, float*
   switch (act) {
     case Activation::relu: return apply_with_bias(y, bias, pre, rows, cols, relu);
     case Activation::gelu: return apply_with_bias(y, bias, pre, rows, cols, gelu);
-    case Activation::none: return apply_with_bias(y, bias, pre, rows, cols, [](float v) { return v; });
+    case Activation::none: return apply_with_bias(y, bias, pre, rows, cols, identity);
   }
 }
 

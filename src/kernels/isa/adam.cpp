@@ -1,33 +1,73 @@
 // AdamW over one flat buffer: a streaming loop, split across threads.
 #include "isa.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "attn/kernels/adam.h"
+#include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "adam.inc"
 
 namespace {
-constexpr std::int64_t kParallelMin = 1 << 15;  // elements; below this, threads cost more than they give
+constexpr std::int64_t kChunk = 1 << 14;  // elements per unit of parallel work
+
+struct Factors {
+  float beta1, beta2, eps;
+  float m_factor;  // lr / (1 − β1^t)
+  float v_factor;  // 1 / (1 − β2^t)
+  float decay;     // lr · wd
+  float grad_scale;
+};
+
+// param, grad, m, v: [n]. Explicit vectors, so that the square root is the
+// packed instruction (GCC will not vectorise std::sqrt under -fmath-errno);
+// the tail uses std::sqrt, which rounds the same.
+void adam_range(float* param, const float* grad, float* m, float* v, std::int64_t n, const Factors& f) {
+  using vec_math::load;
+  using vec_math::splat;
+  using vec_math::store;
+  using vec_math::Vec;
+  const Vec grad_scale = splat(f.grad_scale), beta1 = splat(f.beta1), beta2 = splat(f.beta2);
+  const Vec one_minus_beta1 = splat(1.0f - f.beta1), one_minus_beta2 = splat(1.0f - f.beta2);
+  const Vec m_factor = splat(f.m_factor), v_factor = splat(f.v_factor), eps = splat(f.eps), decay = splat(f.decay);
+  std::int64_t i = 0;
+  for (; i + vec_math::kWidth <= n; i += vec_math::kWidth) {
+    const Vec g = grad_scale * load(grad + i);
+    const Vec m_new = beta1 * load(m + i) + one_minus_beta1 * g;
+    const Vec v_new = beta2 * load(v + i) + one_minus_beta2 * g * g;
+    store(m + i, m_new);
+    store(v + i, v_new);
+    const Vec p = load(param + i);
+    store(param + i, p - (m_factor * m_new / (vec_math::sqrt(v_new * v_factor) + eps) + decay * p));
+  }
+  for (; i < n; ++i) {
+    const float g = f.grad_scale * grad[i];
+    m[i] = f.beta1 * m[i] + (1.0f - f.beta1) * g;
+    v[i] = f.beta2 * v[i] + (1.0f - f.beta2) * g * g;
+    param[i] -= f.m_factor * m[i] / (std::sqrt(v[i] * f.v_factor) + f.eps) + f.decay * param[i];
+  }
+}
 }  // namespace
 
 void adam_update(float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamHyper& hyper,
                  float grad_scale) {
   const double step = static_cast<double>(hyper.step);
-  const float beta1 = hyper.beta1, beta2 = hyper.beta2, eps = hyper.eps;
-  // Bias corrections folded into the two factors the loop needs.
-  const float m_factor = static_cast<float>(hyper.lr / (1.0 - std::pow(static_cast<double>(beta1), step)));
-  const float v_factor = static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(beta2), step)));
-  const float decay = hyper.lr * hyper.weight_decay;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float g = grad_scale * grad[i];
-    const float m_new = beta1 * m[i] + (1.0f - beta1) * g;
-    const float v_new = beta2 * v[i] + (1.0f - beta2) * g * g;
-    m[i] = m_new;
-    v[i] = v_new;
-    param[i] -= m_factor * m_new / (std::sqrt(v_new * v_factor) + eps) + decay * param[i];
+  const Factors factors{
+      hyper.beta1,
+      hyper.beta2,
+      hyper.eps,
+      static_cast<float>(hyper.lr / (1.0 - std::pow(static_cast<double>(hyper.beta1), step))),
+      static_cast<float>(1.0 / (1.0 - std::pow(static_cast<double>(hyper.beta2), step))),
+      hyper.lr * hyper.weight_decay,
+      grad_scale,
+  };
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for schedule(static) if (chunks > 1)
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t i0 = c * kChunk, count = std::min(kChunk, n - i0);
+    adam_range(param + i0, grad + i0, m + i0, v + i0, count, factors);
   }
 }
 

@@ -2,9 +2,12 @@
 // ISA this file is compiled for. Threads only above a size where they pay off.
 #include "isa.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "elementwise.inc"
@@ -67,35 +70,46 @@ double blocked_sum(std::int64_t n, BlockFn block_sum) {
   for (double p : partial) total += p;
   return total;
 }
+
+// Σ term(widened x[i]) for i in [i0, i1), in double: four vector accumulators
+// (the add latency), then a fixed-order combination and a scalar tail.
+template <typename Term>
+double widened_block_sum(const float* x, std::int64_t i0, std::int64_t i1, Term term) {
+  constexpr int kStep = vec_math::kDoubleWidth;
+  vec_math::VecDouble acc[4] = {};
+  std::int64_t i = i0;
+  for (; i + 4 * kStep <= i1; i += 4 * kStep)
+    for (int a = 0; a < 4; ++a) acc[a] += term(vec_math::load_widened(x + i + a * kStep));
+  double total = vec_math::reduce_add((acc[0] + acc[1]) + (acc[2] + acc[3]));
+  for (; i < i1; ++i) total += term(static_cast<double>(x[i]));
+  return total;
+}
 }  // namespace
 
 double sum(const float* x, std::int64_t n) {
   return blocked_sum(n, [x](std::int64_t i0, std::int64_t i1) {
-    double s = 0.0;
-    for (std::int64_t i = i0; i < i1; ++i) s += x[i];
-    return s;
+    return widened_block_sum(x, i0, i1, [](auto v) { return v; });
   });
 }
 
 double sum_squares(const float* x, std::int64_t n) {
   return blocked_sum(n, [x](std::int64_t i0, std::int64_t i1) {
-    double s = 0.0;
-    for (std::int64_t i = i0; i < i1; ++i) s += static_cast<double>(x[i]) * x[i];
-    return s;
+    return widened_block_sum(x, i0, i1, [](auto v) { return v * v; });
   });
 }
 
-float max_value(const float* x, std::int64_t n) {
-  float m = -std::numeric_limits<float>::infinity();
-  for (std::int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
-  return m;
-}
+float max_value(const float* x, std::int64_t n) { return vec_math::max(x, n); }
 
 bool all_finite(const float* x, std::int64_t n) {
-  // x - x is 0 for finite x and NaN for ±Inf and NaN; summing is branch-free.
-  float acc = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) acc += x[i] - x[i];
-  return acc == 0.0f;
+  // A float is ±inf or NaN exactly when its exponent bits are all ones; an
+  // integer OR over the elements vectorises (a float sum would not).
+  std::uint32_t any_special = 0;
+#pragma omp parallel for schedule(static) reduction(| : any_special) if (n >= kParallelMin)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint32_t exponent = std::bit_cast<std::uint32_t>(x[i]) & 0x7F800000u;
+    any_special |= exponent == 0x7F800000u ? 1u : 0u;
+  }
+  return any_special == 0;
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -26,11 +26,17 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, fl
     float* y_row = y + r * d;
     // Two passes: the variance of the centred values does not cancel.
     const float row_mean = vec_math::sum(x_row, d) * inverse_d;
-    const float variance = vec_math::sum_of(d, [=](std::int64_t j) {
-                             const float centred = x_row[j] - row_mean;
-                             return centred * centred;
-                           }) *
-                           inverse_d;
+    auto centred_square = [=](vec_math::Vec x_part) {
+      const vec_math::Vec centred = x_part - row_mean;
+      return centred * centred;
+    };
+    const float variance =
+        vec_math::sum_of(
+            d, [=](std::int64_t j) { return centred_square(vec_math::load(x_row + j)); },
+            [=](std::int64_t j, std::int64_t count) {
+              return centred_square(vec_math::load_partial(x_row + j, count, row_mean));  // missing lanes: 0
+            }) *
+        inverse_d;
     const float row_rstd = 1.0f / std::sqrt(variance + eps);
     for (std::int64_t j = 0; j < d; ++j) y_row[j] = (x_row[j] - row_mean) * row_rstd * gamma[j] + beta[j];
     mean[r] = row_mean;
@@ -62,10 +68,21 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
       // With g = dy ⊙ gamma and x̂ the normalised input:
       // dx = rstd · (g − mean(g) − x̂ · mean(g ⊙ x̂)).
       const float g_mean = vec_math::dot(dy_row, gamma, d) * inverse_d;
-      const float g_xhat_mean = vec_math::sum_of(d, [=](std::int64_t j) {
-                                  return dy_row[j] * gamma[j] * ((x_row[j] - row_mean) * row_rstd);
-                                }) *
-                                inverse_d;
+      auto g_xhat = [=](vec_math::Vec dy_part, vec_math::Vec gamma_part, vec_math::Vec x_part) {
+        return dy_part * gamma_part * ((x_part - row_mean) * row_rstd);
+      };
+      const float g_xhat_mean =
+          vec_math::sum_of(
+              d,
+              [=](std::int64_t j) {
+                return g_xhat(vec_math::load(dy_row + j), vec_math::load(gamma + j), vec_math::load(x_row + j));
+              },
+              [=](std::int64_t j, std::int64_t count) {  // missing lanes: dy = 0
+                return g_xhat(vec_math::load_partial(dy_row + j, count, 0.0f),
+                              vec_math::load_partial(gamma + j, count, 0.0f),
+                              vec_math::load_partial(x_row + j, count, 0.0f));
+              }) *
+          inverse_d;
       for (std::int64_t j = 0; j < d; ++j) {
         const float xhat = (x_row[j] - row_mean) * row_rstd;
         dx_row[j] += row_rstd * (dy_row[j] * gamma[j] - g_mean - xhat * g_xhat_mean);

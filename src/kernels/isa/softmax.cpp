@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "vec_math.h"
 
@@ -12,45 +13,40 @@ namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "softmax.inc"
 
 namespace {
+using vec_math::kWidth;
+using vec_math::Vec;
 constexpr std::int64_t kParallelMin = 1 << 14;  // elements; below this, threads cost more than they give
-constexpr int kLanes = vec_math::kLanes;
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 std::int64_t valid_columns(const std::int32_t* valid, std::int64_t row, std::int64_t cols) {
   return valid == nullptr ? cols : std::clamp<std::int64_t>(valid[row], 0, cols);
 }
 
-float combine_lanes(float* lane) {
-  for (int width = kLanes / 2; width > 0; width /= 2)
-    for (int k = 0; k < width; ++k) lane[k] += lane[k + width];
-  return lane[0];
-}
-
 // e[j] = exp(scale · x[j] − shift) for j < n; returns Σ e. x, e: [n]; e may alias x.
 float exp_and_sum(const float* x, float* e, std::int64_t n, float scale, float shift) {
-  float lane[kLanes] = {};
+  const Vec scale_v = vec_math::splat(scale), minus_shift = vec_math::splat(-shift);
+  Vec acc = Vec{};
   std::int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) {
-      const float v = vec_math::exp(vec_math::mul_add(scale, x[j + k], -shift));
-      e[j + k] = v;
-      lane[k] += v;
-    }
-  for (int k = 0; j < n; ++j, ++k) {
-    const float v = vec_math::exp(vec_math::mul_add(scale, x[j], -shift));
-    e[j] = v;
-    lane[k] += v;
+  for (; j + kWidth <= n; j += kWidth) {
+    const Vec v = vec_math::exp(vec_math::mul_add(scale_v, vec_math::load(x + j), minus_shift));
+    vec_math::store(e + j, v);
+    acc += v;
   }
-  return combine_lanes(lane);
+  if (j < n) {  // the missing lanes read −inf, whose exp is 0
+    const Vec v = vec_math::exp(vec_math::mul_add(scale_v, vec_math::load_partial(x + j, n - j, kMinusInf), minus_shift));
+    vec_math::store_partial(e + j, v, n - j);
+    acc += v;
+  }
+  return vec_math::reduce_add(acc);
 }
 
 // Σ exp(x[j] − shift) over x: [n], without storing the terms.
 float sum_exp(const float* x, std::int64_t n, float shift) {
-  float lane[kLanes] = {};
-  std::int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int k = 0; k < kLanes; ++k) lane[k] += vec_math::exp(x[j + k] - shift);
-  for (int k = 0; j < n; ++j, ++k) lane[k] += vec_math::exp(x[j] - shift);
-  return combine_lanes(lane);
+  return vec_math::sum_of(
+      n, [=](std::int64_t j) { return vec_math::exp(vec_math::load(x + j) - shift); },
+      [=](std::int64_t j, std::int64_t count) {
+        return vec_math::exp(vec_math::load_partial(x + j, count, kMinusInf) - shift);
+      });
 }
 
 // x, y: [cols], the first n valid.
@@ -107,7 +103,13 @@ void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64
     const float* dy_row = dy + r * cols;
     float* dx_row = dx + r * cols;
     const float dy_sum = vec_math::sum(dy_row, cols);
-    for (std::int64_t j = 0; j < cols; ++j) dx_row[j] = dy_row[j] - vec_math::exp(y_row[j]) * dy_sum;
+    const Vec dy_sum_v = vec_math::splat(dy_sum);
+    std::int64_t j = 0;
+    for (; j + kWidth <= cols; j += kWidth) {
+      const Vec probability = vec_math::exp(vec_math::load(y_row + j));
+      vec_math::store(dx_row + j, vec_math::load(dy_row + j) - probability * dy_sum_v);
+    }
+    for (; j < cols; ++j) dx_row[j] = dy_row[j] - vec_math::exp(y_row[j]) * dy_sum;
   }
 }
 
