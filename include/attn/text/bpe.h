@@ -18,6 +18,9 @@
 //     several threads at once.
 // Merges are applied per pre-token by rank (lowest rank first, leftmost
 // first among equal ranks), which reproduces the learner's segmentation.
+// (The one exception: when a merge re-created an existing piece, e.g.
+// "a"+"bc" after "ab"+"c", the encoder may merge around it a little more
+// eagerly than the learner did. Still lossless; absent on Multi30k.)
 #pragma once
 #include <array>
 #include <cstdint>
