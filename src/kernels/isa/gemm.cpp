@@ -1,9 +1,10 @@
 // SGEMM driver: cache blocking (NC columns × KC steps of B packed per block,
-// MC rows of A packed per block), register tiles (gemm_tile.h) over the
-// packed panels, and threads over a grid of C regions.
+// A packed one micro-panel at a time), register tiles (gemm_tile.h) over the
+// packed panels, and threads over row panels or a grid of C regions.
 //
-// Threads never split k: each thread owns a rectangle of C (whole tiles) and
-// runs the full product for it, packing what it needs into its own buffers.
+// Threads never split k: each thread computes whole tiles of C (a fixed
+// rectangle, or row panels taken as it goes), packing what it needs into its
+// own buffers.
 // The k blocks are fixed by k alone, so every C element is computed by the
 // same sequence of operations whatever the thread count.
 #include "isa.h"
@@ -28,7 +29,6 @@ namespace {
 // L1d is 48 KiB, L2 2 MiB per core: an A micro-panel (KC × kTileRows, 14 KiB)
 // stays in L1 while the B block (KC × NC, 1 MiB) streams from L2 past it.
 constexpr std::int64_t kKcMax = 256;
-constexpr std::int64_t kMcMax = kTileRows * (ATTN_ISA_LEVEL == 2 ? 24 : 32);
 constexpr std::int64_t kNcMax = kTileCols * (ATTN_ISA_LEVEL == 2 ? 32 : 64);
 // Up to this many rows of C, tiles read a k×n-stored B in place: packing it
 // would cost about as much as the product.
@@ -39,6 +39,9 @@ constexpr std::int64_t kDirectAMaxMacs = ATTN_ISA_LEVEL == 0 ? 0 : std::int64_t{
 // Below this many multiply-adds a product runs on one thread: waking the
 // team costs more than it gives.
 constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
+// Threads share out row panels as they go when there are at least this many
+// per thread; fewer, and each gets a fixed rectangle of C.
+constexpr std::int64_t kSharedRowsMinPanels = 8;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -112,16 +115,19 @@ void scale_c(const Product& p) {
   }
 }
 
-// The product restricted to C rows [m0, m1) and columns [n0, n1), on the
-// calling thread. m0 and n0 are multiples of the tile size.
+// The product restricted to C rows [m0, m1) and columns [n0, n1). m0 and n0
+// are multiples of the tile size. With shared_rows, every thread of the
+// current team calls this with the same region and the rows are handed out
+// as they get done (guided schedule): a thread the OS delays then costs its
+// share only, not a wait at the end.
 //
 // Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2) →
-// MC rows (A block packed) → one A micro-panel (L1) against every B
-// micro-panel of the block. When op(B) is stored k×n and few rows of C share
-// each B panel, the tiles read B in place instead of packing it; small
-// products read A in place too. A few rows against a B stored n×k go to
-// dot products (gemm_dot.h).
-void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+// one A micro-panel (packed, L1) → every B micro-panel of the block. When
+// op(B) is stored k×n and few rows of C share each B panel, the tiles read B
+// in place instead of packing it; small products read A in place too. A few
+// rows against a B stored n×k go to dot products (gemm_dot.h).
+void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1,
+                bool shared_rows) {
   // Chosen by the whole product's shape, never by the region's, so that the
   // rounding does not depend on the thread count.
   if (p.m <= kDotMaxRows && p.a_step == 1 && p.b_step == 1) {
@@ -132,6 +138,7 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   ThreadBuffers& buffers = thread_buffers();
   const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
   const std::int64_t kc_len = ceil_div(p.k, k_blocks);
+  const std::int64_t m_panels = ceil_div(m1 - m0, kTileRows);
   const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
   const bool direct_a = (m1 - m0) * (n1 - n0) * p.k <= kDirectAMaxMacs;
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
@@ -155,36 +162,32 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
         b_step = kTileCols;
       }
       const float beta = kb == 0 ? p.beta : 1.0f;
-      for (std::int64_t ic = m0; ic < m1; ic += kMcMax) {
-        const std::int64_t mc = std::min(kMcMax, m1 - ic);
-        const std::int64_t m_panels = ceil_div(mc, kTileRows);
-        // A micro-panel ip: a_block + ip·a_panel_stride, element (r, p) at r·a_row + p·a_step.
-        const float* a_block = p.a + ic * p.a_row + p0 * p.a_step;
-        std::int64_t a_panel_stride = kTileRows * p.a_row, a_row = p.a_row, a_step = p.a_step;
+      float* a_packed = direct_a ? nullptr : buffers.a.get(kTileRows * kc);  // kc × kTileRows
+      auto row_panel = [&](std::int64_t ip) {
+        const std::int64_t i = m0 + ip * kTileRows;
+        const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
+        // Element (r, p) of the A micro-panel is a_panel[r·a_row + p·a_step].
+        const float* a_panel = p.a + i * p.a_row + p0 * p.a_step;
+        std::int64_t a_row = p.a_row, a_step = p.a_step;
         if (!direct_a) {
-          float* a_packed = buffers.a.get(m_panels * kTileRows * kc);  // m_panels × [kc × kTileRows]
-          for (std::int64_t ip = 0; ip < m_panels; ++ip) {
-            const std::int64_t i = ic + ip * kTileRows;
-            pack_panel<kTileRows>(p.a + i * p.a_row + p0 * p.a_step, p.a_row, p.a_step,
-                                  static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i)), kc,
-                                  a_packed + ip * kTileRows * kc);
-          }
-          a_block = a_packed;
-          a_panel_stride = kTileRows * kc;
+          pack_panel<kTileRows>(a_panel, p.a_row, p.a_step, rows, kc, a_packed);
+          a_panel = a_packed;
           a_row = 1;
           a_step = kTileRows;
         }
-        for (std::int64_t ip = 0; ip < m_panels; ++ip) {
-          const std::int64_t i = ic + ip * kTileRows;
-          const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
-          const float* a_panel = a_block + ip * a_panel_stride;
-          for (std::int64_t jp = 0; jp < n_panels; ++jp) {
-            const std::int64_t j = jc + jp * kTileCols;
-            const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
-            gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride, b_step,
-                                                 p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
-          }
+        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+          const std::int64_t j = jc + jp * kTileCols;
+          const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
+          gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride, b_step,
+                                               p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
         }
+      };
+      if (shared_rows) {
+        // The barrier at its end orders the k blocks of each C row block.
+#pragma omp for schedule(guided)
+        for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
+      } else {
+        for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
       }
     }
   }
@@ -217,7 +220,7 @@ void run_product(const Product& p, bool allow_threads) {
   }
   const int threads = allow_threads && !omp_in_parallel() ? omp_get_max_threads() : 1;
   if (threads == 1 || p.m * p.n * p.k < kParallelMinMacs) {
-    run_region(p, 0, p.m, 0, p.n);
+    run_region(p, 0, p.m, 0, p.n, false);
     return;
   }
   const std::int64_t m_panels = ceil_div(p.m, kTileRows), n_panels = ceil_div(p.n, kTileCols);
@@ -226,12 +229,17 @@ void run_product(const Product& p, bool allow_threads) {
     const int team = omp_get_num_threads(), t = omp_get_thread_num();
     int grid_m = 1, grid_n = 1;
     choose_grid(team, m_panels, n_panels, grid_m, grid_n);
-    const std::int64_t tm = t / grid_n, tn = t % grid_n;
-    const std::int64_t m0 = std::min(p.m, m_panels * tm / grid_m * kTileRows);
-    const std::int64_t m1 = std::min(p.m, m_panels * (tm + 1) / grid_m * kTileRows);
-    const std::int64_t n0 = std::min(p.n, n_panels * tn / grid_n * kTileCols);
-    const std::int64_t n1 = std::min(p.n, n_panels * (tn + 1) / grid_n * kTileCols);
-    if (m0 < m1 && n0 < n1) run_region(p, m0, m1, n0, n1);
+    // Splitting rows only, with rows to spare: share them out as they get done.
+    if (grid_m == team && m_panels >= kSharedRowsMinPanels * team) {
+      run_region(p, 0, p.m, 0, p.n, true);
+    } else {
+      const std::int64_t tm = t / grid_n, tn = t % grid_n;
+      const std::int64_t m0 = std::min(p.m, m_panels * tm / grid_m * kTileRows);
+      const std::int64_t m1 = std::min(p.m, m_panels * (tm + 1) / grid_m * kTileRows);
+      const std::int64_t n0 = std::min(p.n, n_panels * tn / grid_n * kTileCols);
+      const std::int64_t n1 = std::min(p.n, n_panels * (tn + 1) / grid_n * kTileCols);
+      if (m0 < m1 && n0 < n1) run_region(p, m0, m1, n0, n1, false);
+    }
   }
 }
 
