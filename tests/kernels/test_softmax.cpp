@@ -272,3 +272,19 @@ TEST_CASE("log_softmax forward and backward match double references", "[kernels]
     test::require_close(dx, numeric, 1e-5, 1e-4);
   });
 }
+
+TEST_CASE("softmax called per row from inside a parallel region gives the same bits", "[kernels][softmax]") {
+  // Layers call kernels from their own parallel loops (attention per head,
+  // the loss per row); the kernels then run serially on the calling thread.
+  const std::int64_t rows = 64, cols = 1024;
+  const auto x = test::random_vector(static_cast<std::size_t>(rows * cols), 5, -5.0f, 5.0f);
+  const auto valid = mixed_valid(rows, cols);
+  test::for_each_isa_and_threads([&](Isa, int) {
+    std::vector<float> whole(x.size()), per_row(x.size());
+    softmax_forward(x.data(), whole.data(), rows, cols, valid.data(), 0.25f);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (std::int64_t r = 0; r < rows; ++r)
+      softmax_forward(x.data() + r * cols, per_row.data() + r * cols, 1, cols, valid.data() + r, 0.25f);
+    REQUIRE(bitwise_equal(whole, per_row));
+  });
+}

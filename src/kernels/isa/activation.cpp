@@ -6,13 +6,13 @@
 #include <algorithm>
 
 #include "attn/kernels/activation.h"
+#include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "activation.inc"
 
 namespace {
-constexpr std::int64_t kParallelMin = 1 << 15;  // elements; below this, threads cost more than they give
 constexpr float kSqrt2OverPi = 0.797884560802865f;
 constexpr float kCubic = 0.044715f;
 
@@ -30,19 +30,42 @@ constexpr auto gelu = [](float x) {
 constexpr auto identity = [](float x) { return x; };
 
 // d/dx [x · s(2u)] = s + x · s (1 − s) · 2u'.
-inline float gelu_derivative(float x) {
+constexpr auto gelu_derivative = [](float x) {
   const float x2 = x * x;
   const float two_u = 2.0f * kSqrt2OverPi * (x + kCubic * x2 * x);
   const float two_du = 2.0f * kSqrt2OverPi * (1.0f + 3.0f * kCubic * x2);
   const float s = vec_math::sigmoid(two_u);
   return s + x * s * (1.0f - s) * two_du;
-}
+};
 
-// The same loop body for each activation, chosen once outside the loop.
+constexpr std::int64_t kChunk = 4096;  // elements per unit of parallel work
+
+// y[i] = act(x[i]); the same loop for each activation, chosen once outside it.
 template <typename Act>
 void apply(const float* x, float* y, std::int64_t n, Act act) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) y[i] = act(x[i]);
+  parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) y[i] = act(x[i]);
+  });
+}
+
+// dx[i] += dy[i] · derivative(x[i]).
+template <typename Derivative>
+void apply_backward(const float* x, const float* dy, float* dx, std::int64_t n, Derivative derivative) {
+  parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) dx[i] += dy[i] * derivative(x[i]);
+  });
+}
+
+// y: [rows, cols] in place, bias: [cols] or null, pre: [rows, cols] or null.
+template <typename Act>
+void apply_with_bias(float* y, const float* bias, float* pre, std::int64_t rows, std::int64_t cols, Act act) {
+  parallel_for(rows, rows * cols, [=](std::int64_t r) {
+    float* y_row = y + r * cols;
+    if (bias != nullptr)
+      for (std::int64_t j = 0; j < cols; ++j) y_row[j] += bias[j];
+    if (pre != nullptr) std::copy(y_row, y_row + cols, pre + r * cols);
+    for (std::int64_t j = 0; j < cols; ++j) y_row[j] = act(y_row[j]);
+  });
 }
 }  // namespace
 
@@ -59,34 +82,15 @@ void activation_forward(Activation act, const float* x, float* y, std::int64_t n
 void activation_backward(Activation act, const float* x, const float* dy, float* dx, std::int64_t n) {
   switch (act) {
     case Activation::relu:
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-      for (std::int64_t i = 0; i < n; ++i) dx[i] += x[i] > 0.0f ? dy[i] : 0.0f;
+      // A select, not dy · (x > 0): an infinite dy where x ≤ 0 contributes 0.
+      parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) dx[i] += x[i] > 0.0f ? dy[i] : 0.0f;
+      });
       return;
-    case Activation::gelu:
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-      for (std::int64_t i = 0; i < n; ++i) dx[i] += dy[i] * gelu_derivative(x[i]);
-      return;
-    case Activation::none:
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-      for (std::int64_t i = 0; i < n; ++i) dx[i] += dy[i];
-      return;
+    case Activation::gelu: return apply_backward(x, dy, dx, n, gelu_derivative);
+    case Activation::none: return apply_backward(x, dy, dx, n, [](float) { return 1.0f; });
   }
 }
-
-namespace {
-template <typename Act>
-void apply_with_bias(float* y, const float* bias, float* pre, std::int64_t rows, std::int64_t cols, Act act) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    float* y_row = y + r * cols;
-    float* pre_row = pre == nullptr ? nullptr : pre + r * cols;
-    if (bias != nullptr)
-      for (std::int64_t j = 0; j < cols; ++j) y_row[j] += bias[j];
-    if (pre_row != nullptr) std::copy(y_row, y_row + cols, pre_row);
-    for (std::int64_t j = 0; j < cols; ++j) y_row[j] = act(y_row[j]);
-  }
-}
-}  // namespace
 
 void bias_activation_forward(Activation act, float* y, const float* bias, float* pre, std::int64_t rows,
                              std::int64_t cols) {

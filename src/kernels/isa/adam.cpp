@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "attn/kernels/adam.h"
+#include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -63,12 +64,9 @@ void adam_update(float* param, const float* grad, float* m, float* v, std::int64
       hyper.lr * hyper.weight_decay,
       grad_scale,
   };
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t i0 = c * kChunk, count = std::min(kChunk, n - i0);
-    adam_range(param + i0, grad + i0, m + i0, v + i0, count, factors);
-  }
+  parallel_chunks(n, kChunk, [&](std::int64_t begin, std::int64_t end) {
+    adam_range(param + begin, grad + begin, m + begin, v + begin, end - begin, factors);
+  });
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -6,11 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "parallel_for.h"
+
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "dropout.inc"
 
 namespace {
-constexpr std::int64_t kParallelMin = 1 << 14;  // elements; below this, threads cost more than they give
 
 constexpr int kBatch = 16;  // Philox blocks per batch: 64 words, 64 elements
 
@@ -178,8 +179,7 @@ void dropout_forward(const float* x, float* y, std::uint8_t* keep, std::int64_t 
   const float keep_scale = 1.0f / (1.0f - p);
   constexpr std::int64_t kBatchElements = 4 * kBatch;
   const std::int64_t batches = (n + kBatchElements - 1) / kBatchElements;
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t batch = 0; batch < batches; ++batch) {
+  parallel_for(batches, n, [=](std::int64_t batch) {
     std::uint32_t words[kBatchElements];
     philox_batch(seed, counter + static_cast<std::uint64_t>(batch * kBatch), words);
     const std::int64_t i0 = batch * kBatchElements;
@@ -196,14 +196,15 @@ void dropout_forward(const float* x, float* y, std::uint8_t* keep, std::int64_t 
         y[i0 + e] = x[i0 + e] * (kept ? keep_scale : 0.0f);
       }
     }
-  }
+  });
 }
 
 void dropout_backward(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p) {
   if (p >= 1.0f) return;  // nothing was kept
   const float keep_scale = p <= 0.0f ? 1.0f : 1.0f / (1.0f - p);
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) dx[i] += dy[i] * (keep[i] != 0 ? keep_scale : 0.0f);
+  parallel_chunks(n, 4096, [=](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) dx[i] += dy[i] * (keep[i] != 0 ? keep_scale : 0.0f);
+  });
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -7,68 +7,73 @@
 #include <limits>
 #include <vector>
 
+#include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "elementwise.inc"
 
 namespace {
-constexpr std::int64_t kParallelMin = 1 << 15;  // below this, threads cost more than they give
-constexpr std::int64_t kReduceBlock = 4096;     // fixed blocks keep reductions thread-count independent
+constexpr std::int64_t kChunk = 4096;        // elements per unit of parallel work
+constexpr std::int64_t kReduceBlock = 4096;  // fixed blocks keep reductions thread-count independent
 }  // namespace
 
 void add(const float* a, const float* b, float* y, std::int64_t n) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+  parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) y[i] = a[i] + b[i];
+  });
 }
 
 void scale(float* x, float alpha, std::int64_t n) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) x[i] *= alpha;
+  parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) x[i] *= alpha;
+  });
 }
 
 void axpy(float alpha, const float* x, float* y, std::int64_t n) {
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+  parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) y[i] += alpha * x[i];
+  });
 }
 
 void add_row_vector(float* y, const float* v, std::int64_t rows, std::int64_t cols) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * cols, [=](std::int64_t r) {
     float* row = y + r * cols;
     for (std::int64_t j = 0; j < cols; ++j) row[j] += v[j];
-  }
+  });
 }
 
 void sum_rows(const float* dy, float* dv, std::int64_t rows, std::int64_t cols) {
   // Threads split the columns, so each dv[j] sums its rows in order.
   constexpr std::int64_t kColBlock = 64;
   const std::int64_t blocks = (cols + kColBlock - 1) / kColBlock;
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+  parallel_for(blocks, rows * cols, [=](std::int64_t blk) {
     const std::int64_t j0 = blk * kColBlock, j1 = j0 + kColBlock < cols ? j0 + kColBlock : cols;
     for (std::int64_t r = 0; r < rows; ++r) {
       const float* row = dy + r * cols;
       for (std::int64_t j = j0; j < j1; ++j) dv[j] += row[j];
     }
-  }
+  });
 }
 
 namespace {
-template <typename BlockFn>
-double blocked_sum(std::int64_t n, BlockFn block_sum) {
-  // Each fixed block is summed alone, then the partials are added in block
-  // order: the result does not depend on the thread count.
+// Each fixed block [i0, i1) of [0, n) is reduced alone by block_value, then
+// the partials are combined in block order: the result does not depend on
+// the thread count.
+template <typename T, typename BlockValue, typename Combine>
+T blocked_reduce(std::int64_t n, T initial, BlockValue block_value, Combine combine) {
   const std::int64_t blocks = (n + kReduceBlock - 1) / kReduceBlock;
-  std::vector<double> partial(static_cast<std::size_t>(blocks));
-#pragma omp parallel for schedule(static) if (n >= kParallelMin)
-  for (std::int64_t blk = 0; blk < blocks; ++blk) {
-    const std::int64_t i0 = blk * kReduceBlock, i1 = i0 + kReduceBlock < n ? i0 + kReduceBlock : n;
-    partial[static_cast<std::size_t>(blk)] = block_sum(i0, i1);
-  }
-  double total = 0.0;
-  for (double p : partial) total += p;
+  std::vector<T> partial(static_cast<std::size_t>(blocks));
+  parallel_chunks(n, kReduceBlock, [&](std::int64_t i0, std::int64_t i1) {
+    partial[static_cast<std::size_t>(i0 / kReduceBlock)] = block_value(i0, i1);
+  });
+  T total = initial;
+  for (const T& p : partial) total = combine(total, p);
   return total;
+}
+
+double blocked_sum(std::int64_t n, auto block_sum) {
+  return blocked_reduce(n, 0.0, block_sum, [](double a, double b) { return a + b; });
 }
 
 // Σ term(widened x[i]) for i in [i0, i1), in double: four vector accumulators
@@ -103,12 +108,17 @@ float max_value(const float* x, std::int64_t n) { return vec_math::max(x, n); }
 bool all_finite(const float* x, std::int64_t n) {
   // A float is ±inf or NaN exactly when its exponent bits are all ones; an
   // integer OR over the elements vectorises (a float sum would not).
-  std::uint32_t any_special = 0;
-#pragma omp parallel for schedule(static) reduction(| : any_special) if (n >= kParallelMin)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::uint32_t exponent = std::bit_cast<std::uint32_t>(x[i]) & 0x7F800000u;
-    any_special |= exponent == 0x7F800000u ? 1u : 0u;
-  }
+  const std::uint32_t any_special = blocked_reduce(
+      n, 0u,
+      [x](std::int64_t i0, std::int64_t i1) {
+        std::uint32_t special = 0;
+        for (std::int64_t i = i0; i < i1; ++i) {
+          const std::uint32_t exponent = std::bit_cast<std::uint32_t>(x[i]) & 0x7F800000u;
+          special |= exponent == 0x7F800000u ? 1u : 0u;
+        }
+        return special;
+      },
+      [](std::uint32_t a, std::uint32_t b) { return a | b; });
   return any_special == 0;
 }
 

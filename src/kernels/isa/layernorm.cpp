@@ -7,21 +7,21 @@
 #include <cmath>
 #include <vector>
 
+#include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 #include "layernorm.inc"
 
 namespace {
-constexpr std::int64_t kParallelMin = 1 << 14;  // elements; below this, threads cost more than they give
-constexpr std::int64_t kRowBlock = 32;          // rows per dgamma/dbeta partial; fixed, never per thread
+constexpr std::int64_t kRowBlock = 32;     // rows per dgamma/dbeta partial; fixed, never per thread
+constexpr std::int64_t kColumnBlock = 64;  // columns per unit of work when the partials are summed
 }  // namespace
 
 void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                        std::int64_t rows, std::int64_t d, float eps) {
   const float inverse_d = 1.0f / static_cast<float>(d);
-#pragma omp parallel for schedule(static) if (rows * d >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * d, [=](std::int64_t r) {
     const float* x_row = x + r * d;
     float* y_row = y + r * d;
     // Two passes: the variance of the centred values does not cancel.
@@ -41,7 +41,7 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, fl
     for (std::int64_t j = 0; j < d; ++j) y_row[j] = (x_row[j] - row_mean) * row_rstd * gamma[j] + beta[j];
     mean[r] = row_mean;
     rstd[r] = row_rstd;
-  }
+  });
 }
 
 void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
@@ -55,8 +55,7 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
   float* partial_base = partials.data();
   const float inverse_d = 1.0f / static_cast<float>(d);
 
-#pragma omp parallel for schedule(static) if (rows * d >= kParallelMin)
-  for (std::int64_t blk = 0; blk < blocks; ++blk) {
+  parallel_for(blocks, rows * d, [=](std::int64_t blk) {
     float* dgamma_part = want_affine ? partial_base + blk * 2 * d : nullptr;
     float* dbeta_part = want_affine ? dgamma_part + d : nullptr;
     const std::int64_t r_end = std::min(rows, (blk + 1) * kRowBlock);
@@ -94,19 +93,28 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
         }
       }
     }
-  }
+  });
   if (!want_affine) return;
 
-#pragma omp parallel for schedule(static) if (blocks * d >= kParallelMin)
-  for (std::int64_t j = 0; j < d; ++j) {
-    float dgamma_sum = 0.0f, dbeta_sum = 0.0f;
-    for (std::int64_t blk = 0; blk < blocks; ++blk) {
-      dgamma_sum += partial_base[blk * 2 * d + j];
-      dbeta_sum += partial_base[blk * 2 * d + d + j];
+  // Column by column, the block partials in block order.
+  const std::int64_t column_blocks = (d + kColumnBlock - 1) / kColumnBlock;
+  parallel_for(column_blocks, blocks * d, [=](std::int64_t cb) {
+    const std::int64_t j0 = cb * kColumnBlock, j1 = std::min(d, j0 + kColumnBlock);
+    float* dgamma_total = partial_base;  // block 0's partials become the totals
+    float* dbeta_total = partial_base + d;
+    for (std::int64_t blk = 1; blk < blocks; ++blk) {
+      const float* dgamma_part = partial_base + blk * 2 * d;
+      const float* dbeta_part = dgamma_part + d;
+      for (std::int64_t j = j0; j < j1; ++j) {
+        dgamma_total[j] += dgamma_part[j];
+        dbeta_total[j] += dbeta_part[j];
+      }
     }
-    if (dgamma != nullptr) dgamma[j] += dgamma_sum;
-    if (dbeta != nullptr) dbeta[j] += dbeta_sum;
-  }
+    for (std::int64_t j = j0; j < j1; ++j) {
+      if (dgamma != nullptr) dgamma[j] += dgamma_total[j];
+      if (dbeta != nullptr) dbeta[j] += dbeta_total[j];
+    }
+  });
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

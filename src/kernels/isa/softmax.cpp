@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -15,7 +16,6 @@ namespace attn::kernels::ATTN_ISA_NAMESPACE {
 namespace {
 using vec_math::kWidth;
 using vec_math::Vec;
-constexpr std::int64_t kParallelMin = 1 << 14;  // elements; below this, threads cost more than they give
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
 std::int64_t valid_columns(const std::int32_t* valid, std::int64_t row, std::int64_t cols) {
@@ -64,15 +64,14 @@ void softmax_row(const float* x, float* y, std::int64_t n, std::int64_t cols, fl
 
 void softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols, const std::int32_t* valid,
                      float scale) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r)
+  parallel_for(rows, rows * cols, [=](std::int64_t r) {
     softmax_row(x + r * cols, y + r * cols, valid_columns(valid, r, cols), cols, scale);
+  });
 }
 
 void softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols,
                       const std::int32_t* valid, float scale) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * cols, [=](std::int64_t r) {
     const std::int64_t n = valid_columns(valid, r, cols);
     const float* y_row = y + r * cols;
     const float* dy_row = dy + r * cols;
@@ -80,25 +79,23 @@ void softmax_backward(const float* y, const float* dy, float* dx, std::int64_t r
     const float y_dot_dy = vec_math::dot(y_row, dy_row, n);
     for (std::int64_t j = 0; j < n; ++j) dx_row[j] = scale * y_row[j] * (dy_row[j] - y_dot_dy);
     std::fill(dx_row + n, dx_row + cols, 0.0f);
-  }
+  });
 }
 
 void log_softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols) {
   if (cols == 0) return;
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * cols, [=](std::int64_t r) {
     const float* x_row = x + r * cols;
     float* y_row = y + r * cols;
     const float max = vec_math::max(x_row, cols);
     // The sum is ≥ 1 (the max term is exp(0)), so its log is finite.
     const float shift = max + std::log(sum_exp(x_row, cols, max));
     for (std::int64_t j = 0; j < cols; ++j) y_row[j] = x_row[j] - shift;
-  }
+  });
 }
 
 void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols) {
-#pragma omp parallel for schedule(static) if (rows * cols >= kParallelMin)
-  for (std::int64_t r = 0; r < rows; ++r) {
+  parallel_for(rows, rows * cols, [=](std::int64_t r) {
     const float* y_row = y + r * cols;
     const float* dy_row = dy + r * cols;
     float* dx_row = dx + r * cols;
@@ -110,7 +107,7 @@ void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64
       vec_math::store(dx_row + j, vec_math::load(dy_row + j) - probability * dy_sum_v);
     }
     for (; j < cols; ++j) dx_row[j] = dy_row[j] - vec_math::exp(y_row[j]) * dy_sum;
-  }
+  });
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE
