@@ -1,6 +1,6 @@
 // attn's SGEMM against OpenBLAS cblas_sgemm, measured side by side in one run.
 //
-//   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick] [--cpu-time]
+//   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick] [--cpu-time] [--settle-ms N]
 //
 // Each row times attn and OpenBLAS alternately (A B A B …) on the same
 // operands and reports the median GFLOP/s of each, so drifts in the shared
@@ -118,6 +118,15 @@ double fma_peak(int threads, int samples) {
 
 // ---- one row: attn and OpenBLAS on one shape, layout and thread count ----
 
+// Both libraries keep their idle threads busy-waiting for a while after a call
+// (OpenMP's spin, OpenBLAS's yield loop), which would take CPU from whichever
+// runs next on this 2-core machine. A pause before each timed sample lets the
+// other side's threads go to sleep first.
+int g_settle_ms = 30;  // --settle-ms
+void settle() {
+  if (g_settle_ms > 0) usleep(static_cast<useconds_t>(g_settle_ms) * 1000);
+}
+
 struct Row {
   long m, n, k;
   Trans ta, tb;
@@ -166,9 +175,11 @@ void measure(Row& row, int samples) {
   const double time_scale = g_cpu_time ? 1.0 / row.threads : 1.0;
   std::vector<double> attn_rates, blas_rates;
   for (int s = 0; s < samples; ++s) {
+    settle();
     double start = now_seconds();
     for (int i = 0; i < calls; ++i) run_attn();
     attn_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
+    settle();
     start = now_seconds();
     for (int i = 0; i < calls; ++i) run_blas();
     blas_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
@@ -210,10 +221,11 @@ int run(int argc, char** argv) {
     if (arg == "--json") json = true;
     else if (arg == "--quick") samples = 3;
     else if (arg == "--cpu-time") g_cpu_time = true;
+    else if (arg == "--settle-ms" && i + 1 < argc) g_settle_ms = std::max(0, std::stoi(argv[++i]));
     else if (arg == "--samples" && i + 1 < argc) samples = std::max(1, std::stoi(argv[++i]));
     else if (arg == "--threads" && i + 1 < argc) thread_counts = parse_threads(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--json] [--samples N] [--quick] [--threads 1,2] [--cpu-time]\n");
+      std::fprintf(stderr, "usage: bench_gemm [--json] [--samples N] [--quick] [--threads 1,2] [--cpu-time] [--settle-ms N]\n");
       return 2;
     }
   }
@@ -228,8 +240,13 @@ int run(int argc, char** argv) {
     std::printf("attn SGEMM vs OpenBLAS cblas_sgemm (row-major, alpha 1, beta 0), GFLOP/s\n");
     std::printf("attn ISA %s; OpenBLAS core %s (%s)\n", std::string(attn::isa_name(attn::active_isa())).c_str(),
                 core.c_str(), openblas_get_config());
-    std::printf("medians of %d interleaved samples (each ~40 ms), %s time; load average at start %s\n", samples,
-                g_cpu_time ? "CPU" : "wall", load_average().c_str());
+    std::printf("medians of %d interleaved samples (each ~40 ms, %d ms pause before each), %s time; load average at "
+                "start %s\n",
+                samples, g_settle_ms, g_cpu_time ? "CPU" : "wall", load_average().c_str());
+    const char* spin = std::getenv("GOMP_SPINCOUNT");
+    const char* wait = std::getenv("OMP_WAIT_POLICY");
+    std::printf("OpenMP waiting: GOMP_SPINCOUNT=%s OMP_WAIT_POLICY=%s\n", spin ? spin : "(default)",
+                wait ? wait : "(default)");
     for (std::size_t i = 0; i < thread_counts.size(); ++i)
       std::printf("FMA peak, %d thread%s: %.0f GFLOP/s\n", thread_counts[i], thread_counts[i] == 1 ? "" : "s",
                   peaks[i]);

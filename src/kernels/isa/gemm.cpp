@@ -118,7 +118,7 @@ void scale_c(const Product& p) {
 // The product restricted to C rows [m0, m1) and columns [n0, n1). m0 and n0
 // are multiples of the tile size. With shared_rows, every thread of the
 // current team calls this with the same region and the rows are handed out
-// as they get done (guided schedule): a thread the OS delays then costs its
+// as they get done (dynamic schedule): a thread the OS delays then costs its
 // share only, not a wait at the end.
 //
 // Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2) →
@@ -184,7 +184,7 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
       };
       if (shared_rows) {
         // The barrier at its end orders the k blocks of each C row block.
-#pragma omp for schedule(guided)
+#pragma omp for schedule(dynamic, 1)
         for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
       } else {
         for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
