@@ -193,6 +193,64 @@ void measure(Row& row, int samples) {
   row.max_rel_diff = worst;
 }
 
+// Attention's many small products: attn's sgemm_batched against a loop of
+// cblas_sgemm calls (OpenBLAS 0.3.21 has no batched SGEMM). Text output only.
+void batched_table(const std::vector<int>& thread_counts, int samples) {
+  struct BatchShape {
+    const char* what;
+    long m, n, k;
+    Trans ta, tb;
+  };
+  const long batch = 256;  // e.g. 64 sentences × 4 heads
+  const BatchShape shapes[] = {{"Q.K^T", 30, 30, 64, Trans::N, Trans::T},
+                               {"P.V", 30, 64, 30, Trans::N, Trans::N},
+                               {"dO.V^T", 30, 30, 64, Trans::N, Trans::T},
+                               {"P^T.dO", 30, 64, 30, Trans::T, Trans::N}};
+  std::printf("\nBatched products (batch %ld), GFLOP/s: attn sgemm_batched vs a loop of cblas_sgemm\n", batch);
+  std::printf("%-12s %4s %4s %4s %6s %7s %9s %9s %7s\n", "product", "M", "N", "K", "layout", "threads", "attn",
+              "OpenBLAS", "ratio");
+  for (int threads : thread_counts)
+    for (const BatchShape& s : shapes) {
+      const long lda = s.ta == Trans::N ? s.k : s.m, ldb = s.tb == Trans::N ? s.n : s.k;
+      const long sa = s.m * s.k, sb = s.k * s.n, sc = s.m * s.n;
+      const std::vector<float> a = random_floats(static_cast<std::size_t>(sa * batch), 3);
+      const std::vector<float> b = random_floats(static_cast<std::size_t>(sb * batch), 4);
+      std::vector<float> c(static_cast<std::size_t>(sc * batch));
+      attn::set_threads(threads);
+      openblas_set_num_threads(threads);
+      auto run_attn = [&] {
+        attn::kernels::sgemm_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, sa, b.data(), ldb, sb, 0.0f,
+                                     c.data(), s.n, sc, batch);
+      };
+      auto run_blas = [&] {
+        for (long i = 0; i < batch; ++i)
+          cblas_sgemm(CblasRowMajor, s.ta == Trans::N ? CblasNoTrans : CblasTrans,
+                      s.tb == Trans::N ? CblasNoTrans : CblasTrans, static_cast<int>(s.m), static_cast<int>(s.n),
+                      static_cast<int>(s.k), 1.0f, a.data() + i * sa, static_cast<int>(lda), b.data() + i * sb,
+                      static_cast<int>(ldb), 0.0f, c.data() + i * sc, static_cast<int>(s.n));
+      };
+      run_attn();
+      run_blas();
+      const int calls = 20;
+      const double flops = 2.0 * s.m * s.n * s.k * batch * calls;
+      std::vector<double> attn_rates, blas_rates;
+      for (int r = 0; r < samples; ++r) {
+        settle();
+        double start = now_seconds();
+        for (int i = 0; i < calls; ++i) run_attn();
+        attn_rates.push_back(flops / (now_seconds() - start) * 1e-9);
+        settle();
+        start = now_seconds();
+        for (int i = 0; i < calls; ++i) run_blas();
+        blas_rates.push_back(flops / (now_seconds() - start) * 1e-9);
+      }
+      const double ra = median(attn_rates), rb = median(blas_rates);
+      std::printf("%-12s %4ld %4ld %4ld %6s %7d %9.1f %9.1f %7.2f\n", s.what, s.m, s.n, s.k, layout_name(s.ta, s.tb),
+                  threads, ra, rb, ra / rb);
+      std::fflush(stdout);
+    }
+}
+
 std::string load_average() {
   std::ifstream in("/proc/loadavg");
   std::string line;
@@ -268,6 +326,7 @@ int run(int argc, char** argv) {
           std::fflush(stdout);
         }
       }
+  if (!json && !g_cpu_time) batched_table(thread_counts, samples);
   if (json) {
     std::printf("[\n");
     for (std::size_t i = 0; i < rows.size(); ++i) {
