@@ -7,9 +7,10 @@ namespace attn::kernels {
 
 enum class Activation { none, relu, gelu };
 
-// y = act(x); y may alias x.
+// x, y: [n]. y = act(x); y may alias x. NaN propagates.
 void activation_forward(Activation act, const float* x, float* y, std::int64_t n);
-// dx += dy · act'(x), where x is the pre-activation input. dx must not alias dy.
+// x, dy, dx: [n]. dx += dy · act'(x), where x is the pre-activation input
+// (ReLU'(0) = 0). dx must not alias dy.
 void activation_backward(Activation act, const float* x, const float* dy, float* dx, std::int64_t n);
 
 // In place on y: [rows, cols]: y[r, :] = act(y[r, :] + bias), bias: [cols] (may be null).

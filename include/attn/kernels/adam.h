@@ -13,7 +13,7 @@ struct AdamHyper {
   std::int64_t step = 1;      // 1-based, for bias correction
 };
 
-// g = grad_scale · grad (e.g. the clipping factor);
+// param, grad, m, v: [n]. g = grad_scale · grad (e.g. the clipping factor);
 // m = β1 m + (1 − β1) g; v = β2 v + (1 − β2) g²;
 // p -= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps) + lr · wd · p.
 void adam_update(float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamHyper& hyper,

@@ -4,10 +4,12 @@
 
 namespace attn::kernels {
 
-// out[t, :] = scale · table[ids[t], :]; table: [vocab, d], ids: [tokens], out: [tokens, d].
+// out[t, :] = scale · table[ids[t], :]; table: [vocab, d], ids: [tokens] (each
+// in [0, vocab); not checked here), out: [tokens, d].
 void embedding_gather(const float* table, const std::int32_t* ids, float* out, std::int64_t tokens,
                       std::int64_t d, float scale);
 
+// dout: [tokens, d], ids: [tokens], dtable: [vocab, d].
 // dtable[ids[t], :] += scale · dout[t, :]. Deterministic: tokens are added in
 // order; threads split the d columns, never the tokens.
 void embedding_scatter_add(const float* dout, const std::int32_t* ids, float* dtable, std::int64_t tokens,

@@ -9,8 +9,11 @@ namespace attn::kernels {
 void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                        float* rstd, std::int64_t rows, std::int64_t d, float eps);
 
-// Accumulates: dx += ∂L/∂x, dgamma += ∂L/∂gamma, dbeta += ∂L/∂beta.
-// dgamma/dbeta may be nullptr (no affine gradients wanted).
+// dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d]; mean, rstd: [rows] from the
+// forward. Accumulates: dx += ∂L/∂x, dgamma += ∂L/∂gamma, dbeta += ∂L/∂beta.
+// dgamma/dbeta may be nullptr (no affine gradients wanted). dgamma and dbeta
+// are sums over fixed blocks of rows added in block order: bitwise the same
+// for any thread count.
 void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean,
                         const float* rstd, float* dx, float* dgamma, float* dbeta, std::int64_t rows,
                         std::int64_t d);

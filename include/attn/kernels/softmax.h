@@ -4,14 +4,18 @@
 
 namespace attn::kernels {
 
-// x, y: [rows, cols]. For each row r, y[r, j] = softmax_j(scale · x[r, j]) over
-// j < valid[r]; columns j ≥ valid[r] get exactly 0. valid == nullptr means
-// every column is valid; a row with valid[r] == 0 is all zeros (never NaN).
-// The max is subtracted first, so logits of any finite size are safe.
+// x, y: [rows, cols]; valid: [rows] or nullptr; scale > 0. For each row r,
+// y[r, j] = softmax_j(scale · x[r, j]) over j < valid[r]; columns j ≥ valid[r]
+// get exactly 0. valid == nullptr means every column is valid; valid[r] is
+// clamped to [0, cols]; a row with valid[r] == 0 is all zeros (never NaN).
+// The max is subtracted first, so logits of any finite size are safe; −inf
+// logits get probability 0. Results are bitwise the same for any thread count
+// (rows are independent), also when called from inside a parallel region.
 // y may alias x.
 void softmax_forward(const float* x, float* y, std::int64_t rows, std::int64_t cols,
                      const std::int32_t* valid, float scale);
 
+// y, dy, dx: [rows, cols]; valid as for the forward.
 // dx[r, j] = scale · y[r, j] · (dy[r, j] − Σ_j' dy[r, j'] · y[r, j']), written
 // (not accumulated); 0 where y is masked. dx may alias dy.
 void softmax_backward(const float* y, const float* dy, float* dx, std::int64_t rows, std::int64_t cols,
