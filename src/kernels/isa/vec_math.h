@@ -172,6 +172,7 @@ template <typename T>
 
 // 1 / (1 + e^−x), accurate in relative terms on both tails.
 [[gnu::always_inline]] inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
+[[gnu::always_inline]] inline Vec sigmoid(Vec x) { return 1.0f / (1.0f + exp(-x)); }
 
 // x[k] = sqrt(x[k]) for k < kWidth, with the ISA's packed square root.
 // (GCC will not vectorise std::sqrt in a loop while -fmath-errno is on, and
