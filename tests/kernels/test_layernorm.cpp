@@ -67,6 +67,14 @@ TEST_CASE("layernorm_forward matches a double reference on every ISA", "[kernels
       test::require_close(mean, ref.mean, 0.0, 1e-6);
       test::require_close(rstd, ref.rstd, 0.0, 1e-4);
     }
+    // No rows: nothing written, gradients untouched.
+    {
+      std::vector<float> g(4, 1.0f), b(4, 0.0f), dgamma(4, 2.0f), dbeta(4, 3.0f);
+      layernorm_forward(nullptr, g.data(), b.data(), nullptr, nullptr, nullptr, 0, 4, 1e-5f);
+      layernorm_backward(nullptr, nullptr, g.data(), nullptr, nullptr, nullptr, dgamma.data(), dbeta.data(), 0, 4);
+      REQUIRE(dgamma == std::vector<float>(4, 2.0f));
+      REQUIRE(dbeta == std::vector<float>(4, 3.0f));
+    }
     // A constant row: variance 0, rstd = 1/sqrt(eps), y = beta.
     std::vector<float> x(8, 3.0f), gamma(8, 2.0f), beta(8, 0.25f), y(8), mean(1), rstd(1);
     layernorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), 1, 8, 1e-5f);

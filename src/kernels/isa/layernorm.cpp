@@ -20,6 +20,7 @@ constexpr std::int64_t kColumnBlock = 64;  // columns per unit of work when the 
 
 void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                        std::int64_t rows, std::int64_t d, float eps) {
+  if (d == 0) return;
   const float inverse_d = 1.0f / static_cast<float>(d);
   parallel_for(rows, rows * d, [=](std::int64_t r) {
     const float* x_row = x + r * d;
@@ -46,6 +47,7 @@ void layernorm_forward(const float* x, const float* gamma, const float* beta, fl
 
 void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
                         float* dx, float* dgamma, float* dbeta, std::int64_t rows, std::int64_t d) {
+  if (rows == 0 || d == 0) return;
   const bool want_affine = dgamma != nullptr || dbeta != nullptr;
   const std::int64_t blocks = (rows + kRowBlock - 1) / kRowBlock;
   // [blocks, 2, d]: per block, the dgamma then the dbeta partial. Kept per

@@ -1,6 +1,6 @@
 // Row softmax and log-softmax: one pass for the max, one for exp and its sum
-// (fixed lanes, so the sum does not depend on the thread count), one to
-// normalise. Rows are independent and split across threads.
+// (vector lanes combined in a fixed order), one to normalise. Rows are
+// independent and split across threads, so results never depend on them.
 #include "isa.h"
 
 #include <algorithm>
