@@ -119,10 +119,12 @@ double fma_peak(int threads, int samples) {
 // ---- one row: attn and OpenBLAS on one shape, layout and thread count ----
 
 // Both libraries keep their idle threads busy-waiting for a while after a call
-// (OpenMP's spin, OpenBLAS's yield loop), which would take CPU from whichever
-// runs next on this 2-core machine. A pause before each timed sample lets the
-// other side's threads go to sleep first.
-int g_settle_ms = 30;  // --settle-ms
+// (libgomp spins a few ms; OpenBLAS's threads call sched_yield in a loop for
+// 2^28 cycles, about 0.12 s here), which takes CPU from whichever runs next on
+// this 2-core machine: with a 30 ms pause, attn's 2-thread samples taken
+// after OpenBLAS's ran at a third of their speed now and then. A pause longer
+// than both lets the other side's threads go to sleep first.
+int g_settle_ms = 150;  // --settle-ms
 void settle() {
   if (g_settle_ms > 0) usleep(static_cast<useconds_t>(g_settle_ms) * 1000);
 }

@@ -9,9 +9,13 @@
 // same sequence of operations whatever the thread count.
 #include "isa.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include <omp.h>
 
@@ -115,11 +119,45 @@ void scale_c(const Product& p) {
   }
 }
 
+// Threads of one product wait for each other here rather than in OpenMP's
+// barriers, which spin: on this 2-core machine, with anything else running,
+// a spinning thread can hold the core its late partner needs. This one spins
+// briefly, then yields the core.
+class YieldingBarrier {
+ public:
+  explicit YieldingBarrier(int threads) : threads_(threads) {}
+  void wait() {
+    const int generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins)
+      if (spins >= kSpinsBeforeYield) sched_yield();
+  }
+
+ private:
+  static constexpr int kSpinsBeforeYield = 2000;
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  std::atomic<int> generation_{0};
+};
+
+// What the threads of one product share when they take row panels as they go.
+struct SharedRows {
+  SharedRows(int threads, std::int64_t steps)
+      : barrier(threads), next_panel(std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(steps))) {
+    for (std::int64_t s = 0; s < steps; ++s) next_panel[s].store(0, std::memory_order_relaxed);
+  }
+  YieldingBarrier barrier;
+  std::unique_ptr<std::atomic<std::int64_t>[]> next_panel;  // per (column block, k block) step
+};
+
 // The product restricted to C rows [m0, m1) and columns [n0, n1). m0 and n0
-// are multiples of the tile size. With shared_rows, every thread of the
-// current team calls this with the same region and the rows are handed out
-// as they get done (dynamic schedule): a thread the OS delays then costs its
-// share only, not a wait at the end.
+// are multiples of the tile size. With `shared`, every thread of the team
+// calls this with the same region and takes row panels as it goes: a thread
+// the OS delays then costs its share only, not a wait at the end.
 //
 // Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2) →
 // one A micro-panel (packed, L1) → every B micro-panel of the block. When
@@ -127,7 +165,7 @@ void scale_c(const Product& p) {
 // in place instead of packing it; small products read A in place too. A few
 // rows against a B stored n×k go to dot products (gemm_dot.h).
 void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1,
-                bool shared_rows) {
+                SharedRows* shared) {
   // Chosen by the whole product's shape, never by the region's, so that the
   // rounding does not depend on the thread count.
   if (p.m <= kDotMaxRows && p.a_step == 1 && p.b_step == 1) {
@@ -141,10 +179,11 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   const std::int64_t m_panels = ceil_div(m1 - m0, kTileRows);
   const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
   const bool direct_a = (m1 - m0) * (n1 - n0) * p.k <= kDirectAMaxMacs;
+  std::int64_t step = 0;
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kTileCols);
-    for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+    for (std::int64_t kb = 0; kb < k_blocks; ++kb, ++step) {
       const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
       // B micro-panel jp: b_block + jp·b_panel_stride, rows b_step apart.
       const float* b_block = p.b + jc * p.b_col + p0 * p.b_step;
@@ -182,10 +221,11 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
                                                p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
         }
       };
-      if (shared_rows) {
-        // The barrier at its end orders the k blocks of each C row block.
-#pragma omp for schedule(dynamic, 1)
-        for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
+      if (shared) {
+        std::atomic<std::int64_t>& next = shared->next_panel[step];
+        for (std::int64_t ip; (ip = next.fetch_add(1, std::memory_order_relaxed)) < m_panels;) row_panel(ip);
+        // The next k block of a row panel must wait for this one.
+        shared->barrier.wait();
       } else {
         for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
       }
@@ -220,25 +260,33 @@ void run_product(const Product& p, bool allow_threads) {
   }
   const int threads = allow_threads && !omp_in_parallel() ? omp_get_max_threads() : 1;
   if (threads == 1 || p.m * p.n * p.k < kParallelMinMacs) {
-    run_region(p, 0, p.m, 0, p.n, false);
+    run_region(p, 0, p.m, 0, p.n, nullptr);
     return;
   }
   const std::int64_t m_panels = ceil_div(p.m, kTileRows), n_panels = ceil_div(p.n, kTileCols);
+  int grid_m = 1, grid_n = 1;
+  choose_grid(threads, m_panels, n_panels, grid_m, grid_n);
+  // Splitting rows only, with rows to spare: share them out as they get done.
+  const bool share_rows = grid_m == threads && m_panels >= kSharedRowsMinPanels * threads;
+  SharedRows shared(threads, share_rows ? ceil_div(p.n, kNcMax) * ceil_div(p.k, kKcMax) : 0);
 #pragma omp parallel num_threads(threads)
   {
     const int team = omp_get_num_threads(), t = omp_get_thread_num();
-    int grid_m = 1, grid_n = 1;
-    choose_grid(team, m_panels, n_panels, grid_m, grid_n);
-    // Splitting rows only, with rows to spare: share them out as they get done.
-    if (grid_m == team && m_panels >= kSharedRowsMinPanels * team) {
-      run_region(p, 0, p.m, 0, p.n, true);
+    // The team is smaller than asked for only when OpenMP is short of
+    // threads; then it splits C into fixed rectangles for what it got.
+    int gm = grid_m, gn = grid_n;
+    if (team != threads) choose_grid(team, m_panels, n_panels, gm, gn);
+    if (team == threads && share_rows) {
+      run_region(p, 0, p.m, 0, p.n, &shared);
     } else {
-      const std::int64_t tm = t / grid_n, tn = t % grid_n;
-      const std::int64_t m0 = std::min(p.m, m_panels * tm / grid_m * kTileRows);
-      const std::int64_t m1 = std::min(p.m, m_panels * (tm + 1) / grid_m * kTileRows);
-      const std::int64_t n0 = std::min(p.n, n_panels * tn / grid_n * kTileCols);
-      const std::int64_t n1 = std::min(p.n, n_panels * (tn + 1) / grid_n * kTileCols);
-      if (m0 < m1 && n0 < n1) run_region(p, m0, m1, n0, n1, false);
+      const std::int64_t tm = t / gn, tn = t % gn;
+      const std::int64_t m0 = std::min(p.m, m_panels * tm / gm * kTileRows);
+      const std::int64_t m1 = std::min(p.m, m_panels * (tm + 1) / gm * kTileRows);
+      const std::int64_t n0 = std::min(p.n, n_panels * tn / gn * kTileCols);
+      const std::int64_t n1 = std::min(p.n, n_panels * (tn + 1) / gn * kTileCols);
+      if (m0 < m1 && n0 < n1) run_region(p, m0, m1, n0, n1, nullptr);
+      // Wait here (yielding) rather than at OpenMP's closing barrier (spinning).
+      if (team == threads) shared.barrier.wait();
     }
   }
 }
