@@ -176,7 +176,11 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   ThreadBuffers& buffers = thread_buffers();
   const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
   const std::int64_t kc_len = ceil_div(p.k, k_blocks);
-  const std::int64_t m_panels = ceil_div(m1 - m0, kTileRows);
+  // Row panels of equal height (30 rows: 10+10+10, not 14+14+2): a tile
+  // with few rows has too few accumulators to hide the multiply-add latency.
+  // Shared rows keep whole tiles, as the panel count there is large anyway.
+  const std::int64_t panel_rows = shared ? kTileRows : ceil_div(m1 - m0, ceil_div(m1 - m0, kTileRows));
+  const std::int64_t m_panels = ceil_div(m1 - m0, panel_rows);
   const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
   const bool direct_a = (m1 - m0) * (n1 - n0) * p.k <= kDirectAMaxMacs;
   std::int64_t step = 0;
@@ -203,8 +207,8 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
       const float beta = kb == 0 ? p.beta : 1.0f;
       float* a_packed = direct_a ? nullptr : buffers.a.get(kTileRows * kc);  // kc × kTileRows
       auto row_panel = [&](std::int64_t ip) {
-        const std::int64_t i = m0 + ip * kTileRows;
-        const int rows = static_cast<int>(std::min<std::int64_t>(kTileRows, m1 - i));
+        const std::int64_t i = m0 + ip * panel_rows;
+        const int rows = static_cast<int>(std::min(panel_rows, m1 - i));
         // Element (r, p) of the A micro-panel is a_panel[r·a_row + p·a_step].
         const float* a_panel = p.a + i * p.a_row + p0 * p.a_step;
         std::int64_t a_row = p.a_row, a_step = p.a_step;
