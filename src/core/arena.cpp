@@ -35,8 +35,20 @@ float* Arena::alloc_zeroed(std::size_t n) {
   return p;
 }
 
+Arena::Mark Arena::mark() const {
+  return {blocks_.size(), blocks_.empty() ? 0 : blocks_.back().used, used_total_};
+}
+
+void Arena::release(const Mark& m) {
+  // Blocks chained after the mark go; the high-water mark remembers them, so
+  // the next reset() sizes the single block to hold them.
+  while (blocks_.size() > std::max<std::size_t>(m.blocks, 1)) blocks_.pop_back();
+  if (!blocks_.empty()) blocks_.back().used = m.blocks == 0 ? 0 : m.used_in_last;
+  used_total_ = m.used_total;
+}
+
 void Arena::reset() {
-  if (blocks_.size() > 1) {
+  if (blocks_.size() > 1 || (!blocks_.empty() && blocks_.back().size < high_water_)) {
     const std::size_t size = round_to_line(high_water_);
     blocks_.clear();
     blocks_.push_back({allocate_floats(size), size, 0});

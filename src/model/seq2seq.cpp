@@ -101,11 +101,14 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   }
 
   float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
+  const Arena::Mark before_loss = ctx.arena.mark();
   const nn::LossSums sums = nn::output_loss(params_, output_weight(), dec_out, batch.tgt_out.data(), B * tt, d,
-                                            config_.vocab_size, label_smoothing, text::kPad, grad_scale, d_dec_out);
+                                            config_.vocab_size, label_smoothing, text::kPad, grad_scale, d_dec_out,
+                                            ctx.arena);
+  ctx.arena.release(before_loss);
   if (!backward) return sums;
 
-  // Decoder backward
+  // Decoder backward: each layer's temporaries are released once its input gradient is done.
   float* dg = d_dec_out;
   if (pre) {
     dg = ctx.arena.alloc_zeroed(B * tt * d);
@@ -114,7 +117,9 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   float* dmemory = ctx.arena.alloc_zeroed(B * ts * d);
   for (std::size_t i = decoder_.size(); i-- > 0;) {
     float* dprev = ctx.arena.alloc_zeroed(B * tt * d);
+    const Arena::Mark mark = ctx.arena.mark();
     decoder_[i].backward(ctx, dec_saved[i], dg, dprev, dmemory);
+    ctx.arena.release(mark);
     dg = dprev;
   }
   embed_dropout_.backward(tgt_drop, dg);
@@ -128,7 +133,9 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   }
   for (std::size_t i = encoder_.size(); i-- > 0;) {
     float* dprev = ctx.arena.alloc_zeroed(B * ts * d);
+    const Arena::Mark mark = ctx.arena.mark();
     encoder_[i].backward(ctx, enc_saved[i], dh, dprev);
+    ctx.arena.release(mark);
     dh = dprev;
   }
   embed_dropout_.backward(src_drop, dh);

@@ -29,7 +29,7 @@ double softmax_row_lse(float* x, std::int64_t vocab) {
 
 LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const std::int32_t* targets,
                      std::int64_t rows, std::int64_t d, std::int64_t vocab, float label_smoothing,
-                     std::int32_t ignore_id, float grad_scale, float* dh) {
+                     std::int32_t ignore_id, float grad_scale, float* dh, Arena& scratch) {
   // Gather the rows that have a target, so chunks hold no wasted rows.
   std::vector<std::int64_t> live;
   live.reserve(static_cast<std::size_t>(rows));
@@ -41,22 +41,22 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
   const double on_target = 1.0 - eps;
   LossSums sums;
   sums.tokens = static_cast<std::int64_t>(live.size());
-  AlignedFloats hc = allocate_floats(static_cast<std::size_t>(kChunkRows * d));
-  AlignedFloats logits = allocate_floats(static_cast<std::size_t>(kChunkRows * vocab));
-  AlignedFloats dhc = allocate_floats(static_cast<std::size_t>(kChunkRows * d));
+  float* hc = scratch.alloc(kChunkRows * d);          // [chunk, d] gathered rows
+  float* logits = scratch.alloc(kChunkRows * vocab);  // [chunk, vocab], then their gradient
+  float* dhc = scratch.alloc(kChunkRows * d);         // [chunk, d]
   const float* w = params.value(weight);
 
   for (std::size_t c0 = 0; c0 < live.size(); c0 += kChunkRows) {
     const std::int64_t n = std::min<std::int64_t>(kChunkRows, static_cast<std::int64_t>(live.size() - c0));
     for (std::int64_t i = 0; i < n; ++i)
-      std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc.get() + i * d);
-    kernels::sgemm(Trans::N, Trans::T, n, vocab, d, 1.0f, hc.get(), d, w, d, 0.0f, logits.get(), vocab);
+      std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc + i * d);
+    kernels::sgemm(Trans::N, Trans::T, n, vocab, d, 1.0f, hc, d, w, d, 0.0f, logits, vocab);
     // Per-row sums added in row order afterwards: an OpenMP float reduction
     // would combine in arrival order and break bitwise reproducibility.
     std::vector<double> row_loss(static_cast<std::size_t>(n)), row_nll(static_cast<std::size_t>(n));
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
-      float* x = logits.get() + i * vocab;
+      float* x = logits + i * vocab;
       const std::int32_t target = targets[live[c0 + i]];
       const double x_target = x[target];
       const double sum_x = kernels::sum(x, vocab);
@@ -77,9 +77,9 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
     }
     if (!dh) continue;
     // dh_chunk = dlogits · W; dW += dlogitsᵀ · h_chunk
-    kernels::sgemm(Trans::N, Trans::N, n, d, vocab, 1.0f, logits.get(), vocab, w, d, 0.0f, dhc.get(), d);
-    kernels::sgemm(Trans::T, Trans::N, vocab, d, n, 1.0f, logits.get(), vocab, hc.get(), d, 1.0f, params.grad(weight), d);
-    for (std::int64_t i = 0; i < n; ++i) kernels::axpy(1.0f, dhc.get() + i * d, dh + live[c0 + i] * d, d);
+    kernels::sgemm(Trans::N, Trans::N, n, d, vocab, 1.0f, logits, vocab, w, d, 0.0f, dhc, d);
+    kernels::sgemm(Trans::T, Trans::N, vocab, d, n, 1.0f, logits, vocab, hc, d, 1.0f, params.grad(weight), d);
+    for (std::int64_t i = 0; i < n; ++i) kernels::axpy(1.0f, dhc + i * d, dh + live[c0 + i] * d, d);
   }
   return sums;
 }

@@ -100,3 +100,21 @@ TEST_CASE("cpu: ISA names parse, unsupported ISAs are refused with a message", "
   }
   set_active_isa(saved);
 }
+
+TEST_CASE("arena: release frees what came after the mark, across chained blocks", "[core]") {
+  Arena arena(64);
+  float* kept = arena.alloc(16);
+  kept[0] = 7.0f;
+  const Arena::Mark mark = arena.mark();
+  const std::size_t used = arena.used_floats();
+  arena.alloc(32);
+  arena.alloc(4096);  // chains a new block
+  arena.release(mark);
+  REQUIRE(arena.used_floats() == used);
+  REQUIRE(kept[0] == 7.0f);
+  float* again = arena.alloc(16);
+  REQUIRE(again == kept + 16);  // the space after the mark is reused
+  REQUIRE(arena.high_water_floats() >= used + 32 + 4096);
+  arena.reset();
+  REQUIRE(arena.capacity_floats() >= arena.high_water_floats());
+}

@@ -85,7 +85,8 @@ TEST_CASE("loss: fused label-smoothed cross-entropy equals the naive formula", "
   std::vector<std::int32_t> targets(rows);
   for (std::int64_t r = 0; r < rows; ++r) targets[r] = r % 7 == 0 ? text::kPad : static_cast<std::int32_t>(4 + r % (V - 4));
   const float eps = 0.1f;
-  const nn::LossSums got = nn::output_loss(params, w, h.data(), targets.data(), rows, d, V, eps, text::kPad, 1.0f, nullptr);
+  Arena scratch;
+  const nn::LossSums got = nn::output_loss(params, w, h.data(), targets.data(), rows, d, V, eps, text::kPad, 1.0f, nullptr, scratch);
   double loss = 0, nll = 0;
   std::int64_t tokens = 0;
   for (std::int64_t r = 0; r < rows; ++r) {

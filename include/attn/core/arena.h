@@ -24,6 +24,14 @@ class Arena {
   Tensor tensor(Shape shape) { return Tensor::view(alloc(shape.numel()), shape); }
   Tensor zeros(Shape shape) { return Tensor::view(alloc_zeroed(shape.numel()), shape); }
 
+  // Stack discipline inside a step: everything allocated after mark() is
+  // freed by release(mark), e.g. one layer's backward temporaries.
+  struct Mark {
+    std::size_t blocks = 0, used_in_last = 0, used_total = 0;
+  };
+  Mark mark() const;
+  void release(const Mark& mark);
+
   void reset();
   std::size_t used_floats() const { return used_total_; }
   std::size_t high_water_floats() const { return high_water_; }

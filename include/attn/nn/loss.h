@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "attn/core/arena.h"
 #include "attn/nn/param_store.h"
 
 namespace attn::nn {
@@ -19,9 +20,10 @@ struct LossSums {
 // Label smoothing as fairseq: the target gets 1 − ε, every other word ε / (V − 1).
 // When dh != nullptr: accumulates dh += grad_scale · ∂loss/∂h and
 // dweight += grad_scale · ∂loss/∂weight (grad_scale is typically 1 / tokens).
+// Chunk buffers come from scratch (about 256 × (vocab + 2d) floats).
 LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const std::int32_t* targets,
                      std::int64_t rows, std::int64_t d, std::int64_t vocab, float label_smoothing,
-                     std::int32_t ignore_id, float grad_scale, float* dh);
+                     std::int32_t ignore_id, float grad_scale, float* dh, Arena& scratch);
 
 // Log-probabilities of every word: logits = h · weightᵀ, then log-softmax.
 // h: [rows, d] → logprobs: [rows, vocab].
