@@ -162,6 +162,20 @@ TEST_CASE("sgemm: model-sized and decoding shapes (several k blocks, many tiles,
     }
 }
 
+TEST_CASE("sgemm: B too big for L2 over all of k is packed per k block while threads share rows", "[gemm]") {
+  // 1030×260 floats of B exceed the 1 MiB whole-k limit; 460 rows give the
+  // two threads rows to share. One layout: the blocking does not depend on it.
+  const GemmCase gc(Trans::N, Trans::T, 460, 1030, 260, 1.0f, 0.5f, 2, 77);
+  const std::vector<double> want = gc.reference();
+  std::vector<float> first;
+  test::for_each_isa_and_threads([&](Isa, int threads) {
+    const std::vector<float> got = gc.run();
+    require_matches(got, want, gc.k);
+    if (threads == 1) first = got;
+    else REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+  });
+}
+
 TEST_CASE("sgemm: k == 0 and alpha == 0 scale C by beta; beta == 0 ignores NaN in C; empty C is untouched",
           "[gemm]") {
   test::for_each_isa_and_threads([](Isa, int) {

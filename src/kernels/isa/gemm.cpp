@@ -40,12 +40,16 @@ constexpr std::int64_t kDirectBMaxRows = 64;
 // Up to this many multiply-adds per region, tiles read A in place too (the
 // whole of A then stays in cache while it is reused).
 constexpr std::int64_t kDirectAMaxMacs = ATTN_ISA_LEVEL == 0 ? 0 : std::int64_t{1} << 22;
+// Row panels per unit of work: their packed A (56 KiB) stays in L2.
+constexpr std::int64_t kGroupPanels = 4;
+// Packed B of up to this many floats (1 MiB) stays in L2 over all of k.
+constexpr std::int64_t kWholeKMaxFloats = std::int64_t{1} << 18;
 // Below this many multiply-adds a product runs on one thread: waking the
 // team costs more than it gives.
 constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 // Threads share out row panels as they go when there are at least this many
-// per thread; fewer, and each gets a fixed rectangle of C.
-constexpr std::int64_t kSharedRowsMinPanels = 8;
+// per thread (4 groups); fewer, and each gets a fixed rectangle of C.
+constexpr std::int64_t kSharedRowsMinPanels = 4 * kGroupPanels;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -183,55 +187,83 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   const std::int64_t m_panels = ceil_div(m1 - m0, panel_rows);
   const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
   const bool direct_a = (m1 - m0) * (n1 - n0) * p.k <= kDirectAMaxMacs;
+  // kGroupPanels × [kc × kTileRows]
+  float* a_packed = direct_a ? nullptr : buffers.a.get(kGroupPanels * kTileRows * kc_len);
   std::int64_t step = 0;
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kTileCols);
-    for (std::int64_t kb = 0; kb < k_blocks; ++kb, ++step) {
-      const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
-      // B micro-panel jp: b_block + jp·b_panel_stride, rows b_step apart.
-      const float* b_block = p.b + jc * p.b_col + p0 * p.b_step;
-      std::int64_t b_panel_stride = kTileCols, b_step = p.b_step;
-      if (!direct_b) {
-        float* b_packed = buffers.b.get(n_panels * kTileCols * kc);  // n_panels × [kc × kTileCols]
-        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
-          const std::int64_t j = jc + jp * kTileCols;
-          pack_panel<kTileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
-                                static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j)), kc,
-                                b_packed + jp * kTileCols * kc);
+    // When B packed over all of k still fits in L2, one step covers every k
+    // block: each row panel then runs its k blocks back to back (its C tiles
+    // stay in L1) and threads need no barrier between k blocks.
+    const std::int64_t b_block_floats = n_panels * kTileCols * kc_len;
+    const std::int64_t blocks_per_step = b_block_floats * k_blocks <= kWholeKMaxFloats ? k_blocks : 1;
+    for (std::int64_t kb0 = 0; kb0 < k_blocks; kb0 += blocks_per_step, ++step) {
+      const std::int64_t kb1 = std::min(k_blocks, kb0 + blocks_per_step);
+      // k block kb of B: n_panels micro-panels of [kc × kTileCols], packed at
+      // b_packed + (kb − kb0)·b_block_floats.
+      float* b_packed = direct_b ? nullptr : buffers.b.get(b_block_floats * (kb1 - kb0));
+      if (!direct_b)
+        for (std::int64_t kb = kb0; kb < kb1; ++kb) {
+          const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
+          for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+            const std::int64_t j = jc + jp * kTileCols;
+            pack_panel<kTileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
+                                  static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j)), kc,
+                                  b_packed + (kb - kb0) * b_block_floats + jp * kTileCols * kc);
+          }
         }
-        b_block = b_packed;
-        b_panel_stride = kTileCols * kc;
-        b_step = kTileCols;
-      }
-      const float beta = kb == 0 ? p.beta : 1.0f;
-      float* a_packed = direct_a ? nullptr : buffers.a.get(kTileRows * kc);  // kc × kTileRows
-      auto row_panel = [&](std::int64_t ip) {
-        const std::int64_t i = m0 + ip * panel_rows;
-        const int rows = static_cast<int>(std::min(panel_rows, m1 - i));
-        // Element (r, p) of the A micro-panel is a_panel[r·a_row + p·a_step].
-        const float* a_panel = p.a + i * p.a_row + p0 * p.a_step;
-        std::int64_t a_row = p.a_row, a_step = p.a_step;
-        if (!direct_a) {
-          pack_panel<kTileRows>(a_panel, p.a_row, p.a_step, rows, kc, a_packed);
-          a_panel = a_packed;
-          a_row = 1;
-          a_step = kTileRows;
-        }
-        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
-          const std::int64_t j = jc + jp * kTileCols;
-          const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
-          gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride, b_step,
-                                               p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
+      // A group of row panels runs each k block in turn: its A is packed for
+      // the whole group at once (reading op(A) in long runs), then every panel
+      // of the group meets every B micro-panel of the block.
+      auto row_group = [&](std::int64_t group) {
+        const std::int64_t ip0 = group * kGroupPanels, ip1 = std::min(m_panels, ip0 + kGroupPanels);
+        for (std::int64_t kb = kb0; kb < kb1; ++kb) {
+          const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
+          const float beta = kb == 0 ? p.beta : 1.0f;
+          // B micro-panel jp: b_block + jp·b_panel_stride, rows b_step apart.
+          const float* b_block = p.b + jc * p.b_col + p0 * p.b_step;
+          std::int64_t b_panel_stride = kTileCols, b_step = p.b_step;
+          if (!direct_b) {
+            b_block = b_packed + (kb - kb0) * b_block_floats;
+            b_panel_stride = kTileCols * kc;
+            b_step = kTileCols;
+          }
+          if (!direct_a)
+            for (std::int64_t ip = ip0; ip < ip1; ++ip) {
+              const std::int64_t i = m0 + ip * panel_rows;
+              pack_panel<kTileRows>(p.a + i * p.a_row + p0 * p.a_step, p.a_row, p.a_step,
+                                    static_cast<int>(std::min(panel_rows, m1 - i)), kc,
+                                    a_packed + (ip - ip0) * kTileRows * kc);
+            }
+          for (std::int64_t ip = ip0; ip < ip1; ++ip) {
+            const std::int64_t i = m0 + ip * panel_rows;
+            const int rows = static_cast<int>(std::min(panel_rows, m1 - i));
+            // Element (r, p) of the A micro-panel is a_panel[r·a_row + p·a_step].
+            const float* a_panel = p.a + i * p.a_row + p0 * p.a_step;
+            std::int64_t a_row = p.a_row, a_step = p.a_step;
+            if (!direct_a) {
+              a_panel = a_packed + (ip - ip0) * kTileRows * kc;
+              a_row = 1;
+              a_step = kTileRows;
+            }
+            for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+              const std::int64_t j = jc + jp * kTileCols;
+              const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
+              gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride,
+                                                   b_step, p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
+            }
+          }
         }
       };
+      const std::int64_t groups = ceil_div(m_panels, kGroupPanels);
       if (shared) {
         std::atomic<std::int64_t>& next = shared->next_panel[step];
-        for (std::int64_t ip; (ip = next.fetch_add(1, std::memory_order_relaxed)) < m_panels;) row_panel(ip);
-        // The next k block of a row panel must wait for this one.
+        for (std::int64_t g; (g = next.fetch_add(1, std::memory_order_relaxed)) < groups;) row_group(g);
+        // A row panel's next k block (in the next step) must wait for this one.
         shared->barrier.wait();
       } else {
-        for (std::int64_t ip = 0; ip < m_panels; ++ip) row_panel(ip);
+        for (std::int64_t g = 0; g < groups; ++g) row_group(g);
       }
     }
   }
