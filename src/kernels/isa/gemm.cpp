@@ -1,12 +1,12 @@
 // SGEMM driver: cache blocking (NC columns × KC steps of B packed per block,
-// A packed one micro-panel at a time), register tiles (gemm_tile.h) over the
-// packed panels, and threads over row panels or a grid of C regions.
+// A packed for a few row panels at a time), register tiles (gemm_tile.h)
+// over the packed panels, and threads over row panels or a grid of C regions.
 //
 // Threads never split k: each thread computes whole tiles of C (a fixed
-// rectangle, or row panels taken as it goes), packing what it needs into its
-// own buffers.
-// The k blocks are fixed by k alone, so every C element is computed by the
-// same sequence of operations whatever the thread count.
+// rectangle, or groups of row panels taken as it goes), packing what it
+// needs into its own buffers. The k blocks are fixed by k alone, so every C
+// element is computed by the same sequence of operations whatever the
+// thread count.
 #include "isa.h"
 
 #include <sched.h>
@@ -163,11 +163,13 @@ struct SharedRows {
 // calls this with the same region and takes row panels as it goes: a thread
 // the OS delays then costs its share only, not a wait at the end.
 //
-// Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2) →
-// one A micro-panel (packed, L1) → every B micro-panel of the block. When
-// op(B) is stored k×n and few rows of C share each B panel, the tiles read B
-// in place instead of packing it; small products read A in place too. A few
-// rows against a B stored n×k go to dot products (gemm_dot.h).
+// Loop order: NC columns → KC steps (B block packed, ~1 MiB, stays in L2;
+// all k blocks at once when they fit) → groups of kGroupPanels row panels
+// (A packed) → k blocks of the step → one A micro-panel (L1) against every B
+// micro-panel of the block. When op(B) is stored k×n and few rows of C share
+// each B panel, the tiles read B in place instead of packing it; small
+// products read A in place too. A few rows against a B stored n×k go to dot
+// products (gemm_dot.h).
 void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1,
                 SharedRows* shared) {
   // Chosen by the whole product's shape, never by the region's, so that the
@@ -180,8 +182,8 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   ThreadBuffers& buffers = thread_buffers();
   const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
   const std::int64_t kc_len = ceil_div(p.k, k_blocks);
-  // Whole 14-row tiles (equal heights, e.g. 13+13 for 26 rows, measured slower:
-  // the 13-row tile compiles worse than the 14-row one).
+  // Whole 14-row tiles: equal-height panels (13+13 for 26 rows) measured
+  // slower, the 13-row tile compiling worse than the 14-row one.
   const std::int64_t panel_rows = kTileRows;
   const std::int64_t m_panels = ceil_div(m1 - m0, panel_rows);
   const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
@@ -193,8 +195,8 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kTileCols);
     // When B packed over all of k still fits in L2, one step covers every k
-    // block: each row panel then runs its k blocks back to back (its C tiles
-    // stay in L1) and threads need no barrier between k blocks.
+    // block: each group of row panels then runs its k blocks back to back
+    // (its C tiles stay in cache) and threads need no barrier between them.
     const std::int64_t b_block_floats = n_panels * kTileCols * kc_len;
     const std::int64_t blocks_per_step = b_block_floats * k_blocks <= kWholeKMaxFloats ? k_blocks : 1;
     for (std::int64_t kb0 = 0; kb0 < k_blocks; kb0 += blocks_per_step, ++step) {
