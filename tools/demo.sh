@@ -12,7 +12,7 @@ mkdir -p "$run"
 echo "== train (about 1 minute; resumes from $run/last.attn if present)"
 ./attn train --train "$data/train" --valid "$data/valid" --save-dir "$run" \
   --dim 128 --ffn-dim 512 --heads 4 --layers 2 --dropout 0.1 --vocab-size 1000 \
-  --max-tokens 2048 --lr 2e-3 --warmup 200 --max-time 1 --log-every 50 --log-json "$run/log.jsonl"
+  --max-tokens 1000 --lr 2e-3 --warmup 100 --max-time 1 --log-every 50 --log-json "$run/log.jsonl"
 
 echo "== translate $data/test.src (beam 5)"
 ./attn translate -m "$run/best.attn" -i "$data/test.src" -o "$run/test.hyp" --beam 5
@@ -23,7 +23,7 @@ for i in 1 2 3; do
 done
 
 echo "== score"
-./attn score --ref "$data/test.tgt" -i "$run/test.hyp"
+./attn score --ref "$data/test.tgt" -i "$run/test.hyp" --format text
 
 echo "== model"
 ./attn info "$run/best.attn"

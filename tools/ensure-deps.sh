@@ -20,7 +20,7 @@ if [ "$what" = bench ] || [ "$what" = twin ]; then
   need libopenblas-dev /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h
 fi
 if [ "$what" = twin ]; then
-  python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)
+  /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
