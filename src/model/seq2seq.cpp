@@ -45,60 +45,59 @@ void check_positions(std::int64_t t, std::int64_t max_positions) {
 }
 }  // namespace
 
-const float* Seq2Seq::encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
-                             const std::int32_t* src_lengths) const {
+Seq2Seq::StackRun Seq2Seq::run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch,
+                                       std::int64_t ts, const std::int32_t* src_lengths) const {
   check_positions(ts, config_.max_positions);
   const std::int64_t d = config_.dim;
+  StackRun run;
   float* x = ctx.arena.alloc(batch * ts * d);
   src_embed_.forward(ctx.params, positions_, src, x, batch, ts);
-  embed_dropout_.forward(ctx, x, batch * ts * d);
+  run.embed_drop = embed_dropout_.forward(ctx, x, batch * ts * d);
+  run.encoder.resize(encoder_.size());
   const float* h = x;
-  nn::EncoderLayer::Saved unused;
-  for (const auto& layer : encoder_) h = layer.forward(ctx, h, batch, ts, src_lengths, unused);
-  if (config_.norm != "pre") return h;
-  float* out = ctx.arena.alloc(batch * ts * d);
-  enc_norm_.forward(ctx, h, out, batch * ts);
-  return out;
+  for (std::size_t i = 0; i < encoder_.size(); ++i) h = encoder_[i].forward(ctx, h, batch, ts, src_lengths, run.encoder[i]);
+  run.out = h;
+  if (config_.norm == "pre") {
+    float* normed = ctx.arena.alloc(batch * ts * d);
+    run.norm = enc_norm_.forward(ctx, h, normed, batch * ts);
+    run.out = normed;
+  }
+  return run;
+}
+
+Seq2Seq::StackRun Seq2Seq::run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory) const {
+  check_positions(batch.tgt_len, config_.max_positions);
+  const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
+  StackRun run;
+  float* x = ctx.arena.alloc(B * tt * d);
+  tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), x, B, tt);
+  run.embed_drop = embed_dropout_.forward(ctx, x, B * tt * d);
+  run.decoder.resize(decoder_.size());
+  const float* g = x;
+  for (std::size_t i = 0; i < decoder_.size(); ++i)
+    g = decoder_[i].forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(),
+                            run.decoder[i]);
+  run.out = g;
+  if (config_.norm == "pre") {
+    float* normed = ctx.arena.alloc(B * tt * d);
+    run.norm = dec_norm_.forward(ctx, g, normed, B * tt);
+    run.out = normed;
+  }
+  return run;
+}
+
+const float* Seq2Seq::encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                             const std::int32_t* src_lengths) const {
+  return run_encoder(ctx, src, batch, ts, src_lengths).out;
 }
 
 nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing,
                                        bool backward, float grad_scale) {
-  check_positions(std::max(batch.src_len, batch.tgt_len), config_.max_positions);
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   const bool pre = config_.norm == "pre";
-
-  // Encoder
-  float* src_x = ctx.arena.alloc(B * ts * d);
-  src_embed_.forward(ctx.params, positions_, batch.src.data(), src_x, B, ts);
-  const nn::Dropout::Saved src_drop = embed_dropout_.forward(ctx, src_x, B * ts * d);
-  std::vector<nn::EncoderLayer::Saved> enc_saved(encoder_.size());
-  const float* h = src_x;
-  for (std::size_t i = 0; i < encoder_.size(); ++i)
-    h = encoder_[i].forward(ctx, h, B, ts, batch.src_lengths.data(), enc_saved[i]);
-  const float* memory = h;
-  nn::LayerNorm::Saved enc_norm_saved;
-  if (pre) {
-    float* normed = ctx.arena.alloc(B * ts * d);
-    enc_norm_saved = enc_norm_.forward(ctx, h, normed, B * ts);
-    memory = normed;
-  }
-
-  // Decoder
-  float* tgt_x = ctx.arena.alloc(B * tt * d);
-  tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), tgt_x, B, tt);
-  const nn::Dropout::Saved tgt_drop = embed_dropout_.forward(ctx, tgt_x, B * tt * d);
-  std::vector<nn::DecoderLayer::Saved> dec_saved(decoder_.size());
-  const float* g = tgt_x;
-  for (std::size_t i = 0; i < decoder_.size(); ++i)
-    g = decoder_[i].forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(),
-                            dec_saved[i]);
-  const float* dec_out = g;
-  nn::LayerNorm::Saved dec_norm_saved;
-  if (pre) {
-    float* normed = ctx.arena.alloc(B * tt * d);
-    dec_norm_saved = dec_norm_.forward(ctx, g, normed, B * tt);
-    dec_out = normed;
-  }
+  const StackRun enc = run_encoder(ctx, batch.src.data(), B, ts, batch.src_lengths.data());
+  const StackRun dec = run_decoder(ctx, batch, enc.out);
+  const float* dec_out = dec.out;
 
   float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
   const Arena::Mark before_loss = ctx.arena.mark();
@@ -112,33 +111,33 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   float* dg = d_dec_out;
   if (pre) {
     dg = ctx.arena.alloc_zeroed(B * tt * d);
-    dec_norm_.backward(ctx, dec_norm_saved, d_dec_out, dg);
+    dec_norm_.backward(ctx, dec.norm, d_dec_out, dg);
   }
   float* dmemory = ctx.arena.alloc_zeroed(B * ts * d);
   for (std::size_t i = decoder_.size(); i-- > 0;) {
     float* dprev = ctx.arena.alloc_zeroed(B * tt * d);
     const Arena::Mark mark = ctx.arena.mark();
-    decoder_[i].backward(ctx, dec_saved[i], dg, dprev, dmemory);
+    decoder_[i].backward(ctx, dec.decoder[i], dg, dprev, dmemory);
     ctx.arena.release(mark);
     dg = dprev;
   }
-  embed_dropout_.backward(tgt_drop, dg);
+  embed_dropout_.backward(dec.embed_drop, dg);
   tgt_embed_.backward(params_, batch.tgt_in.data(), dg, B * tt);
 
   // Encoder backward
   float* dh = dmemory;
   if (pre) {
     dh = ctx.arena.alloc_zeroed(B * ts * d);
-    enc_norm_.backward(ctx, enc_norm_saved, dmemory, dh);
+    enc_norm_.backward(ctx, enc.norm, dmemory, dh);
   }
   for (std::size_t i = encoder_.size(); i-- > 0;) {
     float* dprev = ctx.arena.alloc_zeroed(B * ts * d);
     const Arena::Mark mark = ctx.arena.mark();
-    encoder_[i].backward(ctx, enc_saved[i], dh, dprev);
+    encoder_[i].backward(ctx, enc.encoder[i], dh, dprev);
     ctx.arena.release(mark);
     dh = dprev;
   }
-  embed_dropout_.backward(src_drop, dh);
+  embed_dropout_.backward(enc.embed_drop, dh);
   src_embed_.backward(params_, batch.src.data(), dh, B * ts);
   return sums;
 }
@@ -197,20 +196,10 @@ void Seq2Seq::reorder(DecoderState& state, const std::vector<std::int32_t>& orde
 }
 
 void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const {
-  const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
-  const float* memory = encode(ctx, batch.src.data(), B, ts, batch.src_lengths.data());
-  float* tgt_x = ctx.arena.alloc(B * tt * d);
-  tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), tgt_x, B, tt);
-  const float* g = tgt_x;
-  nn::DecoderLayer::Saved unused;
-  for (const auto& layer : decoder_)
-    g = layer.forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(), unused);
-  if (config_.norm == "pre") {
-    float* normed = ctx.arena.alloc(B * tt * d);
-    dec_norm_.forward(ctx, g, normed, B * tt);
-    g = normed;
-  }
-  nn::output_log_probs(params_, output_weight(), g, logprobs, B * tt, d, config_.vocab_size);
+  const float* memory = encode(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data());
+  const StackRun dec = run_decoder(ctx, batch, memory);
+  nn::output_log_probs(params_, output_weight(), dec.out, logprobs, batch.size * batch.tgt_len, config_.dim,
+                       config_.vocab_size);
 }
 
 }  // namespace attn::model

@@ -64,6 +64,17 @@ class Seq2Seq {
   std::int64_t parameter_count() const { return params_.total_floats(); }
 
  private:
+  // One pass of a stack, with what its backward needs.
+  struct StackRun {
+    nn::Dropout::Saved embed_drop;
+    std::vector<nn::EncoderLayer::Saved> encoder;  // encoder runs only
+    std::vector<nn::DecoderLayer::Saved> decoder;  // decoder runs only
+    nn::LayerNorm::Saved norm;                     // pre-norm only
+    const float* out = nullptr;                    // [B·T, d] after the final norm
+  };
+  StackRun run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                       const std::int32_t* src_lengths) const;
+  StackRun run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory) const;
   nn::ParamId output_weight() const;
 
   ModelConfig config_;
