@@ -80,8 +80,14 @@ $(BUILD)/bench_gemm: bench/bench_gemm.cpp $(LIB)
 	@bash tools/ensure-deps.sh bench
 	$(CXX) $(CXXFLAGS) $(BENCH_FLAGS) $< $(LIB) $(LDFLAGS) -lopenblas -o $@
 
-bench: $(BUILD)/bench_gemm
+# Mechanism micro-benchmarks: libattn only, yardstick attn's own global attention.
+$(BUILD)/bench_%: bench/bench_%.cpp $(LIB)
+	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDFLAGS) -o $@
+
+bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa
 	$(BUILD)/bench_gemm
+	$(BUILD)/bench_band
+	$(BUILD)/bench_disa
 
 demo: attn
 	@bash tools/demo.sh

@@ -21,12 +21,19 @@ Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
   if (!config_.share_all_embeddings && !config_.share_decoder_output)
     out_proj_ = params_.add("out_proj.weight", {config_.vocab_size, d}, nn::Init::normal,
                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
-  const nn::LayerShape shape{d, config_.heads, config_.ffn_dim, config_.dropout, config_.activation_dropout,
-                             config_.norm == "pre"};
+  const nn::LayerShape shape{d,
+                             config_.heads,
+                             config_.ffn_dim,
+                             config_.dropout,
+                             config_.activation_dropout,
+                             config_.norm == "pre",
+                             config_.parallel_layers()};
   encoder_.resize(static_cast<std::size_t>(config_.enc_layers));
-  for (std::size_t i = 0; i < encoder_.size(); ++i) encoder_[i].declare(params_, "enc." + std::to_string(i), shape);
+  for (std::size_t i = 0; i < encoder_.size(); ++i)
+    encoder_[i].declare(params_, "enc." + std::to_string(i), shape, config_.encoder_mixer(static_cast<std::int64_t>(i)));
   decoder_.resize(static_cast<std::size_t>(config_.dec_layers));
-  for (std::size_t i = 0; i < decoder_.size(); ++i) decoder_[i].declare(params_, "dec." + std::to_string(i), shape);
+  for (std::size_t i = 0; i < decoder_.size(); ++i)
+    decoder_[i].declare(params_, "dec." + std::to_string(i), shape, config_.decoder_self_mixer());
   if (shape.pre_norm) {
     enc_norm_.declare(params_, "enc.ln", d);
     dec_norm_.declare(params_, "dec.ln", d);
@@ -182,15 +189,15 @@ void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::
 }
 
 void Seq2Seq::reorder(DecoderState& state, const std::vector<std::int32_t>& order) const {
-  const std::int64_t d = config_.dim, n = state.n, len = state.t;
-  std::vector<float> scratch(static_cast<std::size_t>(n * len * 2 * d));
+  const std::int64_t n = state.n, len = state.t;
+  std::vector<float> scratch;
   for (auto& layer : state.layers) {
+    const std::int64_t used = len * layer.self_width, block = state.t_max * layer.self_width;
+    scratch.resize(static_cast<std::size_t>(n * used));
     for (std::int64_t i = 0; i < n; ++i)
-      std::memcpy(scratch.data() + i * len * 2 * d, layer.self_kv + order[i] * state.t_max * 2 * d,
-                  sizeof(float) * len * 2 * d);
+      std::memcpy(scratch.data() + i * used, layer.self_cache + order[i] * block, sizeof(float) * used);
     for (std::int64_t i = 0; i < n; ++i)
-      std::memcpy(layer.self_kv + i * state.t_max * 2 * d, scratch.data() + i * len * 2 * d,
-                  sizeof(float) * len * 2 * d);
+      std::memcpy(layer.self_cache + i * block, scratch.data() + i * used, sizeof(float) * used);
     // cross_kv is the same for every hypothesis of a sentence; beams reorder within their sentence.
   }
 }

@@ -148,3 +148,106 @@ TEST_CASE("seq2seq: incremental decoding equals the teacher-forced forward", "[m
     }
   }
 }
+
+namespace {
+
+// Every architecture and decoder mixer, tiny: windows and kernels shorter and
+// longer than the sentences of tiny_batch() (source ≤ 4, target ≤ 5 tokens).
+struct ArchVariant {
+  const char* arch;
+  const char* decoder_mixer;
+  const char* norm;
+};
+constexpr ArchVariant kArchVariants[] = {
+    {"muse-simple", "", "pre"},     {"convsan", "", "pre"},             {"convsan2d", "", "post"},
+    {"transformer", "csan", "pre"}, {"fastdisa", "", "pre"},            {"transformer", "fastdisa", "pre"},
+};
+
+ModelConfig arch_config(const ArchVariant& v) {
+  ModelConfig c = tiny_config(v.norm, true, true);
+  c.arch = v.arch;
+  c.decoder_mixer = v.decoder_mixer;
+  c.muse_kernels = {3, 7};
+  c.csan_window = 3;
+  c.csan_layers = 1;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("seq2seq, every arch: gradient w.r.t. every parameter tensor matches finite differences",
+          "[model][grad][arch]") {
+  for (const ArchVariant& v : kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    Seq2Seq model(arch_config(v));
+    Rng init(3);
+    model.initialize(init);
+    perturb_norms(model.params());
+    Arena arena;
+    Rng rng(11);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    const Batch batch = tiny_batch();
+    auto loss = [&] {
+      arena.reset();
+      return model.forward_backward(ctx, batch, 0.1f, false, 1.0f).loss;
+    };
+    model.params().zero_grads();
+    arena.reset();
+    model.forward_backward(ctx, batch, 0.1f, true, 1.0f);
+    test::check_all_parameters(model.params(), loss, {.samples_per_tensor = 3});
+  }
+}
+
+TEST_CASE("seq2seq, every arch: incremental decoding equals the teacher-forced forward", "[model][decode][arch]") {
+  for (const ArchVariant& v : kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    Seq2Seq model(arch_config(v));
+    Rng init(5);
+    model.initialize(init);
+    perturb_norms(model.params());
+    Arena arena, state_arena;
+    Rng rng(1);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    const Batch batch = tiny_batch();
+    const std::int64_t B = batch.size, tt = batch.tgt_len, V = model.config().vocab_size;
+    std::vector<float> full(B * tt * V);
+    model.teacher_forced_log_probs(ctx, batch, full.data());
+    const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
+    DecoderState state = model.start_decoding(ctx, state_arena, memory, B, batch.src_len, batch.src_lengths.data(), tt);
+    std::vector<float> step(B * V);
+    for (std::int64_t t = 0; t < tt; ++t) {
+      std::vector<std::int32_t> tokens(B);
+      for (std::int64_t b = 0; b < B; ++b) tokens[b] = batch.tgt_in[b * tt + t];
+      model.decode_step(ctx, state, tokens.data(), step.data());
+      for (std::int64_t b = 0; b < B; ++b) {
+        if (t >= batch.tgt_lengths[b]) continue;
+        for (std::int64_t j = 0; j < V; ++j) {
+          INFO("b " << b << " t " << t << " j " << j);
+          REQUIRE(step[b * V + j] == Approx(full[(b * tt + t) * V + j]).margin(1e-5));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("seq2seq, every arch: a sentence scores the same alone and in a padded batch", "[model][arch]") {
+  for (const ArchVariant& v : kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "'");
+    Seq2Seq model(arch_config(v));
+    Rng init(9);
+    model.initialize(init);
+    Arena arena;
+    Rng rng(1);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    const Batch alone = make_batch({{9, 4}}, {{7, 8}});
+    const Batch padded = make_batch({{5, 6, 7, 8, 9, 10}, {9, 4}}, {{4, 5, 6, 7, 8, 9}, {7, 8}});
+    const std::int64_t V = model.config().vocab_size;
+    std::vector<float> a(alone.size * alone.tgt_len * V), p(padded.size * padded.tgt_len * V);
+    model.teacher_forced_log_probs(ctx, alone, a.data());
+    arena.reset();
+    model.teacher_forced_log_probs(ctx, padded, p.data());
+    for (std::int64_t t = 0; t < alone.tgt_lengths[0]; ++t)
+      for (std::int64_t j = 0; j < V; ++j)
+        REQUIRE(a[t * V + j] == Approx(p[(1 * padded.tgt_len + t) * V + j]).margin(1e-5));
+  }
+}

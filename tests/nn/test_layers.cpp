@@ -144,15 +144,20 @@ TEST_CASE("feed-forward and layer norm: gradients match finite differences", "[n
   check_gradient("x", x.data(), dx.data(), rows * 6, loss, {}, 43);
 }
 
-TEST_CASE("encoder and decoder layers, pre- and post-norm: gradients match finite differences", "[nn][grad]") {
-  for (bool pre : {true, false}) {
-    INFO("pre_norm " << pre);
+TEST_CASE("encoder and decoder layers, pre- and post-norm, sequential and parallel: gradients match finite differences",
+          "[nn][grad]") {
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool pre = variant % 2 == 0, parallel = variant >= 2;
+    INFO("pre_norm " << pre << ", parallel " << parallel);
     Fixture f;
-    const LayerShape shape{8, 2, 12, 0.0f, 0.0f, pre};
+    const LayerShape shape{8, 2, 12, 0.0f, 0.0f, pre, parallel};
+    MixerSpec mixer;
+    mixer.d = 8;
+    mixer.heads = 2;
     EncoderLayer enc;
-    enc.declare(f.params, "enc", shape);
+    enc.declare(f.params, "enc", shape, mixer);
     DecoderLayer dec;
-    dec.declare(f.params, "dec", shape);
+    dec.declare(f.params, "dec", shape, mixer);
     f.ready();
     const std::int64_t B = 2, ts = 4, tt = 3, d = 8;
     std::vector<std::int32_t> src_len{4, 2}, tgt_len{3, 2};

@@ -1,10 +1,19 @@
-// The Transformer's encoder and decoder layers, pre-norm or post-norm, each a
-// forward/backward pair (and, for the decoder, an incremental step).
+// The encoder and decoder layers every architecture is built from, each a
+// forward/backward pair (and, for the decoder, an incremental step). The
+// self-attention slot holds any TokenMixer; cross-attention is always
+// multi-head attention.
 //
+// Sequential layout (Transformer, ConvSAN, Fast-DiSA), one residual block per sublayer:
 //   pre-norm:  x = x + Drop(Sublayer(LN(x)))     (final LayerNorm on each stack)
 //   post-norm: x = LN(x + Drop(Sublayer(x)))     (the original paper)
+// Parallel layout (MUSE, MECHANISMS.md §1.1–1.2), one residual block per layer
+// whose branches all read the same input:
+//   pre-norm:  x = x + Drop(Mixer(h)) [+ Drop(Cross(h, memory))] + Drop(FFN(h)),  h = LN(x)
+//   post-norm: x = LN(x + Drop(Mixer(x)) [+ Drop(Cross(x, memory))] + Drop(FFN(x)))
 #pragma once
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "attn/nn/attention.h"
@@ -12,6 +21,7 @@
 #include "attn/nn/dropout.h"
 #include "attn/nn/feed_forward.h"
 #include "attn/nn/layer_norm.h"
+#include "attn/nn/token_mixer.h"
 
 namespace attn::nn {
 
@@ -19,31 +29,34 @@ struct LayerShape {
   std::int64_t d = 0, heads = 0, ffn_dim = 0;
   float dropout = 0.0f, activation_dropout = 0.0f;
   bool pre_norm = true;
+  bool parallel = false;  // MUSE's parallel layout
 };
 
-// One residual sublayer's saved state, shared by both layer kinds.
+// One residual block's saved state: up to three branches summed into the residual.
 struct ResidualSaved {
+  static constexpr int kMaxBranches = 3;
   const float* x = nullptr;  // [rows, d] input of the block
   LayerNorm::Saved norm;
-  float* normed = nullptr;   // pre-norm: LN(x), the sublayer input
-  float* branch = nullptr;   // sublayer output after dropout
-  Dropout::Saved drop;
+  float* normed = nullptr;   // pre-norm: LN(x), the branches' input; post-norm: the sum LN reads
+  std::array<float*, kMaxBranches> branch{};  // [rows, d] each branch's output after dropout
+  std::array<Dropout::Saved, kMaxBranches> drop{};
   float* out = nullptr;      // [rows, d] output of the block
 };
 
 struct EncoderLayer {
   LayerShape shape;
-  MultiHeadAttention self_attn;
-  LayerNorm ln_attn, ln_ffn;
+  std::unique_ptr<TokenMixer> self_attn;
+  LayerNorm ln_attn, ln_ffn;  // parallel layout: ln_attn only, named "<name>.ln"
   FeedForward ffn;
   Dropout dropout;
 
-  void declare(ParamStore& params, const std::string& name, const LayerShape& layer_shape);
+  void declare(ParamStore& params, const std::string& name, const LayerShape& layer_shape, const MixerSpec& mixer);
 
   struct Saved {
-    ResidualSaved attn_block, ffn_block;
-    MultiHeadAttention::Saved attn;
+    ResidualSaved attn_block, ffn_block;  // parallel layout: attn_block only
+    std::unique_ptr<TokenMixer::Saved> attn;
     FeedForward::Saved ffn;
+    std::int64_t rows = 0;
   };
   // x: [B·T, d] → returns out: [B·T, d] (arena).
   float* forward(StepContext& ctx, const float* x, std::int64_t batch, std::int64_t t, const std::int32_t* lengths,
@@ -52,27 +65,30 @@ struct EncoderLayer {
   void backward(StepContext& ctx, const Saved& saved, const float* dout, float* dx) const;
 };
 
-// Per-layer decoder cache for incremental decoding: the keys and values of
-// every position so far, and the encoder memory projected once.
+// Per-layer decoder cache for incremental decoding: the self-attention mixer's
+// entries for every position so far, and the encoder memory projected once.
 struct DecoderLayerCache {
-  float* self_kv = nullptr;    // [N, t_max, 2d]: k then v for each position
-  float* cross_kv = nullptr;   // [N, Ts, 2d]
-  std::int64_t t_max = 0, src_len = 0;
+  float* self_cache = nullptr;  // [N, t_max, self_width]
+  float* cross_kv = nullptr;    // [N, Ts, 2d]
+  std::int64_t t_max = 0, src_len = 0, self_width = 0;
 };
 
 struct DecoderLayer {
   LayerShape shape;
-  MultiHeadAttention self_attn, cross_attn;
-  LayerNorm ln_self, ln_cross, ln_ffn;
+  std::unique_ptr<TokenMixer> self_attn;
+  MultiHeadAttention cross_attn;
+  LayerNorm ln_self, ln_cross, ln_ffn;  // parallel layout: ln_self only, named "<name>.ln"
   FeedForward ffn;
   Dropout dropout;
 
-  void declare(ParamStore& params, const std::string& name, const LayerShape& layer_shape);
+  void declare(ParamStore& params, const std::string& name, const LayerShape& layer_shape, const MixerSpec& mixer);
 
   struct Saved {
-    ResidualSaved self_block, cross_block, ffn_block;
-    MultiHeadAttention::Saved self, cross;
+    ResidualSaved self_block, cross_block, ffn_block;  // parallel layout: self_block only
+    std::unique_ptr<TokenMixer::Saved> self;
+    MultiHeadAttention::Saved cross;
     FeedForward::Saved ffn;
+    std::int64_t rows = 0;
   };
   // x: [B·Tt, d], memory: [B·Ts, d] → returns out: [B·Tt, d] (arena).
   float* forward(StepContext& ctx, const float* x, const float* memory, std::int64_t batch, std::int64_t tt,
@@ -81,7 +97,7 @@ struct DecoderLayer {
   // Accumulates dx: [B·Tt, d] and dmemory: [B·Ts, d].
   void backward(StepContext& ctx, const Saved& saved, const float* dout, float* dx, float* dmemory) const;
 
-  // Projects the encoder memory [N·Ts, d] into cache.cross_kv.
+  // Projects the encoder memory [N·Ts, d] into cache.cross_kv and allocates the self cache.
   void start(StepContext& ctx, const float* memory, std::int64_t n, DecoderLayerCache& cache) const;
   // One position t for N hypotheses. x: [N, d] → returns [N, d] (arena).
   // src_lengths: [N]. cross_probs (optional, [N, H, Ts]) receives the cross-attention weights.

@@ -1,0 +1,114 @@
+// Fast-DiSA (Shen et al. 2018, arXiv 1805.00912; MECHANISMS.md §0, §3, §4.4,
+// §4.5) as a TokenMixer: per head, a token2token weight A from q·kᵀ and a
+// multi-dimensional source2token term S from v, combined in a feature-wise
+// softmax over keys that is computed in its factorised form
+//     O = (A (v ⊙ e^S)) ⊘ (A e^S)
+// — two [T×T]·[T×d_h] products per head, never a T×T×d_h tensor — then a
+// fusion gate U = G ⊙ v + (1 − G) ⊙ O and the output projection.
+//
+// Encoder (spec.causal false): the first H/2 heads see only earlier keys
+// (j < i), the others only later keys (j > i); H must be even. Decoder
+// (spec.causal true, our extension, §3.3): every head sees j ≤ i.
+//
+// Parameters under `name`:
+//   <name>.q/.k/.v.weight [d, d], .bias [d]   (contiguous: one [3d, d] GEMM)
+//   <name>.o.weight [d, d], <name>.o.bias [d]
+//   <name>.s1.weight [H, d_h, d_h], <name>.s1.bias [H, d_h]
+//   <name>.s2.weight [H, d_h, d_h], <name>.s2.bias [H, d_h]
+//   <name>.gate.weight [H, d_h, 2 d_h], <name>.gate.bias [H, d_h]   (only with spec.disa_gate)
+// Per head h (row-vector convention, weights stored [out, in] as in PyTorch):
+//   S_h = ELU(v_h W_s1[h]ᵀ + b_s1[h]) W_s2[h]ᵀ + b_s2[h]
+//   G_h = σ([v_h ; O_h] W_g[h]ᵀ + b_g[h])
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/nn/linear.h"
+#include "attn/nn/token_mixer.h"
+
+namespace attn::nn {
+
+// One head's feature-wise softmax in the factorised form, queries i < lq and
+// keys j < lk. a: [lq, lk] (row stride lda), the non-negative token2token
+// weights with 0 at disallowed keys; e: [lk, dh] (lde), exp of the shifted
+// source2token term, 0 at padded keys; v: [lk, dh] (ldv).
+// Writes o: [lq, dh] (ldo), O = (A (v ⊙ E)) ⊘ (A E), and inv_d: [lq, dh]
+// (ldi), 1/D — both 0 where D = A E is 0 (or below FLT_MIN), i.e. where a
+// row or feature has no key. scratch: grown as needed, reused across calls.
+void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
+                      const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
+                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch);
+
+// Its backward (§4.4) given dout: [lq, dh] (lddo) and the forward's o, inv_d.
+// Accumulates da: [lq, lk] (ldda), de: [lk, dh] (ldde), dv: [lk, dh] (lddv).
+void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
+                               const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
+                               std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
+                               std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
+                               float* dv, std::int64_t lddv, std::vector<float>& scratch);
+
+class FastDisaMixer final : public TokenMixer {
+ public:
+  // Throws attn::Error when d % heads != 0, when heads is odd for the
+  // bidirectional (encoder) form, or when spec.disa_t2t is not exp|sigmoid.
+  FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec);
+
+  struct Saved final : TokenMixer::Saved {
+    const float* x = nullptr;  // [B·T, d] input
+    float* qkv = nullptr;      // [B·T, 3d] projections q | k | v
+    float* hidden = nullptr;   // [B·T, d] ELU(v W_s1ᵀ + b_s1), per head in its d_h columns; 0 on padded rows
+    float* e = nullptr;        // [B·T, d] exp(S − per-feature max over valid keys); 0 on padded rows
+    float* t2t = nullptr;      // [B, H, T, T] A: exp(R − row max) or σ(R)/max σ(R) at allowed keys, else 0
+    float* row_scale = nullptr;  // [B, H, T] sigmoid only: max_j σ(R_ij) of each row (σ(R) = A · row_scale)
+    float* o = nullptr;        // [B·T, d] feature-wise attention output; 0 on padded rows
+    float* inv_d = nullptr;    // [B·T, d] 1 / (A E); 0 where there is no key
+    float* gate = nullptr;     // [B·T, d] G (null without the gate); 0 on padded rows
+    float* u = nullptr;        // [B·T, d] heads concatenated (== o without the gate); 0 on padded rows
+    std::int64_t batch = 0, t = 0;
+    const std::int32_t* lengths = nullptr;
+  };
+
+  std::unique_ptr<TokenMixer::Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
+                                             std::int64_t t, const std::int32_t* lengths) const override;
+  void backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const override;
+
+  // Cache entry per position: k [d], S (unshifted) [d], v [d]. A step re-shifts
+  // S over the t + 1 cached positions: O(t · d_h) per head. Causal only.
+  std::int64_t cache_width() const override { return 3 * d_; }
+  void step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
+            std::int64_t t_max) const override;
+
+  // weights: P_ijk averaged over the d_h features; extras: "directions",
+  // "averaged_over_features", "fusion_gate" ([H][L] feature mean of G, or null).
+  MixerMaps export_maps(const TokenMixer::Saved& saved, std::int64_t b) const override;
+  std::string kind() const override { return "fastdisa"; }
+
+  std::int64_t dim() const { return d_; }
+  std::int64_t heads() const { return heads_; }
+  bool causal() const { return causal_; }
+  bool gated() const { return gated_; }
+  bool sigmoid_t2t() const { return sigmoid_; }
+
+ private:
+  // Keys [first, end) that query i of head h may see in a sequence of length len.
+  void allowed_keys(std::int64_t h, std::int64_t i, std::int64_t len, std::int64_t& first, std::int64_t& end) const;
+  // Head h over `rows` positions; v, hidden, s, o, g, u point at the head's
+  // first column, with row strides ldv (v) and d_ (the others). Called inside
+  // the (sequence, head) loops, so their GEMMs run on the calling thread.
+  // hidden = ELU(v W_s1[h]ᵀ + b_s1[h]), s = hidden W_s2[h]ᵀ + b_s2[h].
+  void source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, float* hidden,
+                    float* s, std::int64_t rows) const;
+  // g = σ([v; o] W_g[h]ᵀ + b_g[h]), u = g ⊙ v + (1 − g) ⊙ o.
+  void fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o,
+                   float* g, float* u, std::int64_t rows) const;
+
+  std::int64_t d_ = 0, heads_ = 0, head_dim_ = 0;
+  bool causal_ = false, gated_ = true, sigmoid_ = false;
+  Linear q_, k_, v_, o_;
+  Linear qkv_;  // view of q, k, v as one [3d, d] projection
+  ParamId s1_weight_ = -1, s1_bias_ = -1, s2_weight_ = -1, s2_bias_ = -1;
+  ParamId gate_weight_ = -1, gate_bias_ = -1;
+};
+
+}  // namespace attn::nn

@@ -1,0 +1,83 @@
+// TokenMixer: the sublayer through which the positions of one sequence see
+// each other — the self-attention slot of an encoder or decoder layer. Every
+// mechanism (multi-head attention, ConvSAN windows, MUSE, Fast-DiSA) is one
+// implementation, so the layers, the model, training, decoding and `attn
+// attend` never name a mechanism.
+//
+// Shapes: rows are positions, [B·T, d] right-padded, lengths [B]. A mixer
+// never reads a padded position's values into a real position's output, and
+// writes zeros (or anything finite) into padded rows; the layers never read
+// them back into real rows.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/nn/context.h"
+
+namespace attn::nn {
+
+// The attention weights a mixer used for one sequence, for `attn attend`.
+struct MixerMaps {
+  std::int64_t heads = 0, length = 0;
+  std::vector<float> weights;  // [heads, length (from), length (to)]; rows sum to 1, or are all 0 when empty
+  nlohmann::json extras;       // mechanism-specific (kernel gate, window, direction, fusion gate, …)
+};
+
+// Everything that shapes a mixer; built from the model config per layer.
+struct MixerSpec {
+  std::string kind = "mha";  // "mha" | "csan" | "csan2d" | "muse" | "fastdisa"
+  std::int64_t d = 0, heads = 0;
+  bool causal = false;  // decoder self-attention
+  // ConvSAN: keys within ±(window−1)/2 (causal: [i−(window−1)/2, i]); 2D: joint softmax over head_window heads.
+  std::int64_t window = 11, head_window = 1;
+  // MUSE: dynamic convolution kernel sizes and DropConnect on the normalised taps.
+  std::vector<std::int64_t> kernels{3, 15};
+  float tap_dropout = 0.1f;
+  // Fast-DiSA: fusion gate on/off; token2token weight "exp" or "sigmoid".
+  bool disa_gate = true;
+  std::string disa_t2t = "exp";
+};
+
+class TokenMixer {
+ public:
+  virtual ~TokenMixer() = default;
+
+  // What backward needs from one forward; lives until the step arena is reset.
+  struct Saved {
+    virtual ~Saved() = default;
+  };
+
+  // x: [B·T, d] → y: [B·T, d] (written). Causal mixers let position i see only
+  // positions ≤ i (whatever `causal` means for the mechanism is fixed at
+  // construction).
+  virtual std::unique_ptr<Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
+                                         std::int64_t t, const std::int32_t* lengths) const = 0;
+  // dy: [B·T, d]. Accumulates parameter gradients and dx: [B·T, d].
+  virtual void backward(StepContext& ctx, const Saved& saved, const float* dy, float* dx) const = 0;
+
+  // Incremental decoding (causal mixers only). The cache holds cache_width()
+  // floats per hypothesis and position: [N, t_max, cache_width()]. step()
+  // writes position t's entry and reads entries < t written by earlier steps;
+  // beam search reorders whole [t_max, cache_width()] blocks between steps.
+  // x: [N, d] at position t → y: [N, d] (written). Must equal the full causal
+  // forward at row t to float rounding.
+  virtual std::int64_t cache_width() const = 0;
+  virtual void step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
+                    std::int64_t t_max) const = 0;
+
+  // The weights the forward that produced `saved` used for sequence b.
+  virtual MixerMaps export_maps(const Saved& saved, std::int64_t b) const = 0;
+
+  // The name of this mechanism in maps and logs ("mha", "csan", "csan2d", "muse", "fastdisa").
+  virtual std::string kind() const = 0;
+};
+
+// Declares the parameters of the mixer the spec names under `name` (e.g.
+// "enc.0.self_attn") and returns it. Throws attn::Error for impossible specs.
+std::unique_ptr<TokenMixer> make_mixer(ParamStore& params, const std::string& name, const MixerSpec& spec);
+
+}  // namespace attn::nn

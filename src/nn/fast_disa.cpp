@@ -1,0 +1,525 @@
+#include "attn/nn/fast_disa.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "attn/core/error.h"
+#include "attn/kernels/gemm.h"
+
+namespace attn::nn {
+
+using kernels::Trans;
+
+namespace {
+
+// A denominator below this counts as "no key": 1/D would overflow to inf.
+constexpr float kMinDenominator = FLT_MIN;
+
+float sigmoid(float z) {
+  if (z >= 0.0f) return 1.0f / (1.0f + std::exp(-z));
+  const float e = std::exp(z);
+  return e / (1.0f + e);
+}
+
+// log σ(z) = −log(1 + e^−z), without overflow on either side.
+float log_sigmoid(float z) { return z >= 0.0f ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z)); }
+
+// exp(z) − 1 rather than expm1: the absolute error (~1e-7) is what reaches the
+// next product, and expm1f costs several times more.
+float elu(float z) { return z > 0.0f ? z : std::exp(z) - 1.0f; }
+// ELU′ from the output y = ELU(z): 1 for z > 0, else e^z = y + 1.
+float elu_grad_from_output(float y) { return y > 0.0f ? 1.0f : y + 1.0f; }
+
+// Token2token weights of one row of logits, in place over keys [first, end):
+// exp(R − max R), or σ(R) / max σ(R) — exact, as O is invariant to a row's
+// scale, and then the largest weight is 1 whatever the logits. Returns max σ(R)
+// for sigmoid (backward recovers σ(R) = A · it), else 0.
+float token2token_row(float* row, std::int64_t first, std::int64_t end, bool use_sigmoid) {
+  if (first >= end) return 0.0f;
+  float r_max = row[first];
+  for (std::int64_t j = first + 1; j < end; ++j) r_max = std::max(r_max, row[j]);
+  if (!use_sigmoid) {
+    for (std::int64_t j = first; j < end; ++j) row[j] = std::exp(row[j] - r_max);
+    return 0.0f;
+  }
+  const float top = sigmoid(r_max);
+  if (r_max >= -60.0f) {  // σ(r_max) ≥ 1e-26: a σ(R) that underflows is a weight below 1e-12
+    const float inv_top = 1.0f / top;
+    for (std::int64_t j = first; j < end; ++j) row[j] = sigmoid(row[j]) * inv_top;
+  } else {  // every logit very negative: divide in the log domain
+    const float log_top = log_sigmoid(r_max);
+    for (std::int64_t j = first; j < end; ++j) row[j] = std::exp(log_sigmoid(row[j]) - log_top);
+  }
+  return top;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// One head's feature-wise softmax, factorised (§3.1, §4.4)
+
+void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
+                      const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
+                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch) {
+  if (lq <= 0) return;
+  const std::int64_t w = 2 * dh;
+  const std::size_t need = static_cast<std::size_t>((lk + lq) * w);
+  if (scratch.size() < need) scratch.resize(need);
+  float* ev = scratch.data();  // [lk, 2dh]: E | v ⊙ E
+  float* dn = ev + lk * w;     // [lq, 2dh]: D = A E | N = A (v ⊙ E)
+  for (std::int64_t j = 0; j < lk; ++j)
+    for (std::int64_t c = 0; c < dh; ++c) {
+      ev[j * w + c] = e[j * lde + c];
+      ev[j * w + dh + c] = v[j * ldv + c] * e[j * lde + c];
+    }
+  // Both products in one GEMM: the [T×T]·[T×2d_h] that replaces the T×T×d_h tensor.
+  kernels::sgemm(Trans::N, Trans::N, lq, w, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
+  for (std::int64_t i = 0; i < lq; ++i)
+    for (std::int64_t c = 0; c < dh; ++c) {
+      const float den = dn[i * w + c], num = dn[i * w + dh + c];
+      const float inv = den >= kMinDenominator ? 1.0f / den : 0.0f;  // no key: O = 0, not 0/0
+      inv_d[i * ldi + c] = inv;
+      o[i * ldo + c] = num * inv;
+    }
+}
+
+void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
+                               const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
+                               std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
+                               std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
+                               float* dv, std::int64_t lddv, std::vector<float>& scratch) {
+  if (lq <= 0 || lk <= 0) return;
+  const std::int64_t w = 2 * dh;
+  const std::size_t need = static_cast<std::size_t>((lq + 2 * lk) * w);
+  if (scratch.size() < need) scratch.resize(need);
+  float* gam = scratch.data();  // [lq, 2dh]: Γ | −Γ ⊙ O, with Γ = dO ⊘ D (0 where there is no key)
+  float* vee = gam + lq * w;    // [lk, 2dh]: v ⊙ E | E
+  float* atg = vee + lk * w;    // [lk, 2dh]: Aᵀ Γ | −Aᵀ (Γ ⊙ O)
+  for (std::int64_t i = 0; i < lq; ++i)
+    for (std::int64_t c = 0; c < dh; ++c) {
+      const float g = dout[i * lddo + c] * inv_d[i * ldi + c];
+      gam[i * w + c] = g;
+      gam[i * w + dh + c] = -g * o[i * ldo + c];
+    }
+  for (std::int64_t j = 0; j < lk; ++j)
+    for (std::int64_t c = 0; c < dh; ++c) {
+      vee[j * w + c] = v[j * ldv + c] * e[j * lde + c];
+      vee[j * w + dh + c] = e[j * lde + c];
+    }
+  // dA += Γ (v ⊙ E)ᵀ − (Γ ⊙ O) Eᵀ: one product with k = 2d_h.
+  kernels::sgemm(Trans::N, Trans::T, lq, lk, w, 1.0f, gam, w, vee, w, 1.0f, da, ldda);
+  // Aᵀ [Γ | −Γ ⊙ O], then dE += v ⊙ AᵀΓ − Aᵀ(Γ ⊙ O) and dv += E ⊙ AᵀΓ.
+  kernels::sgemm(Trans::T, Trans::N, lk, w, lq, 1.0f, a, lda, gam, w, 0.0f, atg, w);
+  for (std::int64_t j = 0; j < lk; ++j)
+    for (std::int64_t c = 0; c < dh; ++c) {
+      const float at_gamma = atg[j * w + c];
+      de[j * ldde + c] += v[j * ldv + c] * at_gamma + atg[j * w + dh + c];
+      dv[j * lddv + c] += e[j * lde + c] * at_gamma;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The mixer
+
+FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
+    : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(spec.disa_gate) {
+  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0,
+          "--dim " + std::to_string(d_) + " is not divisible by --heads " + std::to_string(heads_) +
+              "; choose heads that divide the dimension");
+  require(causal_ || heads_ % 2 == 0, "--heads must be even for Fast-DiSA's forward and backward heads (got " +
+                                          std::to_string(heads_) + "); choose an even number of heads");
+  require(spec.disa_t2t == "exp" || spec.disa_t2t == "sigmoid",
+          "--disa-t2t must be 'exp' or 'sigmoid', not '" + spec.disa_t2t + "'");
+  sigmoid_ = spec.disa_t2t == "sigmoid";
+  head_dim_ = d_ / heads_;
+  const std::int64_t H = heads_, dh = head_dim_;
+  // As MultiHeadAttention::declare: weights then biases, each trio contiguous, so [wq; wk; wv] is one [3d, d].
+  q_ = {params.add(name + ".q.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
+  k_ = {params.add(name + ".k.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
+  v_ = {params.add(name + ".v.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
+  q_.bias = params.add(name + ".q.bias", {d_}, Init::zeros, 0.0f, false);
+  k_.bias = params.add(name + ".k.bias", {d_}, Init::zeros, 0.0f, false);
+  v_.bias = params.add(name + ".v.bias", {d_}, Init::zeros, 0.0f, false);
+  o_.declare(params, name + ".o", d_, d_);
+  qkv_ = {q_.weight, q_.bias, d_, 3 * d_};
+  // Per-head weights are 3-D, so Xavier's fans are given explicitly (the store's
+  // xavier_uniform reads fans from a 2-D shape).
+  const float square_bound = std::sqrt(6.0f / static_cast<float>(2 * dh));
+  s1_weight_ = params.add(name + ".s1.weight", {H, dh, dh}, Init::uniform, square_bound);
+  s1_bias_ = params.add(name + ".s1.bias", {H, dh}, Init::zeros, 0.0f, false);
+  s2_weight_ = params.add(name + ".s2.weight", {H, dh, dh}, Init::uniform, square_bound);
+  s2_bias_ = params.add(name + ".s2.bias", {H, dh}, Init::zeros, 0.0f, false);
+  if (gated_) {
+    gate_weight_ = params.add(name + ".gate.weight", {H, dh, 2 * dh}, Init::uniform,
+                              std::sqrt(6.0f / static_cast<float>(3 * dh)));
+    gate_bias_ = params.add(name + ".gate.bias", {H, dh}, Init::zeros, 0.0f, false);
+  }
+}
+
+void FastDisaMixer::allowed_keys(std::int64_t h, std::int64_t i, std::int64_t len, std::int64_t& first,
+                                 std::int64_t& end) const {
+  if (causal_) {  // our decoder extension: every head forward, diagonal on
+    first = 0;
+    end = std::min(i + 1, len);
+  } else if (h < heads_ / 2) {  // forward head: earlier keys only
+    first = 0;
+    end = std::min(i, len);
+  } else {  // backward head: later keys only
+    first = i + 1;
+    end = std::max(first, len);
+  }
+}
+
+void FastDisaMixer::source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
+                                 float* hidden, float* s, std::int64_t rows) const {
+  const std::int64_t dh = head_dim_, d = d_;
+  const float* w1 = params.value(s1_weight_) + h * dh * dh;  // [dh, dh]
+  const float* b1 = params.value(s1_bias_) + h * dh;         // [dh]
+  const float* w2 = params.value(s2_weight_) + h * dh * dh;
+  const float* b2 = params.value(s2_bias_) + h * dh;
+  if (rows <= 0) return;
+  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v, ldv, w1, dh, 0.0f, hidden, d);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < dh; ++c) hidden[r * d + c] = elu(hidden[r * d + c] + b1[c]);
+  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, hidden, d, w2, dh, 0.0f, s, d);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < dh; ++c) s[r * d + c] += b2[c];
+}
+
+void FastDisaMixer::fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
+                                const float* o, float* g, float* u, std::int64_t rows) const {
+  const std::int64_t dh = head_dim_, d = d_;
+  const float* wg = params.value(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]: columns 0..dh read v, dh..2dh read O
+  const float* bg = params.value(gate_bias_) + h * dh;
+  if (rows <= 0) return;
+  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v, ldv, wg, 2 * dh, 0.0f, g, d);
+  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, o, d, wg + dh, 2 * dh, 1.0f, g, d);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < dh; ++c) {
+      const float gate = sigmoid(g[r * d + c] + bg[c]);
+      g[r * d + c] = gate;
+      u[r * d + c] = gate * v[r * ldv + c] + (1.0f - gate) * o[r * d + c];
+    }
+}
+
+std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, const float* x, float* y,
+                                                          std::int64_t batch, std::int64_t t,
+                                                          const std::int32_t* lengths) const {
+  const std::int64_t B = batch, T = t, H = heads_, dh = head_dim_, d = d_, rows = B * T, qs = 3 * d;
+  auto s = std::make_unique<Saved>();
+  s->x = x;
+  s->batch = B;
+  s->t = T;
+  s->lengths = lengths;
+  s->qkv = ctx.arena.alloc(rows * qs);
+  qkv_.forward(ctx.params, x, s->qkv, rows);
+  s->hidden = ctx.arena.alloc(rows * d);
+  s->e = ctx.arena.alloc(rows * d);
+  s->t2t = ctx.arena.alloc(B * H * T * T);
+  if (sigmoid_) s->row_scale = ctx.arena.alloc(B * H * T);
+  s->o = ctx.arena.alloc(rows * d);
+  s->inv_d = ctx.arena.alloc(rows * d);
+  if (gated_) {
+    s->gate = ctx.arena.alloc(rows * d);
+    s->u = ctx.arena.alloc(rows * d);
+  } else {
+    s->u = s->o;
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+
+  // Everything between the two projections, one (sequence, head) per task.
+#pragma omp parallel
+  {
+    std::vector<float> scratch, shift(static_cast<std::size_t>(dh));
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
+        const std::int64_t at = b * T * d + h * dh;  // first element of this block in the [B·T, d] buffers
+        const float* q = s->qkv + b * T * qs + h * dh;  // [T, dh], row stride 3d
+        const float* k = q + d;
+        const float* v = q + 2 * d;
+        float* hidden = s->hidden + at;  // [T, dh], row stride d, as all below
+        float* e = s->e + at;
+        float* o = s->o + at;
+        float* inv_d = s->inv_d + at;
+        float* a = s->t2t + (b * H + h) * T * T;  // [T, T]
+        float* row_scale = sigmoid_ ? s->row_scale + (b * H + h) * T : nullptr;
+        std::memset(a, 0, sizeof(float) * T * T);
+        if (row_scale) std::memset(row_scale, 0, sizeof(float) * T);
+
+        // S into e, then E = exp(S − max over valid keys), per feature; the shift cancels in O.
+        source2token(ctx.params, h, v, qs, hidden, e, len);
+        std::fill(shift.begin(), shift.end(), -std::numeric_limits<float>::infinity());
+        for (std::int64_t j = 0; j < len; ++j)
+          for (std::int64_t c = 0; c < dh; ++c) shift[c] = std::max(shift[c], e[j * d + c]);
+        for (std::int64_t j = 0; j < len; ++j)
+          for (std::int64_t c = 0; c < dh; ++c) e[j * d + c] = std::exp(e[j * d + c] - shift[c]);
+
+        if (len > 0) {
+          // R = q kᵀ / √d_h, then A = φ(R) over the allowed keys with the row's max taken out.
+          kernels::sgemm(Trans::N, Trans::T, len, len, dh, scale, q, qs, k, qs, 0.0f, a, T);
+          for (std::int64_t i = 0; i < len; ++i) {
+            float* row = a + i * T;
+            std::int64_t first = 0, end = 0;
+            allowed_keys(h, i, len, first, end);
+            const float top = token2token_row(row, first, end, sigmoid_);
+            if (row_scale) row_scale[i] = top;
+            std::fill(row, row + first, 0.0f);
+            std::fill(row + std::max(first, end), row + len, 0.0f);
+          }
+          fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch);
+          if (gated_) fusion_gate(ctx.params, h, v, qs, o, s->gate + at, s->u + at, len);
+        }
+        // Padded rows: zeros (backward's per-head parameter products run over them).
+        for (std::int64_t i = len; i < T; ++i)
+          for (float* buffer : {hidden, e, o, inv_d, gated_ ? s->gate + at : nullptr, gated_ ? s->u + at : nullptr})
+            if (buffer) std::memset(buffer + i * d, 0, sizeof(float) * dh);
+      }
+    }
+  }
+  o_.forward(ctx.params, s->u, y, rows);
+  return s;
+}
+
+void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {
+  const Saved& s = static_cast<const Saved&>(saved);
+  const std::int64_t B = s.batch, T = s.t, H = heads_, dh = head_dim_, d = d_, rows = B * T, qs = 3 * d;
+  const Arena::Mark mark = ctx.arena.mark();
+  ParamStore& params = ctx.params;
+
+  // Output projection: dU = dy W_o.
+  float* du = ctx.arena.alloc_zeroed(rows * d);  // [B·T, d]
+  o_.backward(params, s.u, dy, du, rows);
+
+  float* dqkv = ctx.arena.alloc_zeroed(rows * qs);           // [B·T, 3d]: dq | dk | dv
+  float* dz = gated_ ? ctx.arena.alloc(rows * d) : nullptr;  // [B·T, d]: ∂L/∂Z, Z the gate's pre-activation
+  float* ds = ctx.arena.alloc(rows * d);                     // [B·T, d]: ∂L/∂S
+  float* dpre = ctx.arena.alloc(rows * d);                   // [B·T, d]: ∂L/∂(v W_s1ᵀ + b_s1)
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+
+  // Data gradients, one (sequence, head) per task; what the parameters need
+  // (dz, ds, dpre) is kept, with padded rows 0, for the per-head products below.
+#pragma omp parallel
+  {
+    std::vector<float> scratch, da, dout;
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, T);
+        const std::int64_t at = b * T * d + h * dh;
+        const std::int64_t qat = b * T * qs + h * dh;
+        const float* q = s.qkv + qat;  // [T, dh], row stride 3d
+        const float* k = q + d;
+        const float* v = q + 2 * d;
+        float* dq = dqkv + qat;
+        float* dk = dq + d;
+        float* dv = dq + 2 * d;
+        const float* o = s.o + at;  // [T, dh], row stride d, as all below
+        const float* e = s.e + at;
+        const float* hidden = s.hidden + at;
+        const float* gu = du + at;
+        float* dsh = ds + at;
+        float* dpreh = dpre + at;
+        float* dzh = gated_ ? dz + at : nullptr;
+        const float* a = s.t2t + (b * H + h) * T * T;
+        const float* row_scale = sigmoid_ ? s.row_scale + (b * H + h) * T : nullptr;
+        for (std::int64_t i = len; i < T; ++i)  // padded rows were defined as 0: no gradient
+          for (float* buffer : {dsh, dpreh, dzh})
+            if (buffer) std::memset(buffer + i * d, 0, sizeof(float) * dh);
+        if (len == 0) continue;
+
+        // Fusion gate (§4.5): dO = dU ⊙ (1 − G) + dZ W_g,o; dv += dU ⊙ G + dZ W_g,v.
+        dout.resize(static_cast<std::size_t>(len * dh));  // [len, dh]: ∂L/∂O
+        if (gated_) {
+          const float* g = s.gate + at;
+          for (std::int64_t i = 0; i < len; ++i)
+            for (std::int64_t c = 0; c < dh; ++c) {
+              const float gi = g[i * d + c], dui = gu[i * d + c];
+              dzh[i * d + c] = dui * (v[i * qs + c] - o[i * d + c]) * gi * (1.0f - gi);
+              dv[i * qs + c] += dui * gi;
+              dout[i * dh + c] = dui * (1.0f - gi);
+            }
+          const float* wg = params.value(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]
+          kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg, 2 * dh, 1.0f, dv, qs);
+          kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg + dh, 2 * dh, 1.0f, dout.data(), dh);
+        } else {
+          for (std::int64_t i = 0; i < len; ++i) std::memcpy(&dout[i * dh], gu + i * d, sizeof(float) * dh);
+        }
+
+        // Feature-wise softmax (§4.4): dA, dE (into ds), dv.
+        for (std::int64_t j = 0; j < len; ++j) std::memset(dsh + j * d, 0, sizeof(float) * dh);
+        da.assign(static_cast<std::size_t>(len * len), 0.0f);  // [len, len]: ∂L/∂A, then ∂L/∂R
+        fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh,
+                                  da.data(), len, dsh, d, dv, qs, scratch);
+        // dS = dE ⊙ E: E = exp(S − shift) with the shift held constant (it cancels in O).
+        for (std::int64_t j = 0; j < len; ++j)
+          for (std::int64_t c = 0; c < dh; ++c) dsh[j * d + c] *= e[j * d + c];
+
+        // dR = dA ⊙ φ′(R). exp: φ′ = A (the row shift is constant); sigmoid: A (1 − σ(R)), σ(R) = A · row
+        // scale. A is 0 at disallowed keys, so the mask carries over.
+        for (std::int64_t i = 0; i < len; ++i) {
+          const float* a_row = a + i * T;
+          float* d_row = da.data() + i * len;
+          if (!sigmoid_) {
+            for (std::int64_t j = 0; j < len; ++j) d_row[j] *= a_row[j];
+          } else {
+            const float rs = row_scale[i];
+            for (std::int64_t j = 0; j < len; ++j) d_row[j] *= a_row[j] * (1.0f - a_row[j] * rs);
+          }
+        }
+        // dq += dR k / √d_h; dk += dRᵀ q / √d_h
+        kernels::sgemm(Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq, qs);
+        kernels::sgemm(Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk, qs);
+
+        // Source2token MLP, data path: dpre = (dS W_s2) ⊙ ELU′; dv += dpre W_s1.
+        kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dsh, d, params.value(s2_weight_) + h * dh * dh, dh,
+                       0.0f, dpreh, d);
+        for (std::int64_t j = 0; j < len; ++j)
+          for (std::int64_t c = 0; c < dh; ++c) dpreh[j * d + c] *= elu_grad_from_output(hidden[j * d + c]);
+        kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dpreh, d, params.value(s1_weight_) + h * dh * dh, dh,
+                       1.0f, dv, qs);
+      }
+    }
+  }
+
+  // Per-head parameters: one head per task, each a product over all B·T rows
+  // (padded rows hold zeros), so no two tasks write the same gradient.
+  const float* v = s.qkv + 2 * d;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t h = 0; h < H; ++h) {
+    const std::int64_t col = h * dh;
+    auto bias_grad = [&](const float* g, float* bias) {  // bias[c] += Σ_r g[r, c], rows in order
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < dh; ++c) bias[c] += g[r * d + c];
+    };
+    if (gated_) {
+      float* gwg = params.grad(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]: dZᵀ [v ; O]
+      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, v + col, qs, 1.0f, gwg, 2 * dh);
+      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, s.o + col, d, 1.0f, gwg + dh, 2 * dh);
+      bias_grad(dz + col, params.grad(gate_bias_) + col);
+    }
+    kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, s.hidden + col, d, 1.0f,
+                   params.grad(s2_weight_) + h * dh * dh, dh);
+    bias_grad(ds + col, params.grad(s2_bias_) + col);
+    kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, qs, 1.0f,
+                   params.grad(s1_weight_) + h * dh * dh, dh);
+    bias_grad(dpre + col, params.grad(s1_bias_) + col);
+  }
+
+  qkv_.backward(params, s.x, dqkv, dx, rows);
+  ctx.arena.release(mark);
+}
+
+void FastDisaMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
+                         std::int64_t t_max) const {
+  require(causal_, "Fast-DiSA: incremental decoding needs the causal variant (decoder self-attention)");
+  const std::int64_t H = heads_, dh = head_dim_, d = d_, qs = 3 * d, width = cache_width(), keys = t + 1;
+  float* proj = ctx.arena.alloc(n * qs);  // [N, 3d]
+  qkv_.forward(ctx.params, x, proj, n);
+  float* hidden = ctx.arena.alloc(n * d);  // [N, d]
+  float* s_now = ctx.arena.alloc(n * d);   // [N, d]: S of position t, unshifted
+  for (std::int64_t h = 0; h < H; ++h)
+    source2token(ctx.params, h, proj + 2 * d + h * dh, qs, hidden + h * dh, s_now + h * dh, n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    float* entry = cache + (i * t_max + t) * width;  // [3d]: k | S | v
+    std::memcpy(entry, proj + i * qs + d, sizeof(float) * d);
+    std::memcpy(entry + d, s_now + i * d, sizeof(float) * d);
+    std::memcpy(entry + 2 * d, proj + i * qs + 2 * d, sizeof(float) * d);
+  }
+  float* o = ctx.arena.alloc(n * d);  // [N, d]
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+#pragma omp parallel
+  {
+    std::vector<float> weight(static_cast<std::size_t>(keys)), shift(static_cast<std::size_t>(dh)),
+        den(static_cast<std::size_t>(dh)), num(static_cast<std::size_t>(dh));
+#pragma omp for collapse(2) schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const float* q = proj + i * qs + h * dh;
+        const float* base = cache + i * t_max * width + h * dh;  // k at +0, S at +d, v at +2d of each entry
+        for (std::int64_t j = 0; j < keys; ++j) {
+          const float* kj = base + j * width;
+          float dot = 0.0f;
+          for (std::int64_t c = 0; c < dh; ++c) dot += q[c] * kj[c];
+          weight[j] = dot * scale;
+        }
+        token2token_row(weight.data(), 0, keys, sigmoid_);
+        std::fill(shift.begin(), shift.end(), -std::numeric_limits<float>::infinity());
+        for (std::int64_t j = 0; j < keys; ++j)
+          for (std::int64_t c = 0; c < dh; ++c) shift[c] = std::max(shift[c], base[j * width + d + c]);
+        std::fill(den.begin(), den.end(), 0.0f);
+        std::fill(num.begin(), num.end(), 0.0f);
+        for (std::int64_t j = 0; j < keys; ++j) {
+          const float* sj = base + j * width + d;
+          const float* vj = base + j * width + 2 * d;
+          for (std::int64_t c = 0; c < dh; ++c) {
+            const float ae = weight[j] * std::exp(sj[c] - shift[c]);
+            den[c] += ae;
+            num[c] += ae * vj[c];
+          }
+        }
+        for (std::int64_t c = 0; c < dh; ++c)
+          o[i * d + h * dh + c] = den[c] >= kMinDenominator ? num[c] * (1.0f / den[c]) : 0.0f;
+      }
+    }
+  }
+  const float* u = o;
+  if (gated_) {
+    float* g = ctx.arena.alloc(n * d);
+    float* gated = ctx.arena.alloc(n * d);
+    for (std::int64_t h = 0; h < H; ++h)
+      fusion_gate(ctx.params, h, proj + 2 * d + h * dh, qs, o + h * dh, g + h * dh, gated + h * dh, n);
+    u = gated;
+  }
+  o_.forward(ctx.params, u, y, n);
+}
+
+MixerMaps FastDisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b) const {
+  const Saved& s = static_cast<const Saved&>(saved);
+  const std::int64_t H = heads_, dh = head_dim_, d = d_, T = s.t;
+  const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, T);
+  MixerMaps maps;
+  maps.heads = H;
+  maps.length = len;
+  maps.weights.assign(static_cast<std::size_t>(H * len * len), 0.0f);
+  // P_ijk = A_ij E_jk / D_ik; its mean over k is A_ij · mean_k(E_jk / D_ik).
+  for (std::int64_t h = 0; h < H; ++h)
+    for (std::int64_t i = 0; i < len; ++i) {
+      const float* a = s.t2t + ((b * H + h) * T + i) * T;
+      const float* inv_d = s.inv_d + (b * T + i) * d + h * dh;
+      float* out = maps.weights.data() + (h * len + i) * len;
+      for (std::int64_t j = 0; j < len; ++j) {
+        if (a[j] == 0.0f) continue;
+        const float* e = s.e + (b * T + j) * d + h * dh;
+        double mean = 0.0;
+        for (std::int64_t c = 0; c < dh; ++c) mean += static_cast<double>(e[c]) * inv_d[c];
+        out[j] = static_cast<float>(a[j] * mean / static_cast<double>(dh));
+      }
+    }
+  nlohmann::json directions = nlohmann::json::array();
+  for (std::int64_t h = 0; h < H; ++h) directions.push_back(causal_ || h < H / 2 ? "forward" : "backward");
+  maps.extras["directions"] = directions;
+  maps.extras["averaged_over_features"] = true;
+  if (gated_) {
+    nlohmann::json gate = nlohmann::json::array();
+    for (std::int64_t h = 0; h < H; ++h) {
+      std::vector<float> per_token(static_cast<std::size_t>(len));
+      for (std::int64_t i = 0; i < len; ++i) {
+        double mean = 0.0;
+        for (std::int64_t c = 0; c < dh; ++c) mean += s.gate[(b * T + i) * d + h * dh + c];
+        per_token[i] = static_cast<float>(mean / static_cast<double>(dh));
+      }
+      gate.push_back(per_token);
+    }
+    maps.extras["fusion_gate"] = gate;
+  } else {
+    maps.extras["fusion_gate"] = nullptr;
+  }
+  return maps;
+}
+
+}  // namespace attn::nn
