@@ -210,3 +210,44 @@ void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch,
 }
 
 }  // namespace attn::model
+
+namespace attn::model {
+
+std::vector<SentenceMaps> Seq2Seq::attention_maps(nn::StepContext& ctx, const Batch& batch) const {
+  const StackRun enc = run_encoder(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data());
+  const StackRun dec = run_decoder(ctx, batch, enc.out);
+  const std::int64_t H = config_.heads, ts = batch.src_len, tt = batch.tgt_len;
+  std::vector<SentenceMaps> maps(static_cast<std::size_t>(batch.size));
+  for (std::int64_t b = 0; b < batch.size; ++b) {
+    SentenceMaps& m = maps[static_cast<std::size_t>(b)];
+    m.src_len = batch.src_lengths[b];
+    m.tgt_len = batch.tgt_lengths[b];
+    for (std::size_t i = 0; i < encoder_.size(); ++i)
+      m.encoder.push_back(encoder_[i].self_attn->export_maps(*enc.encoder[i].attn, b));
+    for (std::size_t i = 0; i < decoder_.size(); ++i) {
+      m.decoder.push_back(decoder_[i].self_attn->export_maps(*dec.decoder[i].self, b));
+      const float* probs = dec.decoder[i].cross.probs;  // [B, H, Tt, Ts]
+      std::vector<float> cross(static_cast<std::size_t>(H * m.tgt_len * m.src_len));
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t r = 0; r < m.tgt_len; ++r)
+          std::memcpy(cross.data() + (h * m.tgt_len + r) * m.src_len, probs + ((b * H + h) * tt + r) * ts,
+                      sizeof(float) * m.src_len);
+      m.cross.push_back(std::move(cross));
+    }
+  }
+  return maps;
+}
+
+std::vector<std::string> Seq2Seq::encoder_mixer_kinds() const {
+  std::vector<std::string> kinds;
+  for (const auto& layer : encoder_) kinds.push_back(layer.self_attn->kind());
+  return kinds;
+}
+
+std::vector<std::string> Seq2Seq::decoder_mixer_kinds() const {
+  std::vector<std::string> kinds;
+  for (const auto& layer : decoder_) kinds.push_back(layer.self_attn->kind());
+  return kinds;
+}
+
+}  // namespace attn::model

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "attn/core/arena.h"
@@ -25,6 +26,14 @@ struct DecoderState {
   std::int64_t t = 0;                    // the next position to decode
   std::vector<std::int32_t> src_lengths;  // [N]
   std::vector<nn::DecoderLayerCache> layers;
+};
+
+// The attention weights of one sentence pair, as `attn attend` shows them.
+struct SentenceMaps {
+  std::vector<nn::MixerMaps> encoder;  // [enc_layers]: heads × src_len × src_len, with the mixer's extras
+  std::vector<nn::MixerMaps> decoder;  // [dec_layers]: heads × tgt_len × tgt_len (causal)
+  std::vector<std::vector<float>> cross;  // [dec_layers][heads, tgt_len, src_len]
+  std::int64_t src_len = 0, tgt_len = 0;
 };
 
 class Seq2Seq {
@@ -60,6 +69,13 @@ class Seq2Seq {
 
   // Teacher-forced log-probabilities [B·Tt, V] (tests compare them with decode_step).
   void teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const;
+
+  // The teacher-forced forward of a batch (eval mode), returning every
+  // layer's attention weights per sentence: what the forward really used.
+  std::vector<SentenceMaps> attention_maps(nn::StepContext& ctx, const Batch& batch) const;
+  // The mechanism of each stack's self-attention ("mha", "csan2d", …), per layer.
+  std::vector<std::string> encoder_mixer_kinds() const;
+  std::vector<std::string> decoder_mixer_kinds() const;
 
   std::int64_t parameter_count() const { return params_.total_floats(); }
 
