@@ -1,7 +1,7 @@
 // One training step of the reference model (d 256, 3+3 layers, 4 heads, FFN
 // 1024, vocab 8000) on a synthetic batch of about 4,096 target tokens:
 // milliseconds per step and target tokens per second (median of N steps).
-//   build/bench_step [--steps N] [--batch B] [--len T]
+//   build/bench_step [--steps N] [--batch B] [--len T] [--arch A]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,12 +18,14 @@ using namespace attn;
 
 int main(int argc, char** argv) {
   int steps = 5, batch = 128, len = 32;
+  const char* arch = "transformer";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--steps")) steps = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--batch")) batch = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--len")) len = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--arch")) arch = argv[i + 1];
   }
-  model::ModelConfig config;
+  model::ModelConfig config = model::preset(arch);
   config.vocab_size = 8000;
   config.dropout = 0.1f;
   model::Seq2Seq model(config);
@@ -56,7 +58,7 @@ int main(int argc, char** argv) {
   }
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
-  std::printf("batch %d x %d: %ld target tokens, median %.1f ms/step, %.0f target tokens/s, arena %.1f MB\n", batch,
+  std::printf("%s, batch %d x %d: %ld target tokens, median %.1f ms/step, %.0f target tokens/s, arena %.1f MB\n", arch, batch,
               len, static_cast<long>(b.target_tokens()), median, 1000.0 * b.target_tokens() / median,
               arena.high_water_floats() * 4.0 / 1e6);
 }

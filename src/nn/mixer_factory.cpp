@@ -2,6 +2,7 @@
 #include "attn/nn/csan_mixer.h"
 #include "attn/nn/fast_disa.h"
 #include "attn/nn/mha_mixer.h"
+#include "attn/nn/muse_mixer.h"
 #include "attn/nn/token_mixer.h"
 
 namespace attn::nn {
@@ -13,6 +14,7 @@ std::unique_ptr<TokenMixer> make_mixer(ParamStore& params, const std::string& na
   if (spec.kind == "mha") return std::make_unique<MhaMixer>(params, name, spec);
   if (spec.kind == "csan" || spec.kind == "csan2d") return std::make_unique<CsanMixer>(params, name, spec);
   if (spec.kind == "fastdisa") return std::make_unique<FastDisaMixer>(params, name, spec);
+  if (spec.kind == "muse") return std::make_unique<MuseMixer>(params, name, spec);
   throw Error("token mixer '" + spec.kind + "' is not available in this build");
 }
 

@@ -161,6 +161,7 @@ struct ArchVariant {
 constexpr ArchVariant kArchVariants[] = {
     {"muse-simple", "", "pre"},     {"convsan", "", "pre"},             {"convsan2d", "", "post"},
     {"transformer", "csan", "pre"}, {"fastdisa", "", "pre"},            {"transformer", "fastdisa", "pre"},
+    {"muse", "", "pre"},            {"muse", "", "post"},               {"transformer", "muse", "post"},
 };
 
 ModelConfig arch_config(const ArchVariant& v) {

@@ -1,0 +1,61 @@
+// MUSE's mixer (MECHANISMS.md §1.1–1.3, §4.3): one shared value projection V
+// feeds global multi-head attention and the gated dynamic depth-wise
+// convolution cells in parallel; one output projection reads both:
+//   [Q K V] = X · [Wq; Wk; Wv]ᵀ + b                  (one GEMM)
+//   Att     = MHA(Q, K, V)                           (causal in the decoder)
+//   Cmix    = Σ_i π_i · DynConv_{k_i}(V),  π = softmax(α)
+//   Y       = [Att ; Cmix] · Woᵀ + b_o               Wo: [d, 2d]
+// With no kernels (MUSE-simple) the mixer is exactly MHA: Y = Att · Woᵀ + b_o,
+// Wo: [d, d]. The FFN branch and the residual are the layer's business.
+//
+// Parameters: "<name>.{q,k,v}.weight" [d, d] and ".bias" [d] (declared like
+// MultiHeadAttention, so q, k, v are one [3d, d] matrix), "<name>.conv.<i>.weight"
+// [H·k_i, d], "<name>.gate" [n], "<name>.o.weight" [d, 2d] (or [d, d]), "<name>.o.bias" [d].
+#pragma once
+#include "attn/nn/dynamic_conv.h"
+#include "attn/nn/linear.h"
+#include "attn/nn/token_mixer.h"
+
+namespace attn::nn {
+
+class MuseMixer final : public TokenMixer {
+ public:
+  MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec);
+
+  struct Saved final : TokenMixer::Saved {
+    const float* x = nullptr;  // [B·T, d]
+    float* qkv = nullptr;      // [B·T, 3d]; V (the shared projection) at column 2d
+    float* probs = nullptr;    // [B, H, T, T]
+    float* cat = nullptr;      // [B·T, width]: Att at column 0, Cmix at column d
+    MultiScaleConv::Saved conv;
+    std::int64_t batch = 0, t = 0;
+    const std::int32_t* lengths = nullptr;
+  };
+  std::unique_ptr<TokenMixer::Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
+                                             std::int64_t t, const std::int32_t* lengths) const override;
+  void backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const override;
+  // Cache entry per position: k then v, [2d] (as MhaMixer); the causal conv
+  // reads the cached v of the last k − 1 positions.
+  std::int64_t cache_width() const override { return 2 * d_; }
+  void step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
+            std::int64_t t_max) const override;
+  // weights: attention probs [H][L][L]; extras: "kernels" [n], "gate" [π_i],
+  // "taps": per kernel i, [L][H][k_i] the normalised (undropped) taps of each token.
+  MixerMaps export_maps(const TokenMixer::Saved& saved, std::int64_t b) const override;
+  std::string kind() const override { return conv_.empty() ? "muse-simple" : "muse"; }
+
+  const MultiScaleConv& conv() const { return conv_; }
+
+ private:
+  // Width of [Att ; Cmix]: 2d, or d without conv cells.
+  std::int64_t width() const { return conv_.empty() ? d_ : 2 * d_; }
+
+  std::int64_t d_ = 0, heads_ = 0;
+  bool causal_ = false;
+  Linear q_, k_, v_;
+  Linear qkv_;  // view of q, k, v as one [3d, d] projection
+  MultiScaleConv conv_;
+  Linear o_;    // [d, width]
+};
+
+}  // namespace attn::nn

@@ -1,0 +1,117 @@
+#include "attn/nn/muse_mixer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "attn/core/error.h"
+#include "attn/nn/attention.h"
+#include "attn/nn/mha_mixer.h"
+
+namespace attn::nn {
+
+MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
+    : d_(spec.d), heads_(spec.heads), causal_(spec.causal) {
+  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
+                                                        std::to_string(heads_) +
+                                                        "; choose heads that divide the dimension");
+  // As MultiHeadAttention::declare: weights, then biases, each trio contiguous,
+  // so [Wq; Wk; Wv] is one [3d, d] matrix and [bq; bk; bv] one [3d] vector.
+  q_ = {params.add(name + ".q.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
+  k_ = {params.add(name + ".k.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
+  v_ = {params.add(name + ".v.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
+  q_.bias = params.add(name + ".q.bias", {d_}, Init::zeros, 0.0f, false);
+  k_.bias = params.add(name + ".k.bias", {d_}, Init::zeros, 0.0f, false);
+  v_.bias = params.add(name + ".v.bias", {d_}, Init::zeros, 0.0f, false);
+  qkv_ = {q_.weight, q_.bias, d_, 3 * d_};
+  conv_.declare(params, name, d_, heads_, spec.kernels, causal_, spec.tap_dropout);
+  o_.declare(params, name + ".o", width(), d_);
+}
+
+std::unique_ptr<TokenMixer::Saved> MuseMixer::forward(StepContext& ctx, const float* x, float* y,
+                                                      std::int64_t batch, std::int64_t t,
+                                                      const std::int32_t* lengths) const {
+  auto s = std::make_unique<Saved>();
+  s->x = x;
+  s->batch = batch;
+  s->t = t;
+  s->lengths = lengths;
+  const std::int64_t rows = batch * t, d = d_, w = width(), stride = 3 * d;
+  s->qkv = ctx.arena.alloc(rows * stride);  // [B·T, 3d]
+  qkv_.forward(ctx.params, x, s->qkv, rows);
+  s->probs = ctx.arena.alloc(batch * heads_ * t * t);
+  s->cat = ctx.arena.alloc(rows * w);  // [B·T, width]
+  const AttentionDims dims{batch, heads_, d / heads_, t, t};
+  attention_forward(dims, {s->qkv, stride, t * stride}, {s->qkv + d, stride, t * stride},
+                    {s->qkv + 2 * d, stride, t * stride}, {s->cat, w, t * w}, s->probs, lengths, lengths, causal_);
+  // The conv cells read the same V as attention, in place.
+  if (!conv_.empty()) s->conv = conv_.forward(ctx, s->qkv + 2 * d, stride, batch, t, lengths, s->cat + d, w);
+  o_.forward(ctx.params, s->cat, y, rows);
+  return s;
+}
+
+void MuseMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {
+  const Saved& s = static_cast<const Saved&>(saved);
+  const std::int64_t t = s.t, rows = s.batch * t, d = d_, w = width(), stride = 3 * d;
+  float* dcat = ctx.arena.alloc_zeroed(rows * w);  // [B·T, width]: dAtt | dCmix
+  o_.backward(ctx.params, s.cat, dy, dcat, rows);
+  float* dqkv = ctx.arena.alloc_zeroed(rows * stride);  // [B·T, 3d]
+  const AttentionDims dims{s.batch, heads_, d / heads_, t, t};
+  attention_backward(dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
+                     {s.qkv + 2 * d, stride, t * stride}, s.probs, {dcat, w, t * w}, {dqkv, stride, t * stride},
+                     {dqkv + d, stride, t * stride}, {dqkv + 2 * d, stride, t * stride}, s.lengths, s.lengths,
+                     causal_);
+  // V's gradient: attention values (above), then every cell's data and filter-generator paths.
+  if (!conv_.empty())
+    conv_.backward(ctx, s.conv, s.qkv + 2 * d, stride, s.batch, t, s.lengths, dcat + d, w, dqkv + 2 * d, stride);
+  qkv_.backward(ctx.params, s.x, dqkv, dx, rows);
+}
+
+void MuseMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
+                     std::int64_t t_max) const {
+  if (!causal_) throw std::logic_error("MuseMixer::step on a non-causal (encoder) mixer");
+  const std::int64_t d = d_, w = width(), cw = 2 * d;
+  float* proj = ctx.arena.alloc(n * 3 * d);  // [N, 3d]
+  qkv_.forward(ctx.params, x, proj, n);
+  for (std::int64_t i = 0; i < n; ++i)
+    std::memcpy(cache + (i * t_max + t) * cw, proj + i * 3 * d + d, sizeof(float) * cw);
+  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1),
+      k_len(static_cast<std::size_t>(n), static_cast<std::int32_t>(t + 1));
+  float* cat = ctx.arena.alloc(n * w);  // [N, width]
+  float* probs = ctx.arena.alloc(n * heads_ * (t + 1));
+  const AttentionDims dims{n, heads_, d / heads_, 1, t + 1};
+  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw}, {cat, w, w},
+                    probs, q_len.data(), k_len.data(), false);
+  // Causal conv over the cached v of positions t−k+1 … t.
+  conv_.step(ctx, proj + 2 * d, 3 * d, cache + d, cw, t_max, n, t, cat + d, w);
+  o_.forward(ctx.params, cat, y, n);
+}
+
+MixerMaps MuseMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b) const {
+  const Saved& s = static_cast<const Saved&>(saved);
+  const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, s.t);
+  MixerMaps maps = maps_from_probs(s.probs, b, heads_, s.t, len);
+  if (conv_.empty()) return maps;
+  nlohmann::json kernel_sizes = nlohmann::json::array(), taps = nlohmann::json::array();
+  for (std::size_t i = 0; i < conv_.cells.size(); ++i) {
+    const std::int64_t k = conv_.cells[i].kernel;
+    kernel_sizes.push_back(k);
+    const float* w = s.conv.cells[i].taps + b * s.t * heads_ * k;  // [T, H, k] of sequence b
+    nlohmann::json per_token = nlohmann::json::array();
+    for (std::int64_t t = 0; t < len; ++t) {
+      nlohmann::json per_head = nlohmann::json::array();
+      for (std::int64_t h = 0; h < heads_; ++h) {
+        const float* row = w + (t * heads_ + h) * k;
+        per_head.push_back(std::vector<float>(row, row + k));
+      }
+      per_token.push_back(std::move(per_head));
+    }
+    taps.push_back(std::move(per_token));
+  }
+  maps.extras["kernels"] = std::move(kernel_sizes);
+  maps.extras["gate"] = s.conv.pi;
+  maps.extras["taps"] = std::move(taps);
+  return maps;
+}
+
+}  // namespace attn::nn
