@@ -1,5 +1,8 @@
 #include "attn/train/checkpoint.h"
 
+#include <algorithm>
+#include <regex>
+
 #include <vector>
 
 #include "attn/core/error.h"
@@ -79,6 +82,21 @@ void restore_optimizer(const model::LoadedModel& loaded, Adam& optimizer) {
   loaded.file.copy_to("opt.m", flat, optimizer.first_moment().span());
   loaded.file.copy_to("opt.v", flat, optimizer.second_moment().span());
   optimizer.set_updates(std::stoll(loaded.file.metadata().at("optimizer_updates")));
+}
+
+std::vector<std::filesystem::path> periodic_checkpoints(const std::filesystem::path& dir) {
+  static const std::regex pattern(R"(ckpt\.(\d+)\.attn)");
+  std::vector<std::pair<std::int64_t, std::filesystem::path>> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, m, pattern)) found.emplace_back(std::stoll(m[1].str()), entry.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::filesystem::path> paths;
+  for (auto& f : found) paths.push_back(std::move(f.second));
+  return paths;
 }
 
 }  // namespace attn::train

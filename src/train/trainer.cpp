@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
-#include <regex>
 
 #include "attn/core/error.h"
 #include "attn/decode/search.h"
@@ -88,15 +87,8 @@ Validation validate(model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCo
 
 // Keeps the newest `keep` files named ckpt.<update>.attn in dir.
 void prune_periodic(const fs::path& dir, std::int64_t keep) {
-  static const std::regex pattern(R"(ckpt\.(\d+)\.attn)");
-  std::vector<std::pair<std::int64_t, fs::path>> found;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = entry.path().filename().string();
-    if (std::regex_match(name, m, pattern)) found.emplace_back(std::stoll(m[1].str()), entry.path());
-  }
-  std::sort(found.begin(), found.end());
-  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < found.size(); ++i) fs::remove(found[i].second);
+  const std::vector<fs::path> found = periodic_checkpoints(dir);
+  for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < found.size(); ++i) fs::remove(found[i]);
 }
 
 }  // namespace

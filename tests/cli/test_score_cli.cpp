@@ -1,6 +1,6 @@
 // `attn score` end to end: the binary of this build (ATTN_BIN, set by
 // `make test`) on small files in a private temporary folder.
-#include <catch2/catch.hpp>
+#include "../support.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,38 +16,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh folder under the system's temporary directory, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "attn-score-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path file = path_ / name;
-    std::ofstream(file, std::ios::binary) << content;
-    return file.string();
-  }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path_ / name, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using attn::test::ScratchDir;
 
 struct Run {
   int status = -1;

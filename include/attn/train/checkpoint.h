@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "attn/core/rng.h"
 #include "attn/model/model_file.h"
@@ -37,5 +38,8 @@ void save_checkpoint(const std::filesystem::path& path, const model::Seq2Seq& mo
 TrainState read_train_state(const model::LoadedModel& loaded);
 // Restores the optimizer moments (Error if the file is weights-only or of another shape).
 void restore_optimizer(const model::LoadedModel& loaded, Adam& optimizer);
+
+// The periodic checkpoints ckpt.<update>.attn in dir (--keep-last), oldest first.
+std::vector<std::filesystem::path> periodic_checkpoints(const std::filesystem::path& dir);
 
 }  // namespace attn::train
