@@ -1,9 +1,12 @@
 // twin_dump: what attn computes on one fixed batch, written to a .safetensors
 // file for tools/twin/crosscheck.py to compare with the PyTorch twin.
 //
-//   twin_dump init MODEL.attn [--vocab 500 --dim 48 --norm pre --share all ...]
+//   twin_dump init MODEL.attn [--arch muse --vocab 500 --dim 48 --norm pre --share all ...]
 //       a randomly initialised model file (no training), parameters perturbed
-//       so that biases and LayerNorm gains are not their trivial 0 and 1
+//       so that biases, LayerNorm gains and the MUSE kernel gate are not their
+//       trivial 0, 1 and uniform; the mechanism flags as `attn train` has them
+//       (--muse-kernels, --csan-window, --csan-head-window, --csan-layers,
+//       --[no-]disa-gate, --disa-t2t, --decoder-mixer)
 //   twin_dump run MODEL.attn OUT.safetensors [--batch batch.json | --seed S --batch-size B]
 //       tensors: logprobs [B·Tt, V] (teacher_forced_log_probs), loss / nll /
 //       tokens [1] (forward_backward, label-smoothed, summed), grad.<param>
@@ -74,7 +77,8 @@ void run_init(InitOptions o) {
   model.initialize(rng);
   for (float& v : model.params().values()) v += o.perturb * rng.normal();
   attn::model::save_model_file(o.out, model, bpe_of_size(o.config.vocab_size));
-  std::printf("%s: %lld parameters, norm %s, share %s\n", o.out.c_str(),
+  std::printf("%s: arch %s%s, %lld parameters, norm %s, share %s\n", o.out.c_str(), o.config.arch.c_str(),
+              o.config.decoder_mixer.empty() ? "" : (", decoder mixer " + o.config.decoder_mixer).c_str(),
               static_cast<long long>(model.parameter_count()), o.config.norm.c_str(), o.share.c_str());
 }
 
@@ -237,6 +241,15 @@ int main(int argc, char** argv) {
   init_cmd->add_option("--norm", init.config.norm, "pre | post")->capture_default_str();
   init_cmd->add_option("--share", init.share, "embeddings: all (one table) | decoder (target tied to output) | none")
       ->capture_default_str();
+  init_cmd->add_option("--arch", init.config.arch, "transformer | muse | muse-simple | convsan | convsan2d | fastdisa")
+      ->capture_default_str();
+  init_cmd->add_option("--muse-kernels", init.config.muse_kernels, "muse: kernel sizes, e.g. 3,15")->delimiter(',');
+  init_cmd->add_option("--csan-window", init.config.csan_window)->capture_default_str();
+  init_cmd->add_option("--csan-head-window", init.config.csan_head_window)->capture_default_str();
+  init_cmd->add_option("--csan-layers", init.config.csan_layers, "-1: the lower half")->capture_default_str();
+  init_cmd->add_flag("--disa-gate,!--no-disa-gate", init.config.disa_gate, "fastdisa: fusion gate");
+  init_cmd->add_option("--disa-t2t", init.config.disa_t2t, "fastdisa: exp | sigmoid")->capture_default_str();
+  init_cmd->add_option("--decoder-mixer", init.config.decoder_mixer, "mha | csan | fastdisa | muse (default: the arch's)");
   init_cmd->add_option("--seed", init.seed)->capture_default_str();
   init_cmd->add_option("--perturb", init.perturb, "std of the noise added to every parameter")->capture_default_str();
 

@@ -1,4 +1,5 @@
-"""The PyTorch twin of attn's Transformer (src/model/seq2seq.cpp, src/nn/*.cpp).
+"""The PyTorch twin of attn's models (src/model/seq2seq.cpp, src/nn/*.cpp): every architecture
+(transformer, muse, muse-simple, convsan, convsan2d, fastdisa, and --decoder-mixer variants).
 
 Same computation, same parameter names and shapes, so an attn model file loads
 with load_state_dict(strict=True). Used to cross-check attn's forward and
@@ -11,8 +12,15 @@ backward passes (crosscheck.py) and as the PyTorch yardstick in benchmarks.
 
 The model, as attn defines it:
   embed(ids)  = sqrt(d) * table[ids] + sinusoidal[t]   (fairseq layout, t from 0), then dropout
-  pre-norm    x = x + Drop(Sublayer(LN(x)))   and a final LayerNorm on each stack ("enc.ln", "dec.ln")
-  post-norm   x = LN(x + Drop(Sublayer(x)))
+  sequential layers (transformer, convsan*, fastdisa), one residual block per sublayer:
+    pre-norm    x = x + Drop(Sublayer(LN(x)))   and a final LayerNorm on each stack ("enc.ln", "dec.ln")
+    post-norm   x = LN(x + Drop(Sublayer(x)))
+    names       enc.<i>.{self_attn, ln_attn, ffn, ln_ffn}, dec.<i>.{self_attn, ln_self, cross_attn, ln_cross, ffn, ln_ffn}
+  parallel layers (muse, muse-simple), one residual block per layer, the branches reading the same input:
+    pre-norm    x = x + Drop(Mixer(h)) [+ Drop(Cross(h, memory))] + Drop(FFN(h)),  h = LN(x)
+    post-norm   x = LN(x + Drop(Mixer(x)) [+ Drop(Cross(x, memory))] + Drop(FFN(x)))
+    names       enc.<i>.{self_attn, ln, ffn}, dec.<i>.{self_attn, cross_attn, ln, ffn}
+  self_attn   the layer's token mixer (mechanisms.py; ModelConfig.encoder_mixer / decoder_self_mixer)
   attention   per-sequence lengths: keys at j >= k_len[b] are masked (and j > t when causal);
               queries at t >= q_len[b] (or every query when k_len[b] == 0) give a zero context,
               so their output is the output projection's bias
@@ -28,17 +36,21 @@ import json
 import math
 import os
 import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from read_model import load as read_safetensors  # noqa: E402  (tools/read_model.py)
+from mechanisms import (MixerSpec, MultiHeadAttention, make_mixer,  # noqa: E402,F401  (tools/twin/mechanisms.py)
+                        reset_mixer_parameters)
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3  # include/attn/text/vocab.h
+ARCHS = ("transformer", "muse", "muse-simple", "convsan", "convsan2d", "fastdisa")
 
 
 @dataclasses.dataclass
@@ -58,6 +70,15 @@ class ModelConfig:
     share_all_embeddings: bool = True
     share_decoder_output: bool = True
     max_positions: int = 1024
+    # Mechanisms (MECHANISMS.md §0); each only matters for the archs that use it.
+    muse_kernels: List[int] = dataclasses.field(default_factory=lambda: [3, 15])
+    muse_tap_dropout: float = 0.1
+    csan_window: int = 11
+    csan_head_window: int = 3
+    csan_layers: int = -1  # -1: ceil(enc_layers / 2)
+    disa_gate: bool = True
+    disa_t2t: str = "exp"
+    decoder_mixer: str = ""  # "" (the arch's own) | mha | csan | fastdisa | muse
 
     @classmethod
     def from_dict(cls, values: dict) -> "ModelConfig":
@@ -70,14 +91,54 @@ class ModelConfig:
         return config
 
     def validate(self) -> None:
-        if self.arch != "transformer":
-            raise ValueError(f"the twin implements arch 'transformer' only, not {self.arch!r}")
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch {self.arch!r} is not one of {', '.join(ARCHS)}")
         if self.dim <= 0 or self.dim % 2 or self.dim % self.heads:
             raise ValueError(f"dim {self.dim} must be positive, even and divisible by heads {self.heads}")
         if self.norm not in ("pre", "post"):
             raise ValueError(f"norm must be pre or post, not {self.norm!r}")
         if self.vocab_size <= 4:
             raise ValueError(f"vocab_size {self.vocab_size} is too small")
+        if not self.muse_kernels or any(k < 1 for k in self.muse_kernels):
+            raise ValueError(f"muse_kernels {self.muse_kernels} must be sizes >= 1")
+        if self.csan_window < 1 or self.csan_window % 2 == 0 or self.csan_head_window < 1 \
+                or self.csan_head_window % 2 == 0:
+            raise ValueError("csan_window and csan_head_window must be odd and >= 1")
+        if not -1 <= self.csan_layers <= self.enc_layers:
+            raise ValueError(f"csan_layers {self.csan_layers} must be in -1..enc_layers")
+        if self.disa_t2t not in ("exp", "sigmoid"):
+            raise ValueError(f"disa_t2t must be exp or sigmoid, not {self.disa_t2t!r}")
+        if self.decoder_mixer not in ("", "mha", "csan", "fastdisa", "muse"):
+            raise ValueError(f"decoder_mixer {self.decoder_mixer!r} is not one of mha, csan, fastdisa, muse")
+        if self.arch == "fastdisa" and self.heads % 2:
+            raise ValueError("fastdisa needs an even number of heads")
+
+    # src/model/config.cpp
+    def parallel_layers(self) -> bool:
+        return self.arch in ("muse", "muse-simple")
+
+    def _spec(self) -> MixerSpec:
+        return MixerSpec(d=self.dim, heads=self.heads, window=self.csan_window, kernels=list(self.muse_kernels),
+                         tap_dropout=self.muse_tap_dropout, disa_gate=self.disa_gate, disa_t2t=self.disa_t2t)
+
+    def encoder_mixer(self, layer: int) -> MixerSpec:
+        spec = self._spec()
+        windowed = self.csan_layers if self.csan_layers >= 0 else (self.enc_layers + 1) // 2
+        if self.arch == "muse":
+            spec.kind = "muse"
+        elif self.arch in ("convsan", "convsan2d") and layer < windowed:
+            spec.kind = "csan" if self.arch == "convsan" else "csan2d"
+            spec.head_window = 1 if self.arch == "convsan" else self.csan_head_window
+        elif self.arch == "fastdisa":
+            spec.kind = "fastdisa"
+        return spec
+
+    def decoder_self_mixer(self) -> MixerSpec:
+        spec = self._spec()
+        spec.causal = True
+        spec.head_window = 1
+        spec.kind = self.decoder_mixer or ("muse" if self.arch == "muse" else "mha")
+        return spec
 
 
 def sinusoidal_positions(max_len: int, d: int) -> torch.Tensor:
@@ -95,46 +156,6 @@ def length_mask(lengths: torch.Tensor, t: int) -> torch.Tensor:
     return torch.arange(t, device=lengths.device)[None, :] < lengths[:, None]
 
 
-class MultiHeadAttention(nn.Module):
-    """Names "<name>.{q,k,v,o}.{weight,bias}", weights [d, d] as attn stores them."""
-
-    def __init__(self, d: int, heads: int):
-        super().__init__()
-        self.d, self.heads, self.head_dim = d, heads, d // heads
-        self.q = nn.Linear(d, d)
-        self.k = nn.Linear(d, d)
-        self.v = nn.Linear(d, d)
-        self.o = nn.Linear(d, d)
-
-    def split(self, x: torch.Tensor) -> torch.Tensor:
-        """[B, T, d] -> [B, H, T, dh]."""
-        b, t, _ = x.shape
-        return x.view(b, t, self.heads, self.head_dim).transpose(1, 2)
-
-    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, allowed: Optional[torch.Tensor],
-               query_valid: Optional[torch.Tensor]) -> torch.Tensor:
-        """q [B, H, Tq, dh], k/v [B, H, Tk, dh]; allowed: bool broadcastable to [B, H, Tq, Tk];
-        query_valid: bool [B, Tq] (False: zero context). Returns o(context) [B, Tq, d]."""
-        scores = torch.matmul(q, k.transpose(-1, -2)) * (1.0 / math.sqrt(self.head_dim))
-        if allowed is not None:
-            # A finite fill: a row with no allowed key (only when k_len == 0) stays finite and is
-            # zeroed through query_valid, so no NaN reaches the backward pass.
-            scores = scores.masked_fill(~allowed, torch.finfo(scores.dtype).min)
-        context = torch.matmul(torch.softmax(scores, dim=-1), v)
-        b, _, tq, _ = context.shape
-        context = context.transpose(1, 2).reshape(b, tq, self.d)
-        if query_valid is not None:
-            context = context * query_valid[:, :, None].to(context.dtype)
-        return self.o(context)
-
-    def forward(self, x: torch.Tensor, memory: Optional[torch.Tensor], allowed: Optional[torch.Tensor],
-                query_valid: Optional[torch.Tensor]) -> torch.Tensor:
-        """Self-attention when memory is None, else cross-attention over memory [B, Tk, d]."""
-        kv_input = x if memory is None else memory
-        return self.attend(self.split(self.q(x)), self.split(self.k(kv_input)), self.split(self.v(kv_input)),
-                           allowed, query_valid)
-
-
 class FeedForward(nn.Module):
     def __init__(self, d: int, ffn_dim: int, activation_dropout: float):
         super().__init__()
@@ -146,70 +167,93 @@ class FeedForward(nn.Module):
         return self.fc2(self.activation_dropout(F.relu(self.fc1(x))))
 
 
-class Residual:
-    """pre: x + Drop(f(LN(x)));  post: LN(x + Drop(f(x)))."""
+Branch = Callable[[torch.Tensor], torch.Tensor]
 
-    @staticmethod
-    def apply(pre_norm: bool, ln: nn.LayerNorm, dropout: nn.Dropout, x: torch.Tensor, sublayer) -> torch.Tensor:
-        if pre_norm:
-            return x + dropout(sublayer(ln(x)))
-        return ln(x + dropout(sublayer(x)))
+
+def residual(pre_norm: bool, ln: nn.LayerNorm, dropout: nn.Dropout, x: torch.Tensor,
+             branches: Sequence[Branch]) -> torch.Tensor:
+    """pre: x + sum Drop(f(LN(x)));  post: LN(x + sum Drop(f(x))). One branch: the sequential
+    layout's block; several: MUSE's parallel layer."""
+    if pre_norm:
+        h = ln(x)
+        for f in branches:
+            x = x + dropout(f(h))
+        return x
+    total = x
+    for f in branches:
+        total = total + dropout(f(x))
+    return ln(total)
 
 
 class EncoderLayer(nn.Module):
-    def __init__(self, c: ModelConfig):
+    def __init__(self, c: ModelConfig, mixer: MixerSpec):
         super().__init__()
         self.pre_norm = c.norm == "pre"
-        self.self_attn = MultiHeadAttention(c.dim, c.heads)
-        self.ln_attn = nn.LayerNorm(c.dim, eps=1e-5)
+        self.parallel = c.parallel_layers()
+        self.self_attn = make_mixer(mixer)
+        if self.parallel:
+            self.ln = nn.LayerNorm(c.dim, eps=1e-5)
+        else:
+            self.ln_attn = nn.LayerNorm(c.dim, eps=1e-5)
         self.ffn = FeedForward(c.dim, c.ffn_dim, c.activation_dropout)
-        self.ln_ffn = nn.LayerNorm(c.dim, eps=1e-5)
+        if not self.parallel:
+            self.ln_ffn = nn.LayerNorm(c.dim, eps=1e-5)
         self.dropout = nn.Dropout(c.dropout)
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor, query_valid: torch.Tensor) -> torch.Tensor:
-        x = Residual.apply(self.pre_norm, self.ln_attn, self.dropout, x,
-                           lambda h: self.self_attn(h, None, allowed, query_valid))
-        return Residual.apply(self.pre_norm, self.ln_ffn, self.dropout, x, self.ffn)
+    def forward(self, x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """x [B, T, d]; valid bool [B, T] (position < length)."""
+        mixer: Branch = lambda h: self.self_attn(h, valid)  # noqa: E731
+        if self.parallel:
+            return residual(self.pre_norm, self.ln, self.dropout, x, [mixer, self.ffn])
+        x = residual(self.pre_norm, self.ln_attn, self.dropout, x, [mixer])
+        return residual(self.pre_norm, self.ln_ffn, self.dropout, x, [self.ffn])
+
+
+@dataclasses.dataclass
+class LayerCache:
+    self_cache: Dict[str, torch.Tensor]  # the mixer's, each [N, ...]
+    cross_k: torch.Tensor  # [N, H, Ts, dh]
+    cross_v: torch.Tensor
+    cross_allowed: torch.Tensor  # [N, 1, 1, Ts]
+    cross_query_valid: torch.Tensor  # [N, 1]
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, c: ModelConfig):
+    def __init__(self, c: ModelConfig, mixer: MixerSpec):
         super().__init__()
         self.pre_norm = c.norm == "pre"
-        self.self_attn = MultiHeadAttention(c.dim, c.heads)
-        self.ln_self = nn.LayerNorm(c.dim, eps=1e-5)
+        self.parallel = c.parallel_layers()
+        self.self_attn = make_mixer(mixer)
+        if self.parallel:
+            self.ln = nn.LayerNorm(c.dim, eps=1e-5)
+        else:
+            self.ln_self = nn.LayerNorm(c.dim, eps=1e-5)
         self.cross_attn = MultiHeadAttention(c.dim, c.heads)
-        self.ln_cross = nn.LayerNorm(c.dim, eps=1e-5)
+        if not self.parallel:
+            self.ln_cross = nn.LayerNorm(c.dim, eps=1e-5)
         self.ffn = FeedForward(c.dim, c.ffn_dim, c.activation_dropout)
-        self.ln_ffn = nn.LayerNorm(c.dim, eps=1e-5)
+        if not self.parallel:
+            self.ln_ffn = nn.LayerNorm(c.dim, eps=1e-5)
         self.dropout = nn.Dropout(c.dropout)
 
-    def forward(self, x: torch.Tensor, memory: torch.Tensor, self_allowed: torch.Tensor,
-                cross_allowed: torch.Tensor, query_valid: torch.Tensor, cross_query_valid: torch.Tensor):
-        x = Residual.apply(self.pre_norm, self.ln_self, self.dropout, x,
-                           lambda h: self.self_attn(h, None, self_allowed, query_valid))
-        x = Residual.apply(self.pre_norm, self.ln_cross, self.dropout, x,
-                           lambda h: self.cross_attn(h, memory, cross_allowed, cross_query_valid))
-        return Residual.apply(self.pre_norm, self.ln_ffn, self.dropout, x, self.ffn)
+    def run(self, x: torch.Tensor, self_branch: Branch, cross_branch: Branch) -> torch.Tensor:
+        if self.parallel:
+            return residual(self.pre_norm, self.ln, self.dropout, x, [self_branch, cross_branch, self.ffn])
+        x = residual(self.pre_norm, self.ln_self, self.dropout, x, [self_branch])
+        x = residual(self.pre_norm, self.ln_cross, self.dropout, x, [cross_branch])
+        return residual(self.pre_norm, self.ln_ffn, self.dropout, x, [self.ffn])
 
-    def step(self, x: torch.Tensor, t: int, cache: "LayerCache") -> torch.Tensor:
+    def forward(self, x: torch.Tensor, memory: torch.Tensor, tgt_valid: torch.Tensor, cross_allowed: torch.Tensor,
+                cross_query_valid: torch.Tensor) -> torch.Tensor:
+        return self.run(x, lambda h: self.self_attn(h, tgt_valid),
+                        lambda h: self.cross_attn(h, memory, cross_allowed, cross_query_valid))
+
+    def step(self, x: torch.Tensor, t: int, cache: LayerCache) -> torch.Tensor:
         """Incremental decoding at position t. x: [N, 1, d] -> [N, 1, d]."""
-        attn = self.self_attn
-        attn_cross = self.cross_attn
-
-        def self_sublayer(h):
-            cache.self_k[:, :, t:t + 1] = attn.split(attn.k(h))
-            cache.self_v[:, :, t:t + 1] = attn.split(attn.v(h))
-            return attn.attend(attn.split(attn.q(h)), cache.self_k[:, :, :t + 1], cache.self_v[:, :, :t + 1],
-                               None, None)
-
-        def cross_sublayer(h):
-            return attn_cross.attend(attn_cross.split(attn_cross.q(h)), cache.cross_k, cache.cross_v,
-                                     cache.cross_allowed, cache.cross_query_valid)
-
-        x = Residual.apply(self.pre_norm, self.ln_self, self.dropout, x, self_sublayer)
-        x = Residual.apply(self.pre_norm, self.ln_cross, self.dropout, x, cross_sublayer)
-        return Residual.apply(self.pre_norm, self.ln_ffn, self.dropout, x, self.ffn)
+        cross = self.cross_attn
+        return self.run(x, lambda h: self.self_attn.step(h, t, cache.self_cache),
+                        lambda h: cross.attend(cross.split(cross.q(h)), cache.cross_k, cache.cross_v,
+                                               cache.cross_allowed, cache.cross_query_valid))
 
 
 class Stack(nn.Module):
@@ -227,16 +271,6 @@ class Stack(nn.Module):
 
 
 @dataclasses.dataclass
-class LayerCache:
-    self_k: torch.Tensor  # [N, H, t_max, dh]
-    self_v: torch.Tensor
-    cross_k: torch.Tensor  # [N, H, Ts, dh]
-    cross_v: torch.Tensor
-    cross_allowed: torch.Tensor  # [N, 1, 1, Ts]
-    cross_query_valid: torch.Tensor  # [N, 1]
-
-
-@dataclasses.dataclass
 class DecoderState:
     layers: List[LayerCache]
     t: int = 0  # the next position to decode
@@ -246,8 +280,7 @@ class DecoderState:
         """Hypothesis i continues hypothesis order[i]; within a sentence, so the
         cross caches (the same for every hypothesis of a sentence) stay."""
         for c in self.layers:
-            c.self_k = c.self_k.index_select(0, order)
-            c.self_v = c.self_v.index_select(0, order)
+            c.self_cache = {name: tensor.index_select(0, order) for name, tensor in c.self_cache.items()}
 
 
 class Seq2Seq(nn.Module):
@@ -264,8 +297,10 @@ class Seq2Seq(nn.Module):
             if not c.share_decoder_output:
                 self.out_proj = nn.Linear(c.dim, c.vocab_size, bias=False)
         pre = c.norm == "pre"
-        self.enc = Stack([EncoderLayer(c) for _ in range(c.enc_layers)], nn.LayerNorm(c.dim, eps=1e-5) if pre else None)
-        self.dec = Stack([DecoderLayer(c) for _ in range(c.dec_layers)], nn.LayerNorm(c.dim, eps=1e-5) if pre else None)
+        self.enc = Stack([EncoderLayer(c, c.encoder_mixer(i)) for i in range(c.enc_layers)],
+                         nn.LayerNorm(c.dim, eps=1e-5) if pre else None)
+        self.dec = Stack([DecoderLayer(c, c.decoder_self_mixer()) for _ in range(c.dec_layers)],
+                         nn.LayerNorm(c.dim, eps=1e-5) if pre else None)
         self.embed_dropout = nn.Dropout(c.dropout)
         self.register_buffer("positions", sinusoidal_positions(c.max_positions, c.dim), persistent=False)
         self.reset_parameters()
@@ -273,18 +308,26 @@ class Seq2Seq(nn.Module):
     # -- parameters ---------------------------------------------------------
     def reset_parameters(self) -> None:
         """attn's initialisation (ParamStore::initialize): embeddings and out_proj N(0, 1/d),
-        Linear weights Xavier-uniform, biases 0, LayerNorm 1 and 0."""
+        Linear weights Xavier-uniform, biases 0, LayerNorm 1 and 0; the mixers' own parameters
+        as mechanisms.reset_mixer_parameters."""
         std = 1.0 / math.sqrt(self.config.dim)
-        for name, p in self.named_parameters():
+        for module in self.modules():
             with torch.no_grad():
-                if name.endswith("embed.weight") or name == "out_proj.weight":
-                    p.normal_(0.0, std)
-                elif name.endswith(".bias"):
-                    p.zero_()
-                elif p.dim() == 1:
-                    p.fill_(1.0)
-                else:
-                    nn.init.xavier_uniform_(p)
+                if isinstance(module, nn.Embedding):
+                    module.weight.normal_(0.0, std)
+                elif isinstance(module, nn.Linear):
+                    if module is getattr(self, "out_proj", None):
+                        module.weight.normal_(0.0, std)
+                    else:
+                        nn.init.xavier_uniform_(module.weight)
+                    if module.bias is not None:
+                        module.bias.zero_()
+                elif isinstance(module, nn.LayerNorm):
+                    module.weight.fill_(1.0)
+                    module.bias.zero_()
+        for stack in (self.enc, self.dec):
+            for layer in stack.layers():
+                reset_mixer_parameters(layer.self_attn)
 
     def src_table(self) -> torch.Tensor:
         return self.embed.weight if self.config.share_all_embeddings else self.src_embed.weight
@@ -309,13 +352,10 @@ class Seq2Seq(nn.Module):
 
     def encode(self, src: torch.Tensor, src_lengths: torch.Tensor) -> torch.Tensor:
         """src [B, Ts] -> memory [B, Ts, d]."""
-        ts = src.shape[1]
-        valid = length_mask(src_lengths, ts)  # [B, Ts]
-        allowed = valid[:, None, None, :]
-        query_valid = valid & (src_lengths > 0)[:, None]
+        valid = length_mask(src_lengths, src.shape[1])  # [B, Ts]
         x = self.embed_tokens(self.src_table(), src)
         for layer in self.enc.layers():
-            x = layer(x, allowed, query_valid)
+            x = layer(x, valid)
         return self.enc.ln(x) if self.enc.ln is not None else x
 
     def decode(self, tgt_in: torch.Tensor, tgt_lengths: torch.Tensor, memory: torch.Tensor,
@@ -323,14 +363,11 @@ class Seq2Seq(nn.Module):
         """Teacher-forced decoder: tgt_in [B, Tt] -> hidden [B, Tt, d] (before the output projection)."""
         tt, ts = tgt_in.shape[1], memory.shape[1]
         tgt_valid = length_mask(tgt_lengths, tt)
-        causal = torch.ones(tt, tt, dtype=torch.bool, device=tgt_in.device).tril()
-        self_allowed = tgt_valid[:, None, None, :] & causal[None, None]
-        self_query_valid = tgt_valid
         cross_allowed = length_mask(src_lengths, ts)[:, None, None, :]
         cross_query_valid = tgt_valid & (src_lengths > 0)[:, None]
         x = self.embed_tokens(self.tgt_table(), tgt_in)
         for layer in self.dec.layers():
-            x = layer(x, memory, self_allowed, cross_allowed, self_query_valid, cross_query_valid)
+            x = layer(x, memory, tgt_valid, cross_allowed, cross_query_valid)
         return self.dec.ln(x) if self.dec.ln is not None else x
 
     def log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -357,11 +394,9 @@ class Seq2Seq(nn.Module):
         cross_query_valid = (src_lengths > 0)[:, None]
         caches = []
         for layer in self.dec.layers():
-            a = layer.self_attn
-            empty = memory.new_zeros(n, a.heads, t_max, a.head_dim)
-            caches.append(LayerCache(empty, empty.clone(), layer.cross_attn.split(layer.cross_attn.k(memory)),
-                                     layer.cross_attn.split(layer.cross_attn.v(memory)), cross_allowed,
-                                     cross_query_valid))
+            cross = layer.cross_attn
+            caches.append(LayerCache(layer.self_attn.new_cache(n, t_max, memory), cross.split(cross.k(memory)),
+                                     cross.split(cross.v(memory)), cross_allowed, cross_query_valid))
         return DecoderState(caches, 0, t_max)
 
     def decode_step(self, state: DecoderState, tokens: torch.Tensor) -> torch.Tensor:
