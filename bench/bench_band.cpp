@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "attn/core/cpu.h"
 #include "attn/core/rng.h"
 #include "attn/core/threads.h"
@@ -28,18 +29,8 @@ using namespace attn;
 using namespace attn::nn;
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = 2.0f * rng.uniform() - 1.0f;
-  return v;
-}
+using bench::median;
+using bench::random_floats;
 
 struct Timing {
   double forward_ms = 0, total_ms = 0;  // medians: forward alone, forward + backward

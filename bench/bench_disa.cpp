@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "attn/core/arena.h"
 #include "attn/core/cpu.h"
 #include "attn/core/rng.h"
@@ -42,18 +43,8 @@ using namespace attn::nn;
 using kernels::Trans;
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
-  Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = 2.0f * rng.uniform() - 1.0f;
-  return v;
-}
+using bench::median;
+using bench::random_floats;
 
 float sigmoid(float z) { return z >= 0 ? 1.0f / (1.0f + std::exp(-z)) : std::exp(z) / (1.0f + std::exp(z)); }
 

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "attn/core/cpu.h"
 #include "attn/core/rng.h"
 #include "attn/core/threads.h"
@@ -54,11 +55,7 @@ double now_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using attn::bench::median;
 
 // ---- FMA peak: 16 independent accumulator chains per thread ----
 
@@ -141,12 +138,7 @@ const char* layout_name(Trans ta, Trans tb) {
   return tb == Trans::N ? "TN" : "TT";
 }
 
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
-  attn::Rng rng(seed);
-  std::vector<float> v(n);
-  for (float& x : v) x = 2.0f * rng.uniform() - 1.0f;
-  return v;
-}
+using attn::bench::random_floats;
 
 void measure(Row& row, int samples) {
   const long m = row.m, n = row.n, k = row.k;

@@ -87,19 +87,23 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
   }
 }
 
+Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, Linear* q, Linear* k, Linear* v) {
+  Linear w[3];
+  const char* names[3] = {".q", ".k", ".v"};
+  for (int i = 0; i < 3; ++i) w[i] = {params.add(name + names[i] + ".weight", {d, d}, Init::xavier_uniform), -1, d, d};
+  for (int i = 0; i < 3; ++i) w[i].bias = params.add(name + names[i] + ".bias", {d}, Init::zeros, 0.0f, false);
+  if (q) *q = w[0];
+  if (k) *k = w[1];
+  if (v) *v = w[2];
+  return {w[0].weight, w[0].bias, d, 3 * d};
+}
+
 void MultiHeadAttention::declare(ParamStore& params, const std::string& name, std::int64_t dim,
                                  std::int64_t num_heads) {
   d = dim;
   heads = num_heads;
-  // Weights first, then biases, each trio contiguous: [wq; wk; wv] is one [3d, d] matrix.
-  q = {params.add(name + ".q.weight", {d, d}, Init::xavier_uniform), -1, d, d};
-  k = {params.add(name + ".k.weight", {d, d}, Init::xavier_uniform), -1, d, d};
-  v = {params.add(name + ".v.weight", {d, d}, Init::xavier_uniform), -1, d, d};
-  q.bias = params.add(name + ".q.bias", {d}, Init::zeros, 0.0f, false);
-  k.bias = params.add(name + ".k.bias", {d}, Init::zeros, 0.0f, false);
-  v.bias = params.add(name + ".v.bias", {d}, Init::zeros, 0.0f, false);
+  qkv = declare_qkv(params, name, d, &q, &k, &v);
   o.declare(params, name + ".o", d, d);
-  qkv = {q.weight, q.bias, d, 3 * d};
   kv = {k.weight, k.bias, d, 2 * d};
 }
 

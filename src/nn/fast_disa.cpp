@@ -8,6 +8,7 @@
 
 #include "attn/core/error.h"
 #include "attn/kernels/gemm.h"
+#include "attn/nn/attention.h"
 
 namespace attn::nn {
 
@@ -136,15 +137,8 @@ FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const 
   sigmoid_ = spec.disa_t2t == "sigmoid";
   head_dim_ = d_ / heads_;
   const std::int64_t H = heads_, dh = head_dim_;
-  // As MultiHeadAttention::declare: weights then biases, each trio contiguous, so [wq; wk; wv] is one [3d, d].
-  q_ = {params.add(name + ".q.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
-  k_ = {params.add(name + ".k.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
-  v_ = {params.add(name + ".v.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
-  q_.bias = params.add(name + ".q.bias", {d_}, Init::zeros, 0.0f, false);
-  k_.bias = params.add(name + ".k.bias", {d_}, Init::zeros, 0.0f, false);
-  v_.bias = params.add(name + ".v.bias", {d_}, Init::zeros, 0.0f, false);
+  qkv_ = declare_qkv(params, name, d_);
   o_.declare(params, name + ".o", d_, d_);
-  qkv_ = {q_.weight, q_.bias, d_, 3 * d_};
   // Per-head weights are 3-D, so Xavier's fans are given explicitly (the store's
   // xavier_uniform reads fans from a 2-D shape).
   const float square_bound = std::sqrt(6.0f / static_cast<float>(2 * dh));

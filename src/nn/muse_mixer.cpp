@@ -15,15 +15,7 @@ MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpe
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
                                                         std::to_string(heads_) +
                                                         "; choose heads that divide the dimension");
-  // As MultiHeadAttention::declare: weights, then biases, each trio contiguous,
-  // so [Wq; Wk; Wv] is one [3d, d] matrix and [bq; bk; bv] one [3d] vector.
-  q_ = {params.add(name + ".q.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
-  k_ = {params.add(name + ".k.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
-  v_ = {params.add(name + ".v.weight", {d_, d_}, Init::xavier_uniform), -1, d_, d_};
-  q_.bias = params.add(name + ".q.bias", {d_}, Init::zeros, 0.0f, false);
-  k_.bias = params.add(name + ".k.bias", {d_}, Init::zeros, 0.0f, false);
-  v_.bias = params.add(name + ".v.bias", {d_}, Init::zeros, 0.0f, false);
-  qkv_ = {q_.weight, q_.bias, d_, 3 * d_};
+  qkv_ = declare_qkv(params, name, d_);
   conv_.declare(params, name, d_, heads_, spec.kernels, causal_, spec.tap_dropout);
   o_.declare(params, name + ".o", width(), d_);
 }

@@ -42,6 +42,60 @@ void perturb_norms(nn::ParamStore& params) {
       for (std::int64_t i = 0; i < p.shape.numel(); ++i) params.values()[p.offset + i] += 0.2f * (2 * r.uniform() - 1);
 }
 
+// decode_step at every position equals the teacher-forced log-probabilities.
+void require_incremental_equals_forced(const ModelConfig& config) {
+  Seq2Seq model(config);
+  Rng init(5);
+  model.initialize(init);
+  perturb_norms(model.params());
+  Arena arena, state_arena;
+  Rng rng(1);
+  nn::StepContext ctx{model.params(), arena, rng, false};
+  const Batch batch = tiny_batch();
+  const std::int64_t B = batch.size, tt = batch.tgt_len, V = model.config().vocab_size;
+  std::vector<float> full(B * tt * V);
+  model.teacher_forced_log_probs(ctx, batch, full.data());
+  const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
+  DecoderState state = model.start_decoding(ctx, state_arena, memory, B, batch.src_len, batch.src_lengths.data(), tt);
+  std::vector<float> step(B * V);
+  for (std::int64_t t = 0; t < tt; ++t) {
+    std::vector<std::int32_t> tokens(B);
+    for (std::int64_t b = 0; b < B; ++b) tokens[b] = batch.tgt_in[b * tt + t];
+    model.decode_step(ctx, state, tokens.data(), step.data());
+    for (std::int64_t b = 0; b < B; ++b) {
+      if (t >= batch.tgt_lengths[b]) continue;  // past the end: no teacher-forced row to compare
+      for (std::int64_t j = 0; j < V; ++j) {
+        INFO("b " << b << " t " << t << " j " << j);
+        REQUIRE(step[b * V + j] == Approx(full[(b * tt + t) * V + j]).margin(1e-5));
+      }
+    }
+  }
+}
+
+// The loss's gradient w.r.t. every parameter tensor against central differences
+// (dropout masks held fixed by restoring the Rng before each forward).
+void require_gradients_match(const ModelConfig& config, int samples_per_tensor) {
+  Seq2Seq model(config);
+  Rng init(3);
+  model.initialize(init);
+  perturb_norms(model.params());
+  Arena arena;
+  Rng rng(11);
+  nn::StepContext ctx{model.params(), arena, rng, config.dropout > 0};
+  const Batch batch = tiny_batch();
+  const RngState rng_start = rng.state();
+  auto loss = [&] {
+    arena.reset();
+    rng.set_state(rng_start);
+    return model.forward_backward(ctx, batch, 0.1f, false, 1.0f).loss;
+  };
+  model.params().zero_grads();
+  arena.reset();
+  rng.set_state(rng_start);
+  model.forward_backward(ctx, batch, 0.1f, true, 1.0f);
+  test::check_all_parameters(model.params(), loss, {.samples_per_tensor = samples_per_tensor});
+}
+
 }  // namespace
 
 TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches finite differences", "[model][grad]") {
@@ -51,26 +105,7 @@ TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches f
     INFO("norm " << v.norm << " share_all " << v.share_all << " share_out " << v.share_out << " dropout " << v.dropout);
     ModelConfig config = tiny_config(v.norm, v.share_all, v.share_out);
     config.dropout = v.dropout;
-    Seq2Seq model(config);
-    Rng init(3);
-    model.initialize(init);
-    perturb_norms(model.params());
-    Arena arena;
-    Rng rng(11);
-    nn::StepContext ctx{model.params(), arena, rng, v.dropout > 0};
-    const Batch batch = tiny_batch();
-    // Dropout masks must be the same in every evaluation: restore the Rng each time.
-    const RngState rng_start = rng.state();
-    auto loss = [&] {
-      arena.reset();
-      rng.set_state(rng_start);
-      return model.forward_backward(ctx, batch, 0.1f, false, 1.0f).loss;
-    };
-    model.params().zero_grads();
-    arena.reset();
-    rng.set_state(rng_start);
-    model.forward_backward(ctx, batch, 0.1f, true, 1.0f);
-    test::check_all_parameters(model.params(), loss, {.samples_per_tensor = 4});
+    require_gradients_match(config, 4);
   }
 }
 
@@ -119,33 +154,7 @@ TEST_CASE("loss: fused label-smoothed cross-entropy equals the naive formula", "
 TEST_CASE("seq2seq: incremental decoding equals the teacher-forced forward", "[model][decode]") {
   for (const char* norm : {"pre", "post"}) {
     INFO("norm " << norm);
-    Seq2Seq model(tiny_config(norm, true, true));
-    Rng init(5);
-    model.initialize(init);
-    perturb_norms(model.params());
-    Arena arena, state_arena;
-    Rng rng(1);
-    nn::StepContext ctx{model.params(), arena, rng, false};
-    const Batch batch = tiny_batch();
-    const std::int64_t B = batch.size, tt = batch.tgt_len, V = model.config().vocab_size;
-    std::vector<float> full(B * tt * V);
-    model.teacher_forced_log_probs(ctx, batch, full.data());
-
-    const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
-    DecoderState state = model.start_decoding(ctx, state_arena, memory, B, batch.src_len, batch.src_lengths.data(), tt);
-    std::vector<float> step(B * V);
-    for (std::int64_t t = 0; t < tt; ++t) {
-      std::vector<std::int32_t> tokens(B);
-      for (std::int64_t b = 0; b < B; ++b) tokens[b] = batch.tgt_in[b * tt + t];
-      model.decode_step(ctx, state, tokens.data(), step.data());
-      for (std::int64_t b = 0; b < B; ++b) {
-        if (t >= batch.tgt_lengths[b]) continue;  // past the end: no teacher-forced row to compare
-        for (std::int64_t j = 0; j < V; ++j) {
-          INFO("b " << b << " t " << t << " j " << j);
-          REQUIRE(step[b * V + j] == Approx(full[(b * tt + t) * V + j]).margin(1e-5));
-        }
-      }
-    }
+    require_incremental_equals_forced(tiny_config(norm, true, true));
   }
 }
 
@@ -180,54 +189,14 @@ TEST_CASE("seq2seq, every arch: gradient w.r.t. every parameter tensor matches f
           "[model][grad][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    Seq2Seq model(arch_config(v));
-    Rng init(3);
-    model.initialize(init);
-    perturb_norms(model.params());
-    Arena arena;
-    Rng rng(11);
-    nn::StepContext ctx{model.params(), arena, rng, false};
-    const Batch batch = tiny_batch();
-    auto loss = [&] {
-      arena.reset();
-      return model.forward_backward(ctx, batch, 0.1f, false, 1.0f).loss;
-    };
-    model.params().zero_grads();
-    arena.reset();
-    model.forward_backward(ctx, batch, 0.1f, true, 1.0f);
-    test::check_all_parameters(model.params(), loss, {.samples_per_tensor = 3});
+    require_gradients_match(arch_config(v), 3);
   }
 }
 
 TEST_CASE("seq2seq, every arch: incremental decoding equals the teacher-forced forward", "[model][decode][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    Seq2Seq model(arch_config(v));
-    Rng init(5);
-    model.initialize(init);
-    perturb_norms(model.params());
-    Arena arena, state_arena;
-    Rng rng(1);
-    nn::StepContext ctx{model.params(), arena, rng, false};
-    const Batch batch = tiny_batch();
-    const std::int64_t B = batch.size, tt = batch.tgt_len, V = model.config().vocab_size;
-    std::vector<float> full(B * tt * V);
-    model.teacher_forced_log_probs(ctx, batch, full.data());
-    const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
-    DecoderState state = model.start_decoding(ctx, state_arena, memory, B, batch.src_len, batch.src_lengths.data(), tt);
-    std::vector<float> step(B * V);
-    for (std::int64_t t = 0; t < tt; ++t) {
-      std::vector<std::int32_t> tokens(B);
-      for (std::int64_t b = 0; b < B; ++b) tokens[b] = batch.tgt_in[b * tt + t];
-      model.decode_step(ctx, state, tokens.data(), step.data());
-      for (std::int64_t b = 0; b < B; ++b) {
-        if (t >= batch.tgt_lengths[b]) continue;
-        for (std::int64_t j = 0; j < V; ++j) {
-          INFO("b " << b << " t " << t << " j " << j);
-          REQUIRE(step[b * V + j] == Approx(full[(b * tt + t) * V + j]).margin(1e-5));
-        }
-      }
-    }
+    require_incremental_equals_forced(arch_config(v));
   }
 }
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "../support.h"
+#include "attn/core/arena.h"
+#include "attn/nn/context.h"
 #include "attn/nn/param_store.h"
 
 namespace attn::test {
@@ -69,5 +71,33 @@ inline double weighted_sum(const float* y, const std::vector<float>& w) {
   for (std::size_t i = 0; i < w.size(); ++i) s += static_cast<double>(w[i]) * y[i];
   return s;
 }
+
+// A ParamStore, step arena and Rng for one layer's test. ready() allocates
+// and initialises the parameters, then moves the zero- and one-initialised
+// ones (biases, norm gains, gate logits) by up to ±spread, so that their
+// gradients are exercised too.
+struct LayerFixture {
+  nn::ParamStore params;
+  Arena arena;
+  Rng rng{5};
+  nn::StepContext ctx{params, arena, rng, false};
+
+  void ready(std::uint64_t seed = 1, float spread = 0.2f) {
+    params.allocate();
+    Rng init(seed);
+    params.initialize(init);
+    for (const auto& p : params.entries())
+      if (p.init == nn::Init::zeros || p.init == nn::Init::ones) {
+        Rng r(seed + p.offset);
+        for (std::int64_t i = 0; i < p.shape.numel(); ++i)
+          params.values()[p.offset + i] += spread * (2 * r.uniform() - 1);
+      }
+  }
+  const float* value(const std::string& name) const {
+    const nn::ParamId id = params.find(name);
+    REQUIRE(id >= 0);
+    return params.value(id);
+  }
+};
 
 }  // namespace attn::test

@@ -308,22 +308,7 @@ TEST_CASE("band attention: rows with no valid key give 0, padded values are neve
 
 namespace {
 
-struct Fixture {
-  ParamStore params;
-  Arena arena;
-  Rng rng{5};
-  StepContext ctx{params, arena, rng, false};
-  void ready(std::uint64_t seed = 1) {
-    params.allocate();
-    Rng init(seed);
-    params.initialize(init);
-    for (auto& p : params.entries())  // non-zero biases, so their gradients are exercised
-      if (p.init == Init::zeros) {
-        Rng r(seed + p.offset);
-        for (std::int64_t i = 0; i < p.shape.numel(); ++i) params.values()[p.offset + i] += 0.2f * (2 * r.uniform() - 1);
-      }
-  }
-};
+using Fixture = attn::test::LayerFixture;
 
 MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std::int64_t head_window, bool causal) {
   MixerSpec spec;

@@ -19,29 +19,7 @@ using attn::test::weighted_sum;
 
 namespace {
 
-struct Fixture {
-  ParamStore params;
-  Arena arena;
-  Rng rng{5};
-  StepContext ctx{params, arena, rng, false};
-  void ready(std::uint64_t seed = 1) {
-    params.allocate();
-    Rng init(seed);
-    params.initialize(init);
-    // Non-zero biases, so their gradients and the padded-row paths are exercised.
-    for (auto& p : params.entries())
-      if (p.init == Init::zeros) {
-        Rng r(seed + p.offset);
-        for (std::int64_t i = 0; i < p.shape.numel(); ++i)
-          params.values()[p.offset + i] += 0.2f * (2 * r.uniform() - 1);
-      }
-  }
-  const float* value(const std::string& name) const {
-    const ParamId id = params.find(name);
-    REQUIRE(id >= 0);
-    return params.value(id);
-  }
-};
+using Fixture = attn::test::LayerFixture;
 
 MixerSpec disa_spec(std::int64_t d, std::int64_t heads, bool causal, bool gate, const std::string& t2t) {
   MixerSpec spec;

@@ -18,24 +18,7 @@ using attn::test::weighted_sum;
 
 namespace {
 
-struct Fixture {
-  ParamStore params;
-  Arena arena;
-  Rng rng{5};
-  StepContext ctx{params, arena, rng, false};
-  void ready(std::uint64_t seed = 1) {
-    params.allocate();
-    Rng init(seed);
-    params.initialize(init);
-    // Non-trivial norms and biases, so their gradients are exercised.
-    for (auto& p : params.entries())
-      if (p.init == Init::zeros || p.init == Init::ones) {
-        Rng r(seed + p.offset);
-        for (std::int64_t i = 0; i < p.shape.numel(); ++i)
-          params.values()[p.offset + i] += 0.2f * (2 * r.uniform() - 1);
-      }
-  }
-};
+using Fixture = attn::test::LayerFixture;
 
 }  // namespace
 

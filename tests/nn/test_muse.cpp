@@ -19,28 +19,9 @@ using attn::test::weighted_sum;
 
 namespace {
 
-struct Fixture {
-  ParamStore params;
-  Arena arena;
-  Rng rng{5};
-  StepContext ctx{params, arena, rng, false};
-  void ready(std::uint64_t seed = 1) {
-    params.allocate();
-    Rng init(seed);
-    params.initialize(init);
-    // Non-trivial biases and gate logits, so their gradients are exercised.
-    for (auto& p : params.entries())
-      if (p.init == Init::zeros || p.init == Init::ones) {
-        Rng r(seed + p.offset);
-        for (std::int64_t i = 0; i < p.shape.numel(); ++i)
-          params.values()[p.offset + i] += 0.6f * (2 * r.uniform() - 1);
-      }
-  }
-  const float* value(const std::string& name) const {
-    const ParamId id = params.find(name);
-    REQUIRE(id >= 0);
-    return params.value(id);
-  }
+// Gate logits and biases moved by up to ±0.6: a visibly non-uniform gate.
+struct Fixture : attn::test::LayerFixture {
+  void ready(std::uint64_t seed = 1) { LayerFixture::ready(seed, 0.6f); }
 };
 
 using Matrix = std::vector<double>;

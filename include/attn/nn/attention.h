@@ -37,6 +37,13 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
                         const std::int32_t* k_len, bool causal);
 
+// Declares "<name>.{q,k,v}.weight" [d, d] (Xavier) and "<name>.{q,k,v}.bias"
+// [d] (zeros) — weights first, then biases, each trio contiguous — so that
+// they are one [3d, d] projection, which is returned. q, k, v (optional)
+// receive the single projections.
+Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, Linear* q = nullptr,
+                   Linear* k = nullptr, Linear* v = nullptr);
+
 // Multi-head attention with separate q/k/v/o projections named like PyTorch
 // modules ("<name>.q.weight", …). The q, k and v weights (and biases) are
 // declared one after another, so they are one [3d, d] matrix in the store and

@@ -105,7 +105,7 @@ class FastDisaMixer final : public TokenMixer {
 
   std::int64_t d_ = 0, heads_ = 0, head_dim_ = 0;
   bool causal_ = false, gated_ = true, sigmoid_ = false;
-  Linear q_, k_, v_, o_;
+  Linear o_;
   Linear qkv_;  // view of q, k, v as one [3d, d] projection
   ParamId s1_weight_ = -1, s1_bias_ = -1, s2_weight_ = -1, s2_bias_ = -1;
   ParamId gate_weight_ = -1, gate_bias_ = -1;

@@ -52,7 +52,7 @@ class MuseMixer final : public TokenMixer {
 
   std::int64_t d_ = 0, heads_ = 0;
   bool causal_ = false;
-  Linear q_, k_, v_;
+
   Linear qkv_;  // view of q, k, v as one [3d, d] projection
   MultiScaleConv conv_;
   Linear o_;    // [d, width]
