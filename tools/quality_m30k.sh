@@ -26,7 +26,9 @@ score() {  # minutes
   echo "== after $1 minutes of training (average of the last 5 epoch checkpoints), test2016, beam 5"
   ./attn score --ref "$data/test2016.en" -i "$run/test2016.avg5.$1min.hyp" --metrics bleu,chrf | tee "$run/score.avg5.$1min.txt"
 }
-for minutes in 20 60; do
+for minutes in ${QUALITY_MINUTES:-20 60}; do
+  # A budget already spent (a resumed comparison) is not trained or scored again.
+  [ -f "$run/score.avg5.${minutes}min.txt" ] && continue
   /usr/bin/time -v ./attn train --train "$data/train" --valid "$data/valid" --src de --tgt en --arch "$arch" \
     --save-dir "$run" --max-time "$minutes" --threads 2 --log-json "$run/log.jsonl" --log-every 50 --keep-last 5 "$@" \
     2> >(tee -a "$run/train.log" >&2)
