@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: train a small Transformer on the synthetic corpus in data/toy for
-# about a minute, translate its test set with beam search, and score it.
+# about a minute, translate its test set with beam search, score it, and write
+# the attention maps of a few sentences as JSON and as a page (attn attend).
 # Run it again and it reuses (or resumes) the model in runs/demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,3 +28,8 @@ echo "== score"
 
 echo "== model"
 ./attn info "$run/best.attn"
+
+echo "== attention maps of the first 5 test sentences (beam 5)"
+head -n 5 "$data/test.src" | ./attn attend -m "$run/best.attn" -i - --beam 5 -o "$run/maps.json" --html "$run/maps.html"
+echo "  JSON: $PWD/$run/maps.json (the format: docs/attention-json.md)"
+echo "  page: file://$PWD/$run/maps.html (open it in a browser)"

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <numeric>
 
 #include "attn/cli/commands.h"
@@ -12,7 +11,7 @@
 #include "attn/core/text_file.h"
 #include "attn/decode/search.h"
 #include "attn/model/model_file.h"
-#include "attn/text/utf8.h"
+#include "input.h"
 
 namespace attn::cli {
 
@@ -25,42 +24,6 @@ struct TranslateFlags {
   std::int64_t max_input_len = 250;  // subwords; longer inputs are truncated with a warning
 };
 
-std::vector<std::string> read_input(const std::string& path) {
-  std::vector<std::string> lines;
-  if (path.empty() || path == "-") {
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      strip_cr(line);
-      lines.push_back(std::move(line));
-    }
-  } else {
-    // Inputs are read tolerantly: invalid bytes go through the BPE's byte
-    // fallback, so every line still gets its output line.
-    std::error_code ec;
-    require(std::filesystem::exists(path, ec), path + ": no such file; check the path");
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    require(f != nullptr, path + ": cannot be read (permissions?)");
-    std::string line;
-    int c;
-    bool any = false;
-    while ((c = std::fgetc(f)) != EOF) {
-      any = true;
-      if (c == '\n') {
-        strip_cr(line);
-        lines.push_back(std::move(line));
-        line.clear();
-        any = false;
-      } else {
-        line.push_back(static_cast<char>(c));
-      }
-    }
-    if (any) lines.push_back(line);
-    std::fclose(f);
-  }
-  if (!lines.empty() && lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);
-  return lines;
-}
-
 int run(const TranslateFlags& f) {
   require(f.search.beam >= 1, "--beam must be at least 1");
   require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
@@ -69,20 +32,8 @@ int run(const TranslateFlags& f) {
   const model::Seq2Seq& model = *loaded.model;
   const std::vector<std::string> lines = read_input(f.input);
 
-  std::vector<std::vector<std::int32_t>> sources(lines.size());
-  std::int64_t truncated = 0, invalid = 0;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (!text::valid_utf8(lines[i])) ++invalid;
-    sources[i] = loaded.bpe.encode(lines[i]);
-    if (static_cast<std::int64_t>(sources[i].size()) > f.max_input_len) {
-      sources[i].resize(static_cast<std::size_t>(f.max_input_len));
-      ++truncated;
-    }
-  }
-  if (invalid) std::fprintf(stderr, "attn: warning: %ld input lines are not valid UTF-8; translated as bytes\n", long(invalid));
-  if (truncated)
-    std::fprintf(stderr, "attn: warning: %ld input lines longer than %ld subwords were truncated (--max-input-len)\n",
-                 long(truncated), long(f.max_input_len));
+  const std::vector<std::vector<std::int32_t>> sources =
+      encode_lines(loaded.bpe, lines, f.max_input_len, "input", "--max-input-len");
 
   // Longest first, batches of similar length; empty lines translate to empty lines.
   std::vector<std::size_t> order(lines.size());
