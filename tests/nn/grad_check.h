@@ -13,6 +13,7 @@
 #include "attn/core/arena.h"
 #include "attn/nn/context.h"
 #include "attn/nn/param_store.h"
+#include "attn/nn/token_mixer.h"
 
 namespace attn::test {
 
@@ -98,6 +99,40 @@ struct LayerFixture {
     REQUIRE(id >= 0);
     return params.value(id);
   }
+};
+
+// The loss Σ w ⊙ mixer(x) of a mixer test. loss() reruns the forward (for
+// finite differences, which perturb x in place); backward() zeroes the
+// parameter gradients, runs forward and backward once and returns dx.
+class MixerLoss {
+ public:
+  MixerLoss(LayerFixture& f, const nn::TokenMixer& mixer, std::vector<float>& x, const std::vector<float>& w,
+            std::int64_t batch, std::int64_t t, const std::int32_t* lengths)
+      : f_(f), mixer_(mixer), x_(x), w_(w), batch_(batch), t_(t), lengths_(lengths), y_(x.size()) {}
+
+  double loss() {
+    f_.arena.reset();
+    saved_ = mixer_.forward(f_.ctx, x_.data(), y_.data(), batch_, t_, lengths_);
+    return weighted_sum(y_.data(), w_);
+  }
+  std::vector<float> backward() {
+    f_.params.zero_grads();
+    loss();
+    std::vector<float> dx(x_.size(), 0.0f);
+    mixer_.backward(f_.ctx, *saved_, w_.data(), dx.data());
+    return dx;
+  }
+  const nn::TokenMixer::Saved& saved() const { return *saved_; }
+
+ private:
+  LayerFixture& f_;
+  const nn::TokenMixer& mixer_;
+  std::vector<float>& x_;
+  const std::vector<float>& w_;
+  std::int64_t batch_, t_;
+  const std::int32_t* lengths_;
+  std::vector<float> y_;  // [batch·t, d]
+  std::unique_ptr<nn::TokenMixer::Saved> saved_;
 };
 
 }  // namespace attn::test

@@ -335,17 +335,9 @@ TEST_CASE("csan mixer: gradients of parameters and input match finite difference
       std::vector<float> x = test::random_vector(B * T * d, 71), w = test::random_vector(B * T * d, 72);
       for (std::int64_t t = lengths[1]; t < T; ++t)  // padded rows are outside the loss
         for (std::int64_t c = 0; c < d; ++c) w[(T + t) * d + c] = 0.0f;
-      std::vector<float> y(B * T * d);
-      std::unique_ptr<TokenMixer::Saved> saved;
-      auto loss = [&] {
-        f.arena.reset();
-        saved = mixer.forward(f.ctx, x.data(), y.data(), B, T, lengths.data());
-        return weighted_sum(y.data(), w);
-      };
-      f.params.zero_grads();
-      loss();
-      std::vector<float> dx(x.size(), 0.0f);
-      mixer.backward(f.ctx, *saved, w.data(), dx.data());
+      test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
+      auto loss = [&] { return run.loss(); };
+      std::vector<float> dx = run.backward();
       check_all_parameters(f.params, loss);
       // Only the valid positions: padded inputs have no gradient worth checking.
       check_gradient("x (sequence 0)", x.data(), dx.data(), T * d, loss, {.samples_per_tensor = 16}, 73);

@@ -322,20 +322,12 @@ TEST_CASE("fast-disa: gradients of parameters and input match finite differences
         const std::vector<std::int32_t> lengths{5, 3};
         std::vector<float> x = test::random_vector(B * T * d, 21);
         const std::vector<float> w = zero_padded_rows(test::random_vector(B * T * d, 22), B, T, d, lengths);
-        std::vector<float> y(B * T * d);
-        std::unique_ptr<TokenMixer::Saved> saved;
-        auto loss = [&] {
-          f.arena.reset();
-          saved = mixer.forward(f.ctx, x.data(), y.data(), B, T, lengths.data());
-          return weighted_sum(y.data(), w);
-        };
-        f.params.zero_grads();
-        loss();
-        std::vector<float> dx(x.size(), 0.0f);
-        mixer.backward(f.ctx, *saved, w.data(), dx.data());
+        test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
+        auto loss = [&] { return run.loss(); };
+        std::vector<float> dx = run.backward();
         if (!causal && gate) {  // backward accumulates into dx and the parameter gradients
           const std::vector<float> dx1 = dx, grads1(f.params.grads().begin(), f.params.grads().end());
-          mixer.backward(f.ctx, *saved, w.data(), dx.data());
+          mixer.backward(f.ctx, run.saved(), w.data(), dx.data());
           // (to rounding: a product added onto a gradient sums in another order than onto 0)
           for (std::size_t n = 0; n < dx.size(); ++n) REQUIRE(std::abs(dx[n] - 2.0f * dx1[n]) <= 1e-6f * (1 + std::abs(dx1[n])));
           for (std::size_t n = 0; n < grads1.size(); ++n)

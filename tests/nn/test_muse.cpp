@@ -294,17 +294,9 @@ TEST_CASE("muse mixer: gradients of all parameters and the input match finite di
       f.ready(31);
       std::vector<float> x = test::random_vector(B * T * d, 32), w = test::random_vector(B * T * d, 33);
       zero_pad_rows(w, T, d, lengths);
-      std::vector<float> y(B * T * d);
-      std::unique_ptr<TokenMixer::Saved> saved;
-      auto loss = [&] {
-        f.arena.reset();
-        saved = mixer.forward(f.ctx, x.data(), y.data(), B, T, lengths.data());
-        return weighted_sum(y.data(), w);
-      };
-      f.params.zero_grads();
-      loss();
-      std::vector<float> dx(x.size(), 0.0f);
-      mixer.backward(f.ctx, *saved, w.data(), dx.data());
+      test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
+      auto loss = [&] { return run.loss(); };
+      std::vector<float> dx = run.backward();
       check_all_parameters(f.params, loss, {.samples_per_tensor = 8});
       check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 16}, 34);
     }
