@@ -1,7 +1,6 @@
 #include "attn/nn/fast_disa.h"
 
 #include <algorithm>
-#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,8 +15,13 @@ using kernels::Trans;
 
 namespace {
 
-// A denominator below this counts as "no key": 1/D would overflow to inf.
-constexpr float kMinDenominator = FLT_MIN;
+// Below this the factorised form hands a (query, feature) pair to the direct
+// form. D = Σ_j A_ij E_jk with one shift per feature (the max of S over all
+// valid keys), so an S spread of ~87 can leave e^(S − shift) = 0 at every key a
+// query may see — D = 0 where a key exists. The floor leaves terms lost to
+// underflow below FLT_MIN / 2^-64 ≈ 2e-19 of D; it is reached only by spreads
+// of log φ(R) + S over ~44, rare enough that the direct path costs nothing.
+constexpr float kFactorisedMinDenominator = 0x1p-64f;
 
 float sigmoid(float z) {
   if (z >= 0.0f) return 1.0f / (1.0f + std::exp(-z));
@@ -33,6 +37,37 @@ float log_sigmoid(float z) { return z >= 0.0f ? -std::log1p(std::exp(-z)) : z - 
 float elu(float z) { return z > 0.0f ? z : std::exp(z) - 1.0f; }
 // ELU′ from the output y = ELU(z): 1 for z > 0, else e^z = y + 1.
 float elu_grad_from_output(float y) { return y > 0.0f ? 1.0f : y + 1.0f; }
+
+// R_j = q · k_j / √d_h for n keys; k: [n, d_h] with row stride ldk.
+void t2t_logits(const float* q, const float* k, std::int64_t ldk, std::int64_t dh, float scale, std::int64_t n,
+                float* r) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    float dot = 0.0f;
+    for (std::int64_t c = 0; c < dh; ++c) dot += q[c] * k[j * ldk + c];
+    r[j] = dot * scale;
+  }
+}
+
+// One (query, feature) pair's softmax over its n keys taken directly, with its
+// own max: p_j = softmax_j(log φ(R_j) + S_j). r: [n] logits R; s, v: [n] the
+// pair's column of S and v (strides lds, ldv). Fills p: [n], returns Σ p_j v_j.
+float direct_feature_softmax(const float* r, const float* s, std::int64_t lds, const float* v, std::int64_t ldv,
+                             std::int64_t n, bool use_sigmoid, float* p) {
+  float z_max = -std::numeric_limits<float>::infinity();
+  for (std::int64_t j = 0; j < n; ++j) {
+    p[j] = (use_sigmoid ? log_sigmoid(r[j]) : r[j]) + s[j * lds];
+    z_max = std::max(z_max, p[j]);
+  }
+  float den = 0.0f, num = 0.0f;
+  for (std::int64_t j = 0; j < n; ++j) {
+    p[j] = std::exp(p[j] - z_max);
+    den += p[j];
+    num += p[j] * v[j * ldv];
+  }
+  const float inv = 1.0f / den;  // den ≥ 1: the max term is e^0
+  for (std::int64_t j = 0; j < n; ++j) p[j] *= inv;
+  return num * inv;
+}
 
 // Token2token weights of one row of logits, in place over keys [first, end):
 // exp(R − max R), or σ(R) / max σ(R) — exact, as O is invariant to a row's
@@ -81,7 +116,7 @@ void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const f
   for (std::int64_t i = 0; i < lq; ++i)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float den = dn[i * w + c], num = dn[i * w + dh + c];
-      const float inv = den >= kMinDenominator ? 1.0f / den : 0.0f;  // no key: O = 0, not 0/0
+      const float inv = den >= kFactorisedMinDenominator ? 1.0f / den : 0.0f;  // no key: O = 0, not 0/0
       inv_d[i * ldi + c] = inv;
       o[i * ldo + c] = num * inv;
     }
@@ -167,6 +202,30 @@ void FastDisaMixer::allowed_keys(std::int64_t h, std::int64_t i, std::int64_t le
   }
 }
 
+template <class Visit>
+void FastDisaMixer::for_each_direct_pair(std::int64_t h, std::int64_t len, const float* q, const float* k,
+                                         const float* s, const float* v, const float* inv_d,
+                                         std::vector<float>& scratch, Visit&& visit) const {
+  const std::int64_t dh = head_dim_, d = d_, qs = 3 * d_;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  for (std::int64_t i = 0; i < len; ++i) {
+    std::int64_t first = 0, end = 0;
+    allowed_keys(h, i, len, first, end);
+    const float* inv = inv_d + i * d;
+    if (first >= end || std::find(inv, inv + dh, 0.0f) == inv + dh) continue;
+    const std::int64_t n = end - first;
+    scratch.resize(static_cast<std::size_t>(2 * n));
+    float* r = scratch.data();  // [n]: R of the row's keys
+    float* p = r + n;           // [n]: the pair's softmax
+    t2t_logits(q + i * qs, k + first * qs, qs, dh, scale, n, r);
+    for (std::int64_t c = 0; c < dh; ++c)
+      if (inv[c] == 0.0f) {
+        const float o = direct_feature_softmax(r, s + first * d + c, d, v + first * qs + c, qs, n, sigmoid_, p);
+        visit(i, c, first, n, r, p, o);
+      }
+  }
+}
+
 void FastDisaMixer::source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
                                  float* hidden, float* s, std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_;
@@ -211,6 +270,7 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
   s->qkv = ctx.arena.alloc(rows * qs);
   qkv_.forward(ctx.params, x, s->qkv, rows);
   s->hidden = ctx.arena.alloc(rows * d);
+  s->s_term = ctx.arena.alloc(rows * d);
   s->e = ctx.arena.alloc(rows * d);
   s->t2t = ctx.arena.alloc(B * H * T * T);
   if (sigmoid_) s->row_scale = ctx.arena.alloc(B * H * T);
@@ -227,7 +287,7 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
   // Everything between the two projections, one (sequence, head) per task.
 #pragma omp parallel
   {
-    std::vector<float> scratch, shift(static_cast<std::size_t>(dh));
+    std::vector<float> scratch, direct, shift(static_cast<std::size_t>(dh));
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -237,6 +297,7 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
         const float* k = q + d;
         const float* v = q + 2 * d;
         float* hidden = s->hidden + at;  // [T, dh], row stride d, as all below
+        float* s_term = s->s_term + at;
         float* e = s->e + at;
         float* o = s->o + at;
         float* inv_d = s->inv_d + at;
@@ -245,8 +306,10 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
         std::memset(a, 0, sizeof(float) * T * T);
         if (row_scale) std::memset(row_scale, 0, sizeof(float) * T);
 
-        // S into e, then E = exp(S − max over valid keys), per feature; the shift cancels in O.
-        source2token(ctx.params, h, v, qs, hidden, e, len);
+        // S (kept for the direct pairs), then E = exp(S − max over valid keys), per feature; the shift
+        // cancels in O.
+        source2token(ctx.params, h, v, qs, hidden, s_term, len);
+        for (std::int64_t j = 0; j < len; ++j) std::memcpy(e + j * d, s_term + j * d, sizeof(float) * dh);
         std::fill(shift.begin(), shift.end(), -std::numeric_limits<float>::infinity());
         for (std::int64_t j = 0; j < len; ++j)
           for (std::int64_t c = 0; c < dh; ++c) shift[c] = std::max(shift[c], e[j * d + c]);
@@ -266,11 +329,15 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
             std::fill(row + std::max(first, end), row + len, 0.0f);
           }
           fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch);
+          for_each_direct_pair(h, len, q, k, s_term, v, inv_d, direct,
+                               [&](std::int64_t i, std::int64_t c, std::int64_t, std::int64_t, const float*,
+                                   const float*, float o_ic) { o[i * d + c] = o_ic; });
           if (gated_) fusion_gate(ctx.params, h, v, qs, o, s->gate + at, s->u + at, len);
         }
         // Padded rows: zeros (backward's per-head parameter products run over them).
         for (std::int64_t i = len; i < T; ++i)
-          for (float* buffer : {hidden, e, o, inv_d, gated_ ? s->gate + at : nullptr, gated_ ? s->u + at : nullptr})
+          for (float* buffer :
+               {hidden, s_term, e, o, inv_d, gated_ ? s->gate + at : nullptr, gated_ ? s->u + at : nullptr})
             if (buffer) std::memset(buffer + i * d, 0, sizeof(float) * dh);
       }
     }
@@ -299,7 +366,7 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
   // (dz, ds, dpre) is kept, with padded rows 0, for the per-head products below.
 #pragma omp parallel
   {
-    std::vector<float> scratch, da, dout;
+    std::vector<float> scratch, direct, da, dout;
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -365,6 +432,21 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
             for (std::int64_t j = 0; j < len; ++j) d_row[j] *= a_row[j] * (1.0f - a_row[j] * rs);
           }
         }
+        // Pairs the forward computed directly (§ kFactorisedMinDenominator): with z_j = log φ(R_ij) + S_jk
+        // and O = Σ p_j v_jk, dz_j = dO p_j (v_jk − O) reaches S_jk, and R_ij through log φ′ (1, or 1 − σ).
+        for_each_direct_pair(
+            h, len, q, k, s.s_term + at, v, s.inv_d + at, direct,
+            [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float* r, const float* p,
+                float o_ic) {
+              const float g = dout[i * dh + c];
+              for (std::int64_t j = 0; j < n; ++j) {
+                const std::int64_t key = first + j;
+                const float dz = g * p[j] * (v[key * qs + c] - o_ic);
+                dv[key * qs + c] += g * p[j];
+                dsh[key * d + c] += dz;
+                da[i * len + key] += sigmoid_ ? dz * (1.0f - sigmoid(r[j])) : dz;
+              }
+            });
         // dq += dR k / √d_h; dk += dRᵀ q / √d_h
         kernels::sgemm(Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq, qs);
         kernels::sgemm(Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk, qs);
@@ -428,19 +510,16 @@ void FastDisaMixer::step(StepContext& ctx, const float* x, float* y, std::int64_
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
   {
-    std::vector<float> weight(static_cast<std::size_t>(keys)), shift(static_cast<std::size_t>(dh)),
-        den(static_cast<std::size_t>(dh)), num(static_cast<std::size_t>(dh));
+    std::vector<float> logit(static_cast<std::size_t>(keys)), weight(static_cast<std::size_t>(keys)),
+        p(static_cast<std::size_t>(keys)), shift(static_cast<std::size_t>(dh)), den(static_cast<std::size_t>(dh)),
+        num(static_cast<std::size_t>(dh));
 #pragma omp for collapse(2) schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       for (std::int64_t h = 0; h < H; ++h) {
         const float* q = proj + i * qs + h * dh;
         const float* base = cache + i * t_max * width + h * dh;  // k at +0, S at +d, v at +2d of each entry
-        for (std::int64_t j = 0; j < keys; ++j) {
-          const float* kj = base + j * width;
-          float dot = 0.0f;
-          for (std::int64_t c = 0; c < dh; ++c) dot += q[c] * kj[c];
-          weight[j] = dot * scale;
-        }
+        t2t_logits(q, base, width, dh, scale, keys, logit.data());
+        weight = logit;
         token2token_row(weight.data(), 0, keys, sigmoid_);
         std::fill(shift.begin(), shift.end(), -std::numeric_limits<float>::infinity());
         for (std::int64_t j = 0; j < keys; ++j)
@@ -456,8 +535,11 @@ void FastDisaMixer::step(StepContext& ctx, const float* x, float* y, std::int64_
             num[c] += ae * vj[c];
           }
         }
-        for (std::int64_t c = 0; c < dh; ++c)
-          o[i * d + h * dh + c] = den[c] >= kMinDenominator ? num[c] * (1.0f / den[c]) : 0.0f;
+        for (std::int64_t c = 0; c < dh; ++c)  // keys ≥ 1, so a small D is the shared shift's underflow
+          o[i * d + h * dh + c] = den[c] >= kFactorisedMinDenominator
+                                      ? num[c] * (1.0f / den[c])
+                                      : direct_feature_softmax(logit.data(), base + d + c, width, base + 2 * d + c,
+                                                               width, keys, sigmoid_, p.data());
       }
     }
   }
@@ -494,6 +576,18 @@ MixerMaps FastDisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_
         out[j] = static_cast<float>(a[j] * mean / static_cast<double>(dh));
       }
     }
+  // The pairs computed directly add their own P_ijk / d_h.
+  std::vector<float> direct;
+  for (std::int64_t h = 0; h < H; ++h) {
+    const float* q = s.qkv + b * T * 3 * d + h * dh;
+    const std::int64_t at = b * T * d + h * dh;
+    float* out = maps.weights.data() + h * len * len;
+    for_each_direct_pair(h, len, q, q + d, s.s_term + at, q + 2 * d, s.inv_d + at, direct,
+                         [&](std::int64_t i, std::int64_t, std::int64_t first, std::int64_t n, const float*,
+                             const float* p, float) {
+                           for (std::int64_t j = 0; j < n; ++j) out[i * len + first + j] += p[j] / dh;
+                         });
+  }
   nlohmann::json directions = nlohmann::json::array();
   for (std::int64_t h = 0; h < H; ++h) directions.push_back(causal_ || h < H / 2 ? "forward" : "backward");
   maps.extras["directions"] = directions;

@@ -44,9 +44,12 @@ double log_sigmoid(double z) { return z >= 0 ? -std::log1p(std::exp(-z)) : z - s
 struct Reference {
   std::vector<double> y, o, gate;  // [B·T, d]; only valid rows are filled
   std::vector<double> maps;        // [B, H, T, T]: P_ijk averaged over k
+  double r_max_abs = 0, s_max_abs = 0;  // the largest |R_ij| and |S_jk| over valid positions
 };
 
-Reference reference(const Fixture& f, const std::string& name, const MixerSpec& spec, const std::vector<float>& x,
+// x: float, or double for finite differences of the reference itself.
+template <class Real>
+Reference reference(const Fixture& f, const std::string& name, const MixerSpec& spec, const std::vector<Real>& x,
                     std::int64_t B, std::int64_t T, const std::vector<std::int32_t>& lengths) {
   const std::int64_t d = spec.d, H = spec.heads, dh = d / H;
   const float* wq = f.value(name + ".q.weight");
@@ -98,12 +101,14 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
           double z = b2[h * dh + o];
           for (std::int64_t c = 0; c < dh; ++c) z += w2[(h * dh + o) * dh + c] * hidden[j * dh + c];
           S[j * dh + o] = z;
+          ref.s_max_abs = std::max(ref.s_max_abs, std::abs(z));
         }
       for (std::int64_t i = 0; i < L; ++i)
         for (std::int64_t j = 0; j < L; ++j) {
           double dot = 0;
           for (std::int64_t c = 0; c < dh; ++c) dot += q[i * d + h * dh + c] * k[j * d + h * dh + c];
           R[i * L + j] = dot / std::sqrt(static_cast<double>(dh));
+          ref.r_max_abs = std::max(ref.r_max_abs, std::abs(R[i * L + j]));
         }
       // The direct form: P_ijk = softmax_j(f_ijk) over the allowed keys, a [L, L, d_h] tensor.
       std::vector<double> P(L * L * dh, 0.0);
@@ -539,5 +544,84 @@ TEST_CASE("fast-disa: rows whose logits are all near −100 (σ underflows in fl
       mixer.backward(f.ctx, *saved, dy.data(), dx.data());
       REQUIRE(kernels::all_finite(dx.data(), B * T * d));
       REQUIRE(kernels::all_finite(f.params.grads().data(), f.params.total_floats()));
+    }
+}
+
+// S spread over ±80 per feature: the factorised form's one shift per feature
+// (the max over all valid keys) leaves e^(S − shift) = 0 in float at every key
+// some queries may see, so those (query, feature) pairs must be computed
+// directly. Outputs, maps, step() and the input gradient (central differences
+// of the double reference) stay exact.
+TEST_CASE("fast-disa: a source2token spread of ±80 that underflows the shared shift stays exact, with gradients",
+          "[disa][grad]") {
+  for (bool causal : {false, true})
+    for (const char* t2t : {"exp", "sigmoid"}) {
+      INFO("causal " << causal << " t2t " << t2t);
+      Fixture f;
+      const MixerSpec spec = disa_spec(8, 2, causal, true, t2t);
+      FastDisaMixer mixer(f.params, "disa", spec);
+      f.ready(29);
+      const std::int64_t B = 2, T = 6, d = 8;
+      const std::vector<std::int32_t> lengths{6, 5};
+      const std::vector<float> x = test::random_vector(B * T * d, 81);
+      auto scale_params = [&](std::initializer_list<const char*> names, double factor) {
+        for (const char* p : names) {
+          const ParamId id = f.params.find(p);
+          for (std::int64_t i = 0; i < f.params.info(id).shape.numel(); ++i)
+            f.params.value(id)[i] *= static_cast<float>(factor);
+        }
+      };
+      const Reference before = reference(f, "disa", spec, x, B, T, lengths);
+      scale_params({"disa.s2.weight", "disa.s2.bias"}, 80.0 / before.s_max_abs);  // S is linear in W_s2, b_s2
+      scale_params({"disa.q.weight", "disa.q.bias", "disa.k.weight", "disa.k.bias"}, std::sqrt(45.0 / before.r_max_abs));
+      const Reference ref = reference(f, "disa", spec, x, B, T, lengths);
+      REQUIRE(ref.s_max_abs > 79.0);
+
+      std::vector<float> y(B * T * d), dx(B * T * d, 0.0f);
+      auto saved = mixer.forward(f.ctx, x.data(), y.data(), B, T, lengths.data());
+      require_valid_rows_close(y.data(), ref.y, B, T, d, lengths, 2e-5, 1e-4);
+      for (std::int64_t b = 0; b < B; ++b) {
+        const MixerMaps maps = mixer.export_maps(*saved, b);
+        for (std::size_t n = 0; n < maps.weights.size(); ++n) {
+          const std::int64_t L = lengths[b], h = n / (L * L), i = n / L % L, j = n % L;
+          REQUIRE(std::abs(maps.weights[n] - ref.maps[((b * 2 + h) * T + i) * T + j]) <= 1e-5);
+        }
+      }
+      if (causal) {
+        std::vector<float> cache(B * T * mixer.cache_width()), xt(B * d), yt(B * d);
+        for (std::int64_t t = 0; t < lengths[1]; ++t) {
+          for (std::int64_t n = 0; n < B; ++n) std::memcpy(&xt[n * d], &x[(n * T + t) * d], sizeof(float) * d);
+          mixer.step(f.ctx, xt.data(), yt.data(), B, t, cache.data(), T);
+          for (std::int64_t n = 0; n < B; ++n)
+            for (std::int64_t c = 0; c < d; ++c) {
+              const double want = ref.y[(n * T + t) * d + c];
+              REQUIRE(std::abs(yt[n * d + c] - want) <= 2e-5 + 1e-4 * std::abs(want));
+            }
+        }
+      }
+
+      const std::vector<float> dy = zero_padded_rows(test::random_vector(B * T * d, 82), B, T, d, lengths);
+      f.params.zero_grads();
+      mixer.backward(f.ctx, *saved, dy.data(), dx.data());
+      auto loss = [&](const std::vector<double>& xd) {
+        const Reference r = reference(f, "disa", spec, xd, B, T, lengths);
+        double sum = 0;
+        for (std::size_t n = 0; n < dy.size(); ++n) sum += dy[n] * r.y[n];
+        return sum;
+      };
+      std::vector<double> xd(x.begin(), x.end());
+      const double step = 1e-6;
+      for (std::int64_t b = 0; b < B; ++b)
+        for (std::int64_t n = b * T * d; n < (b * T + lengths[b]) * d; ++n) {
+          const double x0 = xd[n];
+          xd[n] = x0 + step;
+          const double up = loss(xd);
+          xd[n] = x0 - step;
+          const double down = loss(xd);
+          xd[n] = x0;
+          const double want = (up - down) / (2 * step);
+          INFO("dx[" << n << "]: got " << dx[n] << ", want " << want);
+          REQUIRE(std::abs(dx[n] - want) <= 1e-3 * (1.0 + std::abs(want)));
+        }
     }
 }

@@ -34,8 +34,9 @@ namespace attn::nn {
 // weights with 0 at disallowed keys; e: [lk, dh] (lde), exp of the shifted
 // source2token term, 0 at padded keys; v: [lk, dh] (ldv).
 // Writes o: [lq, dh] (ldo), O = (A (v ⊙ E)) ⊘ (A E), and inv_d: [lq, dh]
-// (ldi), 1/D — both 0 where D = A E is 0 (or below FLT_MIN), i.e. where a
-// row or feature has no key. scratch: grown as needed, reused across calls.
+// (ldi), 1/D — both 0 where D = A E is below 2^-64: where a row or feature has
+// no key, or where the shifted E underflowed at the keys it has (the mixer then
+// computes the pair directly). scratch: grown as needed, reused across calls.
 void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                       const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
                       float* inv_d, std::int64_t ldi, std::vector<float>& scratch);
@@ -58,11 +59,12 @@ class FastDisaMixer final : public TokenMixer {
     const float* x = nullptr;  // [B·T, d] input
     float* qkv = nullptr;      // [B·T, 3d] projections q | k | v
     float* hidden = nullptr;   // [B·T, d] ELU(v W_s1ᵀ + b_s1), per head in its d_h columns; 0 on padded rows
+    float* s_term = nullptr;   // [B·T, d] S, the source2token term, unshifted; 0 on padded rows
     float* e = nullptr;        // [B·T, d] exp(S − per-feature max over valid keys); 0 on padded rows
     float* t2t = nullptr;      // [B, H, T, T] A: exp(R − row max) or σ(R)/max σ(R) at allowed keys, else 0
     float* row_scale = nullptr;  // [B, H, T] sigmoid only: max_j σ(R_ij) of each row (σ(R) = A · row_scale)
     float* o = nullptr;        // [B·T, d] feature-wise attention output; 0 on padded rows
-    float* inv_d = nullptr;    // [B·T, d] 1 / (A E); 0 where there is no key
+    float* inv_d = nullptr;    // [B·T, d] 1 / (A E); 0 where there is no key or the pair was computed directly
     float* gate = nullptr;     // [B·T, d] G (null without the gate); 0 on padded rows
     float* u = nullptr;        // [B·T, d] heads concatenated (== o without the gate); 0 on padded rows
     std::int64_t batch = 0, t = 0;
@@ -99,6 +101,14 @@ class FastDisaMixer final : public TokenMixer {
   // hidden = ELU(v W_s1[h]ᵀ + b_s1[h]), s = hidden W_s2[h]ᵀ + b_s2[h].
   void source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, float* hidden,
                     float* s, std::int64_t rows) const;
+  // The (query, feature) pairs of head h of one sequence whose factorised
+  // denominator fell below its floor (inv_d 0 with keys allowed), each
+  // recomputed by the direct softmax: visit(i, c, first, n, r, p, o) with r: [n]
+  // the row's logits R and p: [n] the pair's weights over keys [first, first+n),
+  // o their sum over v. q, k, v: [len, d_h] rows of stride 3d; s, inv_d: stride d.
+  template <class Visit>
+  void for_each_direct_pair(std::int64_t h, std::int64_t len, const float* q, const float* k, const float* s,
+                            const float* v, const float* inv_d, std::vector<float>& scratch, Visit&& visit) const;
   // g = σ([v; o] W_g[h]ᵀ + b_g[h]), u = g ⊙ v + (1 − g) ⊙ o.
   void fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o,
                    float* g, float* u, std::int64_t rows) const;
