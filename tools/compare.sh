@@ -2,7 +2,9 @@
 # The fair comparison of the mechanisms: every architecture trains the same
 # reference preset on the same data for the same wall-time budget and thread
 # count (tools/quality_m30k.sh: 20 minutes, scored, then on to MINUTES), is
-# scored on test2016 with beam 5, and the runs go into one report.
+# scored on test2016 with beam 5, and the runs go into one report: attn report
+# writes runs/compare/report.html (curves against updates and wall time, and a
+# table of speed, peak memory, best validation and test scores per arch).
 # A half-finished comparison resumes: finished archs are skipped, a run cut
 # short continues from its last.attn.
 #   tools/compare.sh [MULTI30K_DIR] [MINUTES] [ARCHS...]

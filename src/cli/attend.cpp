@@ -9,6 +9,7 @@
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
+#include "attn/core/progress.h"
 #include "attn/decode/maps.h"
 #include "attn/decode/maps_page.h"
 #include "attn/model/model_file.h"
@@ -88,11 +89,15 @@ int run(const AttendFlags& f) {
     input.targets = &targets;
   }
   input.chunk = f.batch_size;
+  CountProgress progress("sentences", static_cast<std::int64_t>(lines.size()));  // on a terminal only
+  std::int64_t done = 0;
   decode::run_attend(ctx, model, loaded.bpe, input, f.search, selection,
                      [&](std::int64_t index, const std::string& sentence) {
                        if (json_writer) json_writer->add(sentence);
                        if (page_writer) page_writer->add(index, lines[static_cast<std::size_t>(index)], sentence);
+                       progress.update(++done);
                      });
+  progress.finish();
   if (json_writer) json_writer->finish();
   if (page_writer) page_writer->finish();
   if (json_file) json_file->commit();

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   attn::cli::add_score_command(app, common, action);
   attn::cli::add_info_command(app, common, action);
   attn::cli::add_average_command(app, common, action);
+  attn::cli::add_report_command(app, common, action);
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
@@ -34,7 +35,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average\n",
+    std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, report\n",
                  argv[1]);
     return 2;
   }

@@ -74,7 +74,8 @@ int run(TrainFlags& f) {
   require(o.vocab_size >= 300, "--vocab-size must be at least 300 (261 fixed pieces + characters)");
   o.max_time_s = f.max_time_minutes * 60.0;
   o.save_dir = f.save_dir;
-  o.log_json = f.log_json;
+  // The JSON log lives with the run by default, so `attn report SAVE_DIR` works on every run.
+  o.log_json = f.log_json.empty() ? std::filesystem::path(f.save_dir) / "log.jsonl" : std::filesystem::path(f.log_json);
   o.resume = f.resume;
   const train::TrainResult r = train::run_training(o);
   return r.interrupted ? 130 : 0;
@@ -143,7 +144,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--save-dir", f.save_dir, "where last.attn and best.attn go")->capture_default_str();
   sub->add_option("--keep-last", o.keep_last, "also keep the last N checkpoints ckpt.<update>.attn");
   sub->add_option("--resume", f.resume, "resume from this checkpoint (default: SAVE_DIR/last.attn if present)");
-  sub->add_option("--log-json", f.log_json, "append one JSON object per log line to this file");
+  sub->add_option("--log-json", f.log_json, "append one JSON object per log line to this file (default: SAVE_DIR/log.jsonl, which attn report reads)");
   sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str();
   sub->add_flag("--quiet,-q", o.quiet, "no progress output");
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });

@@ -8,6 +8,7 @@
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
+#include "attn/core/progress.h"
 #include "attn/core/text_file.h"
 #include "attn/decode/search.h"
 #include "attn/model/model_file.h"
@@ -44,6 +45,7 @@ int run(const TranslateFlags& f) {
   Arena arena;
   Rng rng(0);
   nn::StepContext ctx{loaded.model->params(), arena, rng, false};
+  CountProgress progress("sentences", static_cast<std::int64_t>(lines.size()));  // on a terminal only
   for (std::size_t start = 0; start < order.size();) {
     std::vector<std::vector<std::int32_t>> batch;
     std::vector<std::size_t> ids;
@@ -55,11 +57,14 @@ int run(const TranslateFlags& f) {
       batch.push_back(sources[order[start]]);
       ids.push_back(order[start]);
     }
-    if (batch.empty()) continue;
-    arena.reset();
-    auto hyps = decode::beam_search(ctx, model, batch, f.search);
-    for (std::size_t k = 0; k < ids.size(); ++k) results[ids[k]] = std::move(hyps[k]);
+    if (!batch.empty()) {
+      arena.reset();
+      auto hyps = decode::beam_search(ctx, model, batch, f.search);
+      for (std::size_t k = 0; k < ids.size(); ++k) results[ids[k]] = std::move(hyps[k]);
+    }
+    progress.update(static_cast<std::int64_t>(start));
   }
+  progress.finish();
 
   std::string out;
   for (std::size_t i = 0; i < lines.size(); ++i) {

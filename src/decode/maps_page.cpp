@@ -450,7 +450,9 @@ constexpr const char* kPageScript = R"PAGE(<script>
 </html>
 )PAGE";
 
-std::string attribute_text(const std::string& s, std::size_t max_chars) {
+}  // namespace
+
+std::string html_escape(const std::string& s, std::size_t max_chars) {
   std::string out;
   std::size_t chars = 0;
   for (std::size_t pos = 0; pos < s.size();) {
@@ -477,8 +479,6 @@ std::string attribute_text(const std::string& s, std::size_t max_chars) {
   return out;
 }
 
-}  // namespace
-
 std::string script_safe(const std::string& json) {
   std::string out;
   out.reserve(json.size() + json.size() / 64);
@@ -500,7 +500,7 @@ MapsPageWriter::MapsPageWriter(std::FILE* out, const nlohmann::json& header) : o
 
 void MapsPageWriter::add(std::int64_t index, const std::string& source_line, const std::string& sentence) {
   std::fprintf(out_, "<script type=\"application/json\" class=\"attn-sentence\" data-index=\"%lld\" data-preview=\"%s\">",
-               static_cast<long long>(index), attribute_text(source_line, 70).c_str());
+               static_cast<long long>(index), html_escape(source_line, 70).c_str());
   std::fputs(script_safe(sentence).c_str(), out_);
   std::fputs("</script>\n", out_);
 }

@@ -1,6 +1,6 @@
 #include "attn/train/train_log.h"
 
-#include <unistd.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -10,17 +10,16 @@
 namespace attn::train {
 
 namespace {
-std::string format_duration(double s) {
-  if (!(s >= 0) || s > 1e8) return "?";
-  const long total = static_cast<long>(s);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", total / 3600, (total / 60) % 60, total % 60);
-  return buf;
+// The process's peak resident set so far, in MB (ru_maxrss is in KiB on Linux); 0 if unknown.
+double peak_rss_mb() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0.0;
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 }  // namespace
 
-TrainLog::TrainLog(const std::filesystem::path& json_path, bool quiet) : quiet_(quiet) {
-  tty_ = isatty(STDERR_FILENO) != 0;
+TrainLog::TrainLog(const std::filesystem::path& json_path, bool quiet)
+    : progress_(stderr_is_terminal() && !quiet), quiet_(quiet) {
   if (!json_path.empty()) {
     json_ = std::fopen(json_path.c_str(), "a");
     if (!json_) throw Error(json_path.string() + ": cannot open the JSON log for writing");
@@ -28,13 +27,8 @@ TrainLog::TrainLog(const std::filesystem::path& json_path, bool quiet) : quiet_(
 }
 
 TrainLog::~TrainLog() {
-  end_progress_line();
+  progress_.end();
   if (json_) std::fclose(json_);
-}
-
-void TrainLog::end_progress_line() {
-  if (progress_shown_) std::fputc('\n', stderr);
-  progress_shown_ = false;
 }
 
 void TrainLog::write_json(const LogRecord& r) {
@@ -46,6 +40,7 @@ void TrainLog::write_json(const LogRecord& r) {
                       {"elapsed_s", r.elapsed_s}, {"target_tokens", r.target_tokens}};
   if (r.split == "train") j["grad_norm"] = r.grad_norm;
   if (r.bleu) j["bleu"] = *r.bleu;
+  j["peak_rss_mb"] = peak_rss_mb();
   std::fprintf(json_, "%s\n", j.dump().c_str());
   std::fflush(json_);
 }
@@ -60,19 +55,18 @@ void TrainLog::train(const LogRecord& r, bool print_line) {
                 std::exp(r.nll), r.lr, r.grad_norm, r.tokens_per_s, format_duration(r.elapsed_s).c_str());
   std::string text = line;
   if (r.eta_s) text += " | ETA " + format_duration(*r.eta_s);
-  if (tty_) {
-    std::fprintf(stderr, "\r\033[K%s", text.c_str());
-    progress_shown_ = true;
+  if (progress_.enabled()) {
+    progress_.show(text);
   } else if (print_line) {
     std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
   }
-  std::fflush(stderr);
 }
 
 void TrainLog::valid(const LogRecord& r) {
   write_json(r);
   if (quiet_) return;
-  end_progress_line();
+  progress_.end();
   std::fprintf(stderr, "valid | epoch %ld | update %ld | loss %.3f | ppl %.2f | bleu %.2f | %s\n",
                static_cast<long>(r.epoch), static_cast<long>(r.update), r.loss, std::exp(r.nll),
                r.bleu.value_or(0.0), format_duration(r.elapsed_s).c_str());
@@ -81,7 +75,7 @@ void TrainLog::valid(const LogRecord& r) {
 
 void TrainLog::message(const std::string& text) {
   if (quiet_) return;
-  end_progress_line();
+  progress_.end();
   std::fprintf(stderr, "%s\n", text.c_str());
   std::fflush(stderr);
 }

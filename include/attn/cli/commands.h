@@ -24,6 +24,7 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_score_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_info_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_average_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_report_command(CLI::App& app, CommonOptions& common, Action& action);
 
 // Adds --threads to a subcommand.
 void add_common_options(CLI::App& sub, CommonOptions& common);

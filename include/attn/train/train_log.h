@@ -1,5 +1,8 @@
 // What training tells the user: a live progress line on a terminal, plain log
-// lines otherwise, and (with --log-json) one JSON object per log line.
+// lines otherwise, and (with --log-json) one JSON object per log line. Each
+// JSON record also carries the process's peak resident memory so far
+// ("peak_rss_mb", getrusage's ru_maxrss in MB of 2^20 bytes), which
+// `attn report` shows.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -7,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "attn/core/progress.h"
 
 namespace attn::train {
 
@@ -35,8 +40,8 @@ class TrainLog {
 
  private:
   void write_json(const LogRecord& r);
-  void end_progress_line();
-  bool tty_ = false, quiet_ = false, progress_shown_ = false;
+  StatusLine progress_;  // drawn only on a terminal
+  bool quiet_ = false;
   std::FILE* json_ = nullptr;
 };
 

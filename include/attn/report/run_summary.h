@@ -1,0 +1,132 @@
+// What `attn report` knows about a training run directory: its JSON log
+// (RUN/log.jsonl, written by `attn train --log-json`), its model metadata
+// (best.attn, else last.attn), its test scores (RUN/score[.avg5].<M>min.json
+// or .txt, written by tools/quality_m30k.sh) and its peak memory (the log's
+// "peak_rss_mb", else /usr/bin/time -v's line in RUN/train.log).
+//
+// Reading is split from summarising so that the numbers can be checked
+// without files: parse_log and summarise_run are pure; read_run gathers the
+// files and calls them. Nothing in a run directory is an error: a missing,
+// empty, truncated or corrupt log, a run with no validation yet or a run
+// still in progress each become a note on the run. Only a RUN_DIR that does
+// not exist is an Error.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::report {
+
+// One line of the JSON log, with the fields the report uses.
+struct LogEntry {
+  std::string split;  // "train" | "valid"
+  std::int64_t update = 0;
+  double elapsed_s = 0.0;
+  std::optional<double> loss, ppl, bleu, chrf, tokens_per_s;
+};
+
+struct ParsedLog {
+  // Each sorted by update, one entry per update: when a resumed run logs an
+  // update again, the later line wins and what the earlier process logged
+  // after it (lost with its process) is dropped.
+  std::vector<LogEntry> train, valid;
+  std::int64_t lines = 0;       // non-blank lines read
+  std::int64_t superseded = 0;  // lines replaced by a resume
+  // The largest "peak_rss_mb" of any record, superseded ones included (their
+  // process was part of the run too).
+  std::optional<double> peak_rss_mb;
+  std::vector<std::string> notes;
+};
+
+// text: the whole log. Lines that are not JSON objects with a split and an
+// update are skipped with a note (an unfinished last line is told apart: the
+// run may still be writing it).
+ParsedLog parse_log(std::string_view text);
+
+// A point of a curve: x is the update or the elapsed seconds.
+struct SeriesPoint {
+  std::int64_t update = 0;
+  double elapsed_s = 0.0;
+  double value = 0.0;
+};
+
+// A test-set score file: BLEU and chrF of one model.
+struct TestScore {
+  std::optional<double> bleu, chrf;
+  std::string file;  // the file's name in the run directory
+};
+
+struct TestScores {
+  int minutes = 0;  // the budget M of score.<M>min.*, the largest found
+  std::optional<TestScore> best, avg5;  // best.attn; the average of the last 5 checkpoints
+};
+
+// Facts about a run's files that are not in the log.
+struct RunFacts {
+  bool has_log = false;
+  // Seconds since the log was last written, and whether it was written after
+  // the newest checkpoint (last.attn, else best.attn): the trainer saves
+  // last.attn after its final log line, so a log newer than it means the run
+  // is still going (or was killed).
+  double log_age_s = 0.0;
+  bool log_after_checkpoint = false;
+  std::string arch;                       // "" unknown
+  std::optional<std::int64_t> parameters;
+  std::string model_file;                 // where arch and parameters came from
+  std::optional<double> peak_rss_mb_time; // /usr/bin/time -v in train.log, MB
+  std::optional<TestScores> test;
+  std::vector<std::string> notes;         // from reading the files
+};
+
+// A run older than this with a log newer than its checkpoint was killed, not running.
+inline constexpr double kInProgressAgeS = 300.0;
+
+struct RunSummary {
+  std::string name;  // the directory's name
+  std::string dir;   // as given
+  std::string arch;
+  std::optional<std::int64_t> parameters;
+  std::optional<double> median_tokens_per_s;  // target tokens/s, train lines after the first 10% of updates
+  std::optional<double> peak_rss_mb;
+  std::string peak_rss_source;  // "log" | "train.log"
+  std::optional<double> best_valid_bleu, valid_chrf_at_best;
+  std::optional<std::int64_t> best_update;
+  std::optional<double> best_elapsed_s;
+  std::optional<std::int64_t> updates;  // the last update logged
+  std::optional<double> elapsed_s;      // wall time at the last line logged
+  std::optional<TestScores> test;
+  bool in_progress = false;
+  std::vector<SeriesPoint> train_loss, valid_ppl, valid_bleu;  // what the plots draw
+  std::vector<std::string> notes;
+};
+
+// The median of tokens_per_s over train entries with update > 10% of the last
+// update (all train entries when none is past it); nullopt without any.
+std::optional<double> median_tokens_per_s(const std::vector<LogEntry>& train);
+
+// The summary of one run from its parsed log and file facts.
+RunSummary summarise_run(const std::string& name, const std::string& dir, const ParsedLog& log, const RunFacts& facts);
+
+// Test scores in attn score's (sacreBLEU's) JSON list or text format;
+// nullopt when neither BLEU nor chrF is found.
+std::optional<TestScore> parse_score_file(std::string_view text);
+
+// The largest "Maximum resident set size (kbytes): N" in a /usr/bin/time -v
+// log, in MB.
+std::optional<double> parse_time_peak_rss_mb(std::string_view text);
+
+// Reads a run directory. Throws Error when `dir` does not exist or is not a directory.
+RunSummary read_run(const std::filesystem::path& dir);
+
+// Reads every run; names repeated across directories get their parent's name.
+std::vector<RunSummary> read_runs(const std::vector<std::filesystem::path>& dirs);
+
+// The table as JSON: {"runs": [{name, dir, arch, parameters, ..., notes}]}.
+nlohmann::json runs_json(const std::vector<RunSummary>& runs);
+
+}  // namespace attn::report

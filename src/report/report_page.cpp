@@ -1,0 +1,420 @@
+#include "attn/report/report_page.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <optional>
+
+#include "attn/core/progress.h"
+#include "attn/decode/maps_page.h"
+
+namespace attn::report {
+
+namespace {
+
+using decode::html_escape;
+
+// Distinct on white and for the common kinds of colour blindness (Okabe–Ito, then Tableau).
+constexpr const char* kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
+                                    "#56b4e9", "#7f3c8d", "#3b3b3b", "#b8860b", "#4e79a7"};
+std::string colour(std::size_t run) { return kColours[run % (sizeof kColours / sizeof kColours[0])]; }
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// ---- axes ----
+
+// Plot area inside the SVG, in pixels.
+constexpr double kWidth = 600, kHeight = 300, kLeft = 62, kRight = 18, kTop = 14, kBottom = 46;
+
+struct Axis {
+  double lo = 0, hi = 1;  // the data range the axis spans (log10 of it for a log axis)
+  bool log = false;
+  double px_lo = 0, px_hi = 1;  // where lo and hi are drawn
+  std::vector<double> ticks;    // data values
+  std::function<std::string(double)> label;
+  double map(double v) const {
+    const double t = log ? std::log10(v) : v;
+    return px_lo + (t - lo) / (hi - lo) * (px_hi - px_lo);
+  }
+};
+
+// Ticks 1, 2, 5 × 10^k inside [lo, hi] (positive) for a log axis; finer when the range is narrow.
+std::vector<double> log_ticks(double lo, double hi) {
+  for (const std::vector<double>& mantissas : {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    std::vector<double> ticks;
+    for (int k = static_cast<int>(std::floor(std::log10(lo))); k <= static_cast<int>(std::ceil(std::log10(hi))); ++k)
+      for (double m : mantissas) {
+        const double v = m * std::pow(10.0, k);
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
+      }
+    if (ticks.size() >= 3) return ticks;
+  }
+  return {lo, hi};
+}
+
+std::string number_label(double v, double step) {
+  if (step >= 1 && std::abs(v) < 9e15) return format_count(static_cast<std::int64_t>(std::llround(v)));
+  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
+  return fixed(v, decimals);
+}
+
+Axis value_axis(double lo, double hi, bool log, double px_lo, double px_hi) {
+  Axis a;
+  a.log = log;
+  a.px_lo = px_lo;
+  a.px_hi = px_hi;
+  if (log) {
+    const double pad = 0.04 * std::max(std::log10(hi) - std::log10(lo), 0.2);
+    a.lo = std::log10(lo) - pad;
+    a.hi = std::log10(hi) + pad;
+    a.ticks = log_ticks(std::pow(10.0, a.lo), std::pow(10.0, a.hi));
+    a.label = [](double v) {
+      if (std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, v)) return format_count(std::llround(v));
+      return fixed(v, v >= 1 ? 1 : 2);
+    };
+    return a;
+  }
+  a.ticks = linear_ticks(lo, hi, 5);
+  a.lo = a.ticks.front();
+  a.hi = a.ticks.back();
+  const double step = a.ticks.size() > 1 ? a.ticks[1] - a.ticks[0] : 1.0;
+  a.label = [step](double v) { return number_label(v, step); };
+  return a;
+}
+
+// Wall time in the unit that keeps the labels short.
+struct TimeUnit {
+  double seconds;
+  const char* name;
+};
+TimeUnit time_unit(double max_s) {
+  if (max_s <= 180) return {1, "seconds"};
+  if (max_s <= 3 * 3600) return {60, "minutes"};
+  return {3600, "hours"};
+}
+
+// ---- plots ----
+
+enum class XKind { updates, time };
+
+struct PlotSpec {
+  const char* id;
+  const char* title;
+  const char* y_label;
+  bool log_y;
+  bool markers;  // a dot per point (validations: few, and each one a checkpoint)
+  const std::vector<SeriesPoint> RunSummary::*series;
+};
+
+double x_of(const SeriesPoint& p, XKind x) { return x == XKind::updates ? static_cast<double>(p.update) : p.elapsed_s; }
+
+std::string point_title(const RunSummary& run, const SeriesPoint& p, const char* what) {
+  return html_escape(run.name) + " · update " + format_count(p.update) + " · " + format_duration(p.elapsed_s) + " · " +
+         what + " " + fixed(p.value, 2);
+}
+
+std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKind xkind) {
+  const char* x_name = xkind == XKind::updates ? "updates" : "time";
+  std::string out = "<figure class=\"plot\" data-plot=\"" + std::string(spec.id) + "-" + x_name + "\">\n<figcaption>" +
+                    spec.title + " <span>vs " + (xkind == XKind::updates ? "updates" : "wall time") + "</span></figcaption>\n";
+  out += "<svg viewBox=\"0 0 " + fixed(kWidth, 0) + " " + fixed(kHeight, 0) + "\" width=\"" + fixed(kWidth, 0) +
+         "\" height=\"" + fixed(kHeight, 0) + "\" role=\"img\" aria-label=\"" + spec.title + " vs " + x_name + "\">\n";
+
+  // Data ranges over every run's points.
+  double x_max = 0, y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
+  std::size_t points = 0;
+  for (const RunSummary& r : runs)
+    for (const SeriesPoint& p : r.*spec.series) {
+      if (spec.log_y && !(p.value > 0)) continue;
+      x_max = std::max(x_max, x_of(p, xkind));
+      y_lo = std::min(y_lo, p.value);
+      y_hi = std::max(y_hi, p.value);
+      ++points;
+    }
+  const double plot_l = kLeft, plot_r = kWidth - kRight, plot_t = kTop, plot_b = kHeight - kBottom;
+  out += "<rect class=\"frame\" x=\"" + fixed(plot_l, 0) + "\" y=\"" + fixed(plot_t, 0) + "\" width=\"" +
+         fixed(plot_r - plot_l, 0) + "\" height=\"" + fixed(plot_b - plot_t, 0) + "\"/>\n";
+  if (points == 0) {
+    out += "<text class=\"empty\" x=\"" + fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + fixed((plot_t + plot_b) / 2, 0) +
+           "\" text-anchor=\"middle\">no data yet</text>\n</svg>\n</figure>\n";
+    return out;
+  }
+  const TimeUnit unit = time_unit(x_max);
+  const double x_scale = xkind == XKind::updates ? 1.0 : unit.seconds;  // data per axis unit
+  Axis x = value_axis(0.0, std::max(x_max / x_scale, xkind == XKind::updates ? 1.0 : 1e-3), false, plot_l, plot_r);
+  Axis y = value_axis(y_lo, y_hi, spec.log_y, plot_b, plot_t);
+  if (!spec.log_y && y_lo == y_hi) y = value_axis(y_lo - 1, y_hi + 1, false, plot_b, plot_t);
+
+  // Grid, ticks and labels.
+  out += "<g class=\"grid\">";
+  for (double t : x.ticks) {
+    const std::string px = fixed(x.map(t), 1);
+    out += "<line x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" + fixed(plot_t, 0) + "\" y2=\"" + fixed(plot_b, 0) + "\"/>";
+  }
+  for (double t : y.ticks) {
+    const std::string py = fixed(y.map(t), 1);
+    out += "<line x1=\"" + fixed(plot_l, 0) + "\" x2=\"" + fixed(plot_r, 0) + "\" y1=\"" + py + "\" y2=\"" + py + "\"/>";
+  }
+  out += "</g>\n<g class=\"ticks\">";
+  for (double t : x.ticks)
+    out += "<text x=\"" + fixed(x.map(t), 1) + "\" y=\"" + fixed(plot_b + 16, 0) + "\" text-anchor=\"middle\">" +
+           x.label(t) + "</text>";
+  for (double t : y.ticks)
+    out += "<text x=\"" + fixed(plot_l - 6, 0) + "\" y=\"" + fixed(y.map(t) + 4, 1) + "\" text-anchor=\"end\">" +
+           y.label(t) + "</text>";
+  out += "</g>\n";
+  out += "<text class=\"axis-label\" x=\"" + fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + fixed(kHeight - 8, 0) +
+         "\" text-anchor=\"middle\">" + (xkind == XKind::updates ? std::string("updates") : std::string("wall time (") + unit.name + ")") +
+         "</text>\n";
+  out += "<text class=\"axis-label\" transform=\"translate(14 " + fixed((plot_t + plot_b) / 2, 0) +
+         ") rotate(-90)\" text-anchor=\"middle\">" + spec.y_label + "</text>\n";
+
+  // One polyline per run with points; markers where the points are few (validations).
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const RunSummary& r = runs[k];
+    const std::vector<SeriesPoint>& series = r.*spec.series;
+    std::string coords;
+    std::size_t n = 0;
+    for (const SeriesPoint& p : series) {
+      if (spec.log_y && !(p.value > 0)) continue;
+      if (n++) coords += ' ';
+      coords += fixed(x.map(x_of(p, xkind) / x_scale), 1) + "," + fixed(y.map(p.value), 1);
+    }
+    if (n == 0) continue;
+    const std::string name = html_escape(r.name);
+    out += "<g class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colour(k) + "\">";
+    out += "<polyline class=\"curve\" data-run=\"" + name + "\" data-points=\"" + std::to_string(n) + "\" points=\"" +
+           coords + "\"><title>" + name + (r.arch.empty() ? "" : " (" + html_escape(r.arch) + ")") + "</title></polyline>";
+    if ((spec.markers && n <= 200) || n == 1) {  // a lone point would not show as a line
+      for (const SeriesPoint& p : series) {
+        if (spec.log_y && !(p.value > 0)) continue;
+        out += "<circle class=\"pt\" cx=\"" + fixed(x.map(x_of(p, xkind) / x_scale), 1) + "\" cy=\"" +
+               fixed(y.map(p.value), 1) + "\" r=\"2.6\"><title>" + point_title(r, p, spec.y_label) + "</title></circle>";
+      }
+    }
+    out += "</g>\n";
+  }
+  out += "</svg>\n</figure>\n";
+  return out;
+}
+
+// ---- table ----
+
+std::string cell(const std::optional<double>& v, int decimals, bool top = false) {
+  if (!v) return "<td class=\"na\">—</td>";
+  return std::string("<td") + (top ? " class=\"top\"" : "") + ">" + fixed(*v, decimals) + "</td>";
+}
+
+std::string parameters_text(std::int64_t n) {
+  if (n >= 1000000) return fixed(static_cast<double>(n) / 1e6, 2) + " M";
+  if (n >= 1000) return fixed(static_cast<double>(n) / 1e3, 1) + " k";
+  return std::to_string(n);
+}
+
+// Whether v is the highest of its column (and there is more than one run to compare).
+bool is_top(const std::vector<RunSummary>& runs, const std::function<std::optional<double>(const RunSummary&)>& get,
+            const std::optional<double>& v) {
+  if (!v || runs.size() < 2) return false;
+  for (const RunSummary& r : runs)
+    if (const auto w = get(r); w && *w > *v) return false;
+  return true;
+}
+
+std::string table(const std::vector<RunSummary>& runs) {
+  auto valid_bleu = [](const RunSummary& r) { return r.best_valid_bleu; };
+  auto test_bleu = [](const RunSummary& r) -> std::optional<double> {
+    return r.test && r.test->best ? r.test->best->bleu : std::nullopt;
+  };
+  auto avg5_bleu = [](const RunSummary& r) -> std::optional<double> {
+    return r.test && r.test->avg5 ? r.test->avg5->bleu : std::nullopt;
+  };
+  std::string out =
+      "<div class=\"scroll\"><table id=\"runs\">\n<thead><tr>"
+      "<th rowspan=\"2\">run</th><th rowspan=\"2\">arch</th><th rowspan=\"2\">parameters</th>"
+      "<th rowspan=\"2\" title=\"median over the train log lines after the first 10% of updates\">target tok/s</th>"
+      "<th rowspan=\"2\">peak memory</th><th colspan=\"3\" class=\"group\">best validation</th>"
+      "<th rowspan=\"2\">trained<div class=\"sub\">updates · time</div></th><th colspan=\"5\" class=\"group\">test</th></tr>\n<tr>"
+      "<th>BLEU</th><th>chrF</th><th>at update · time</th>"
+      "<th>after</th><th title=\"best.attn, beam 5\">BLEU</th><th>chrF</th>"
+      "<th title=\"the average of the last 5 checkpoints\">avg5 BLEU</th><th>avg5 chrF</th></tr></thead>\n<tbody>\n";
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const RunSummary& r = runs[k];
+    const std::string name = html_escape(r.name);
+    out += "<tr class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colour(k) + "\">";
+    out += "<td class=\"name\" title=\"" + html_escape(r.dir) + "\"><i class=\"sw\"></i>" + name +
+           (r.in_progress ? " <span class=\"badge\">in progress</span>" : "") + "</td>";
+    out += r.arch.empty() ? "<td class=\"na\">—</td>" : "<td>" + html_escape(r.arch) + "</td>";
+    out += r.parameters ? "<td title=\"" + format_count(*r.parameters) + "\">" + parameters_text(*r.parameters) + "</td>"
+                        : "<td class=\"na\">—</td>";
+    out += r.median_tokens_per_s ? "<td>" + format_count(std::llround(*r.median_tokens_per_s)) + "</td>"
+                                 : "<td class=\"na\">—</td>";
+    out += r.peak_rss_mb ? "<td title=\"" + std::string(r.peak_rss_source == "log" ? "peak_rss_mb in log.jsonl"
+                                                                                  : "/usr/bin/time -v in train.log") +
+                               "\">" + format_count(std::llround(*r.peak_rss_mb)) + " MB</td>"
+                         : "<td class=\"na\">—</td>";
+    out += cell(r.best_valid_bleu, 2, is_top(runs, valid_bleu, r.best_valid_bleu));
+    out += cell(r.valid_chrf_at_best, 2);
+    out += r.best_update ? "<td>" + format_count(*r.best_update) + " · " + format_duration(r.best_elapsed_s.value_or(0)) + "</td>"
+                         : "<td class=\"na\">—</td>";
+    out += r.updates ? "<td>" + format_count(*r.updates) + " · " + format_duration(r.elapsed_s.value_or(0)) + "</td>"
+                     : "<td class=\"na\">—</td>";
+    if (r.test) {
+      out += "<td>" + std::to_string(r.test->minutes) + " min</td>";
+      const std::optional<double> tb = test_bleu(r), ab = avg5_bleu(r);
+      out += cell(tb, 2, is_top(runs, test_bleu, tb));
+      out += cell(r.test->best ? r.test->best->chrf : std::nullopt, 2);
+      out += cell(ab, 2, is_top(runs, avg5_bleu, ab));
+      out += cell(r.test->avg5 ? r.test->avg5->chrf : std::nullopt, 2);
+    } else {
+      out += "<td class=\"na\" colspan=\"5\">not scored</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+  return out;
+}
+
+constexpr const char* kStyle = R"CSS(<style>
+:root { --bg: #f5f6f8; --card: #ffffff; --line: #e2e5ea; --ink: #1f2430; --muted: #6b7280; --accent: #3b5bdb; }
+* { box-sizing: border-box; }
+html, body { margin: 0; background: var(--bg); color: var(--ink);
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", Roboto, sans-serif; }
+header.top { display: flex; align-items: baseline; gap: 14px; padding: 14px 22px 4px; flex-wrap: wrap; }
+header.top h1 { font-size: 19px; margin: 0; }
+header.top h1 span { color: var(--accent); }
+header.top .meta { color: var(--muted); font-size: 13px; }
+main { padding: 10px 22px 30px; display: flex; flex-direction: column; gap: 14px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 14px 16px;
+  box-shadow: 0 1px 2px rgba(16,24,40,0.04); }
+.card h2 { font-size: 13px; margin: 0 0 10px; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: 0.05em; }
+.legend { display: flex; flex-wrap: wrap; gap: 6px 18px; margin-bottom: 8px; }
+.legend span { display: inline-flex; align-items: center; gap: 6px; cursor: default; }
+.legend small { color: var(--muted); }
+.sw { display: inline-block; width: 16px; height: 4px; border-radius: 2px; background: var(--c); flex: none; }
+td .sw { margin-right: 7px; vertical-align: middle; }
+.plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(600px, 1fr)); gap: 6px 18px; }
+figure.plot { margin: 0; }
+figure.plot figcaption { font-weight: 600; margin: 4px 0 2px 8px; }
+figure.plot figcaption span { color: var(--muted); font-weight: 400; }
+svg { display: block; max-width: 100%; height: auto; }
+svg .frame { fill: none; stroke: #c9ced6; }
+svg .grid line { stroke: #eef0f3; }
+svg text { font-size: 11.5px; fill: #4b5260; }
+svg .axis-label { font-size: 12px; fill: var(--muted); }
+svg .empty { fill: var(--muted); font-size: 13px; }
+svg .curve { fill: none; stroke: var(--c); stroke-width: 1.5; stroke-linejoin: round; }
+svg .pt { fill: var(--c); stroke: #fff; stroke-width: 0.8; }
+.dimmed svg g.run:not(.hl) { opacity: 0.15; }
+.dimmed tr.run:not(.hl) { opacity: 0.45; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; white-space: nowrap; }
+th, td { padding: 5px 8px; text-align: right; border-bottom: 1px solid #eef0f3; }
+th { font-size: 12px; color: var(--muted); font-weight: 600; }
+th .sub { font-weight: 400; font-size: 11px; }
+th.group { text-align: center; border-bottom: 1px solid var(--line); }
+tr.run td:nth-child(-n+2), thead tr:first-child th:nth-child(-n+2) { text-align: left; }
+td.name { font-weight: 600; }
+td.na { color: #b3b9c4; }
+td.na[colspan] { text-align: center; }
+td.top { font-weight: 700; color: #1e7b3a; }
+.badge { font-size: 11px; font-weight: 600; padding: 1px 7px; border-radius: 10px; background: #fff3bf; color: #8a6100; }
+ul.notes { margin: 0; padding-left: 18px; }
+ul.notes li { margin: 3px 0; }
+footer { color: var(--muted); font-size: 12px; padding: 0 22px 24px; max-width: 1100px; }
+</style>
+)CSS";
+
+// Hovering a run (legend or table row) brings its curves forward; the page works without it.
+constexpr const char* kScript = R"JS(<script>
+(function () {
+  "use strict";
+  const main = document.querySelector("main");
+  function highlight(name) {
+    main.classList.toggle("dimmed", name !== null);
+    document.querySelectorAll("[data-run]").forEach((e) => e.classList.toggle("hl", e.dataset.run === name));
+  }
+  document.querySelectorAll(".legend [data-run], tr.run").forEach((e) => {
+    e.addEventListener("mouseenter", () => highlight(e.dataset.run));
+    e.addEventListener("mouseleave", () => highlight(null));
+  });
+})();
+</script>
+)JS";
+
+}  // namespace
+
+std::vector<double> linear_ticks(double lo, double hi, int target) {
+  if (!(hi > lo)) {
+    const double pad = lo == 0 ? 1.0 : std::abs(lo) * 0.1;
+    lo -= pad;
+    hi += pad;
+  }
+  const double raw = (hi - lo) / std::max(target, 1);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double r = raw / magnitude;
+  const double step = (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * magnitude;
+  const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
+  std::vector<double> ticks;
+  for (double k = first; k <= last + 0.5; ++k) ticks.push_back(k * step);
+  if (ticks.size() < 2) ticks.push_back(ticks.back() + step);
+  return ticks;
+}
+
+std::string report_page(const std::vector<RunSummary>& runs) {
+  std::string page =
+      "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>attn report — " +
+      std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" + kStyle + "</head>\n<body>\n";
+  page += "<header class=\"top\"><h1><span>attn</span> report</h1><div class=\"meta\">" + std::to_string(runs.size()) +
+          (runs.size() == 1 ? " run" : " runs") + ": training curves and the table of runs</div></header>\n<main>\n";
+
+  // Legend, then the plots: one row per metric, against updates (left) and wall time (right).
+  std::string legend = "<div class=\"legend\">";
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    legend += "<span data-run=\"" + html_escape(runs[k].name) + "\" style=\"--c:" + colour(k) + "\"><i class=\"sw\"></i>" +
+              html_escape(runs[k].name) + (runs[k].arch.empty() ? "" : " <small>" + html_escape(runs[k].arch) + "</small>") +
+              "</span>";
+  legend += "</div>\n";
+
+  page += "<section class=\"card\" id=\"table\"><h2>Runs</h2>\n" + table(runs) + "</section>\n";
+
+  std::string notes;
+  for (const RunSummary& r : runs)
+    for (const std::string& n : r.notes)
+      notes += "<li data-run=\"" + html_escape(r.name) + "\"><b>" + html_escape(r.name) + "</b>: " + html_escape(n) + "</li>\n";
+  if (!notes.empty()) page += "<section class=\"card\" id=\"notes\"><h2>Notes</h2>\n<ul class=\"notes\">\n" + notes + "</ul></section>\n";
+
+  static const PlotSpec kPlots[] = {
+      {"train-loss", "Training loss", "loss (nats/token)", false, false, &RunSummary::train_loss},
+      {"valid-ppl", "Validation perplexity", "perplexity (log scale)", true, true, &RunSummary::valid_ppl},
+      {"valid-bleu", "Validation BLEU", "BLEU (greedy)", false, true, &RunSummary::valid_bleu}};
+  page += "<section class=\"card\" id=\"curves\"><h2>Curves</h2>\n" + legend + "<div class=\"plots\">\n";
+  for (const PlotSpec& spec : kPlots) {
+    page += plot(runs, spec, XKind::updates);
+    page += plot(runs, spec, XKind::time);
+  }
+  page += "</div></section>\n</main>\n";
+
+  page +=
+      "<footer>Training loss: the label-smoothed cross-entropy per target token as the trainer logs it (averaged "
+      "over a window of up to --log-every updates). Target tok/s: the median of the training log's tokens/s over the lines after the first 10% of updates. "
+      "Peak memory: the largest resident set of the training process (peak_rss_mb in log.jsonl, else /usr/bin/time -v "
+      "in train.log), in MB of 2<sup>20</sup> bytes. Best validation: the validation with the highest BLEU (greedy "
+      "decoding of the validation set), which best.attn holds. Test: attn score of the beam-5 translations of best.attn "
+      "and of the average of the last 5 checkpoints, the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
+      "by tools/quality_m30k.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
+      "report.</footer>\n";
+  page += "<script type=\"application/json\" id=\"attn-report\">" +
+          decode::script_safe(runs_json(runs).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+          "</script>\n";
+  page += kScript;
+  page += "</body>\n</html>\n";
+  return page;
+}
+
+}  // namespace attn::report
