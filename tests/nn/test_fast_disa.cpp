@@ -182,6 +182,15 @@ void require_valid_rows_close(const float* got, const std::vector<double>& want,
   REQUIRE(worst <= 1.0);
 }
 
+// Multiplies the named parameters by factor (S is linear in W_s2, b_s2; R quadratic in q's and k's).
+void scale_params(Fixture& f, std::initializer_list<const char*> names, double factor) {
+  for (const char* p : names) {
+    const ParamId id = f.params.find(p);
+    for (std::int64_t i = 0; i < f.params.info(id).shape.numel(); ++i)
+      f.params.value(id)[i] *= static_cast<float>(factor);
+  }
+}
+
 std::vector<float> zero_padded_rows(std::vector<float> w, std::int64_t B, std::int64_t T, std::int64_t d,
                                     const std::vector<std::int32_t>& lengths) {
   for (std::int64_t b = 0; b < B; ++b)
@@ -387,31 +396,12 @@ TEST_CASE("fast-disa: logits of ±80 neither overflow nor lose accuracy", "[disa
       const MixerSpec spec = disa_spec(8, 2, causal, true, t2t);
       FastDisaMixer mixer(f.params, "disa", spec);
       f.ready(13);
-      const std::int64_t B = 2, T = 6, d = 8, dh = 4;
+      const std::int64_t B = 2, T = 6, d = 8;
       const std::vector<std::int32_t> lengths{6, 5};
       const std::vector<float> x = test::random_vector(B * T * d, 41);
       // Scale q and k until the largest |R| is 80.
-      double r_max = 0;
-      {
-        std::vector<float> y(B * T * d);
-        auto saved = mixer.forward(f.ctx, x.data(), y.data(), B, T, lengths.data());
-        const float* qkv = static_cast<const FastDisaMixer::Saved&>(*saved).qkv;
-        for (std::int64_t b = 0; b < B; ++b)
-          for (std::int64_t h = 0; h < 2; ++h)
-            for (std::int64_t i = 0; i < lengths[b]; ++i)
-              for (std::int64_t j = 0; j < lengths[b]; ++j) {
-                double dot = 0;
-                for (std::int64_t c = 0; c < dh; ++c)
-                  dot += static_cast<double>(qkv[(b * T + i) * 3 * d + h * dh + c]) *
-                         qkv[(b * T + j) * 3 * d + d + h * dh + c];
-                r_max = std::max(r_max, std::abs(dot) / 2.0);
-              }
-      }
-      const float factor = static_cast<float>(std::sqrt(80.0 / r_max));
-      for (const char* p : {"disa.q.weight", "disa.k.weight", "disa.q.bias", "disa.k.bias"}) {
-        const ParamId id = f.params.find(p);
-        for (std::int64_t i = 0; i < f.params.info(id).shape.numel(); ++i) f.params.value(id)[i] *= factor;
-      }
+      const double r_max = reference(f, "disa", spec, x, B, T, lengths).r_max_abs;
+      scale_params(f, {"disa.q.weight", "disa.k.weight", "disa.q.bias", "disa.k.bias"}, std::sqrt(80.0 / r_max));
       const Reference ref = reference(f, "disa", spec, x, B, T, lengths);
       std::vector<float> y(B * T * d);
       f.arena.reset();
@@ -564,16 +554,9 @@ TEST_CASE("fast-disa: a source2token spread of ±80 that underflows the shared s
       const std::int64_t B = 2, T = 6, d = 8;
       const std::vector<std::int32_t> lengths{6, 5};
       const std::vector<float> x = test::random_vector(B * T * d, 81);
-      auto scale_params = [&](std::initializer_list<const char*> names, double factor) {
-        for (const char* p : names) {
-          const ParamId id = f.params.find(p);
-          for (std::int64_t i = 0; i < f.params.info(id).shape.numel(); ++i)
-            f.params.value(id)[i] *= static_cast<float>(factor);
-        }
-      };
       const Reference before = reference(f, "disa", spec, x, B, T, lengths);
-      scale_params({"disa.s2.weight", "disa.s2.bias"}, 80.0 / before.s_max_abs);  // S is linear in W_s2, b_s2
-      scale_params({"disa.q.weight", "disa.q.bias", "disa.k.weight", "disa.k.bias"}, std::sqrt(45.0 / before.r_max_abs));
+      scale_params(f, {"disa.s2.weight", "disa.s2.bias"}, 80.0 / before.s_max_abs);
+      scale_params(f, {"disa.q.weight", "disa.q.bias", "disa.k.weight", "disa.k.bias"}, std::sqrt(45.0 / before.r_max_abs));
       const Reference ref = reference(f, "disa", spec, x, B, T, lengths);
       REQUIRE(ref.s_max_abs > 79.0);
 
