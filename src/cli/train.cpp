@@ -134,6 +134,10 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--max-time", f.max_time_minutes, "stop after this many minutes of training (0: no limit)");
   sub->add_option("--valid-every", o.valid_every, "validate every N updates (default: every epoch)");
   sub->add_option("--patience", o.patience, "stop after N validations without improvement (0: off)");
+  sub->add_option("--skip-bad-batches", o.skip_bad_batches,
+                  "skip up to N updates whose loss or gradient is NaN/Inf before stopping with an error")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--best-metric", o.best_metric, "bleu or loss")->capture_default_str();
   sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str();
   sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <limits>
 
 #include "attn/core/error.h"
 #include "attn/decode/search.h"
@@ -167,6 +168,7 @@ TrainResult run_training(const TrainOptions& o) {
   const double elapsed_before = state.elapsed_s;
   auto elapsed = [&] { return elapsed_before + seconds_since(run_start); };
   std::int64_t updates_this_run = 0;
+  std::int64_t attempts_this_run = 0, bad_skipped = 0;  // update attempts, and those skipped as NaN/Inf
   auto save_last = [&] {
     state.rng = rng.state();
     state.elapsed_s = elapsed();
@@ -246,10 +248,21 @@ TrainResult run_training(const TrainOptions& o) {
       auto grads = model->params().grads();
       kernels::scale(grads.data(), 1.0f / static_cast<float>(std::max<std::int64_t>(tokens, 1)),
                      static_cast<std::int64_t>(grads.size()));
-      if (!std::isfinite(loss) || !kernels::all_finite(grads.data(), static_cast<std::int64_t>(grads.size())))
-        throw Error("the loss or a gradient became NaN/Inf at update " + std::to_string(state.update + 1) +
-                    " (epoch " + std::to_string(state.epoch) + ", batch " + std::to_string(state.batch_in_epoch) +
-                    "); the last good checkpoint is " + last_path.string() + "; try a lower --lr or --clip-norm");
+      ++attempts_this_run;
+      if (attempts_this_run >= o.poison_from && attempts_this_run < o.poison_from + o.poison_count)
+        loss = std::numeric_limits<double>::quiet_NaN();
+      if (!std::isfinite(loss) || !kernels::all_finite(grads.data(), static_cast<std::int64_t>(grads.size()))) {
+        const std::string where = "update " + std::to_string(state.update + 1) + " (epoch " +
+                                  std::to_string(state.epoch) + ", batch " + std::to_string(state.batch_in_epoch) +
+                                  " of " + std::to_string(n_batches) + ")";
+        if (bad_skipped >= o.skip_bad_batches)
+          throw Error("the loss or a gradient became NaN/Inf at " + where + "; the last good checkpoint is " +
+                      last_path.string() + "; try a lower --lr or --clip-norm, or --skip-bad-batches N to skip a few");
+        ++bad_skipped;
+        log.message("skipped " + where + ": the loss or a gradient is NaN/Inf (" + std::to_string(bad_skipped) +
+                    " of --skip-bad-batches " + std::to_string(o.skip_bad_batches) + ")");
+        continue;  // its batches are consumed; no optimizer step, the update number stays
+      }
       const Adam::StepInfo step = optimizer->step(model->params());
       ++state.update;
       ++updates_this_run;

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "attn/core/rng.h"
+#include "attn/kernels/elementwise.h"
 #include "attn/model/model_file.h"
 #include "attn/train/batching.h"
 #include "attn/train/checkpoint.h"
@@ -172,4 +173,46 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
   flat.optimizer.warmup_init_lr = 0.0f;
   const auto r = train::run_training(flat);
   REQUIRE(r.epochs_done == 2);
+}
+
+TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped with --skip-bad-batches",
+          "[train]") {
+  TempDir tmp("nan");
+  write_corpus(tmp.path, "train", 300, 1);
+  write_corpus(tmp.path, "valid", 20, 2);
+  auto o = tiny_options(tmp.path);
+  o.max_updates = 6;
+  o.save_dir = tmp.path / "clean";
+  train::run_training(o);
+  const std::vector<float> clean = weights(o.save_dir / "last.attn");
+
+  // No tolerance: the error names the update and batch, and the good checkpoint stays as it was.
+  o.save_dir = tmp.path / "stops";
+  o.max_updates = 3;
+  train::run_training(o);
+  const std::vector<float> good = weights(o.save_dir / "last.attn");
+  o.max_updates = 6;
+  o.poison_from = 2;  // the 5th update overall
+  o.poison_count = 1;
+  REQUIRE_THROWS_WITH(train::run_training(o),
+                      Catch::Contains("NaN/Inf at update 5 (epoch 1, batch 5 of") &&
+                          Catch::Contains("--skip-bad-batches"));
+  REQUIRE(weights(o.save_dir / "last.attn") == good);
+
+  // Tolerating two: two poisoned attempts are skipped, their batches consumed, and the run ends at
+  // update 6 with finite weights that differ from the clean run's (it saw other batches).
+  o.save_dir = tmp.path / "skips";
+  o.skip_bad_batches = 2;
+  o.poison_from = 3;
+  o.poison_count = 2;
+  const auto r = train::run_training(o);
+  REQUIRE(r.updates == 6);
+  const std::vector<float> skipped = weights(o.save_dir / "last.attn");
+  REQUIRE(kernels::all_finite(skipped.data(), static_cast<std::int64_t>(skipped.size())));
+  REQUIRE(skipped != clean);
+
+  // A third bad attempt is one too many.
+  o.save_dir = tmp.path / "too-many";
+  o.poison_count = 3;
+  REQUIRE_THROWS_WITH(train::run_training(o), Catch::Contains("NaN/Inf at update 3"));
 }

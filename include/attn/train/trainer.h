@@ -33,6 +33,13 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   OptimizerOptions optimizer;
   bool quiet = false;
+  // Updates whose loss or gradient is NaN/Inf that are skipped (batches
+  // consumed, no optimizer step) before training stops with an error. The
+  // count starts again at 0 in each run (a resume).
+  std::int64_t skip_bad_batches = 0;
+  // For tests: the update attempts [poison_from, poison_from + poison_count)
+  // of this run (counted from 1, skipped ones included) get a NaN loss.
+  std::int64_t poison_from = 0, poison_count = 0;
   // For tests: stop (as on SIGINT) after this many updates in this run; 0: never.
   std::int64_t stop_after_updates = 0;
 };
