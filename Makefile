@@ -84,10 +84,15 @@ $(BUILD)/bench_gemm: bench/bench_gemm.cpp $(LIB)
 $(BUILD)/bench_%: bench/bench_%.cpp $(LIB)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDFLAGS) -o $@
 
+# Then attn against the PyTorch twin on Multi30k (tools/bench.sh; about 45 minutes, sizes in its
+# header), when the corpus is in M30K; without PyTorch it prints attn's side only.
+M30K ?= ../shared/data/multi30k
 bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa
 	$(BUILD)/bench_gemm
 	$(BUILD)/bench_band
 	$(BUILD)/bench_disa
+	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) bash tools/bench.sh $(M30K); \
+	else echo "bench: $(M30K)/train.de not found: attn vs the PyTorch twin skipped (make bench M30K=DIR)"; fi
 
 demo: attn
 	@bash tools/demo.sh

@@ -1,6 +1,7 @@
 // attn's SGEMM against OpenBLAS cblas_sgemm, measured side by side in one run.
 //
 //   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick] [--cpu-time] [--settle-ms N]
+//   bench_gemm --peak-only [--json] [--threads 1,2]    only the FMA peak (tools/bench.sh)
 //
 // Each row times attn and OpenBLAS alternately (A B A B …) on the same
 // operands and reports the median GFLOP/s of each, so drifts in the shared
@@ -267,19 +268,21 @@ std::vector<int> parse_threads(const std::string& list) {
 }
 
 int run(int argc, char** argv) {
-  bool json = false;
+  bool json = false, peak_only = false;
   int samples = 9;
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") json = true;
+    else if (arg == "--peak-only") peak_only = true;
     else if (arg == "--quick") samples = 3;
     else if (arg == "--cpu-time") g_cpu_time = true;
     else if (arg == "--settle-ms" && i + 1 < argc) g_settle_ms = std::max(0, std::stoi(argv[++i]));
     else if (arg == "--samples" && i + 1 < argc) samples = std::max(1, std::stoi(argv[++i]));
     else if (arg == "--threads" && i + 1 < argc) thread_counts = parse_threads(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--json] [--samples N] [--quick] [--threads 1,2] [--cpu-time] [--settle-ms N]\n");
+      std::fprintf(stderr, "usage: bench_gemm [--json] [--peak-only] [--samples N] [--quick] [--threads 1,2] [--cpu-time] "
+                           "[--settle-ms N]\n");
       return 2;
     }
   }
@@ -290,6 +293,18 @@ int run(int argc, char** argv) {
 
   std::vector<double> peaks;
   for (int t : thread_counts) peaks.push_back(fma_peak(t, 9));
+  if (peak_only) {
+    const char* isa = attn::cpu_features().avx512 ? "avx512" : "avx2";
+    for (std::size_t i = 0; i < thread_counts.size(); ++i) {
+      if (json)
+        std::printf("{\"threads\": %d, \"fma_peak_gflops\": %.1f, \"isa\": \"%s\", \"timing\": \"%s\"}\n",
+                    thread_counts[i], peaks[i], isa, g_cpu_time ? "cpu" : "wall");
+      else
+        std::printf("FMA peak, %d thread%s: %.0f GFLOP/s (%s)\n", thread_counts[i], thread_counts[i] == 1 ? "" : "s",
+                    peaks[i], isa);
+    }
+    return 0;
+  }
   if (!json) {
     std::printf("attn SGEMM vs OpenBLAS cblas_sgemm (row-major, alpha 1, beta 0), GFLOP/s\n");
     std::printf("attn ISA %s; OpenBLAS core %s (%s)\n", std::string(attn::isa_name(attn::active_isa())).c_str(),

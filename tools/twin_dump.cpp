@@ -17,6 +17,14 @@
 //       greedy and beam-search results on the batch's sources ("greedy",
 //       "beam": JSON [{"tokens": [...], "score": s, "logprob": l}, ...]; "search":
 //       the SearchOptions used).
+//   twin_dump batches TRAINED.attn OUT.json --train-src F --train-tgt F [--seed S --count N --init-out INIT.attn]
+//       the first N training batches `attn train --seed S` makes (tools/bench.sh): the corpus
+//       encoded with TRAINED.attn's BPE (the one that run learned), cut by attn's batcher
+//       (plan_batches, epoch 1, 2, …); INIT.attn: the parameters that run started from
+//       (its config, initialize(Rng(seed)), as run_training does). OUT.json:
+//       {"seed", "max_tokens", "max_len", "config", "batches": [{"sources": [[id]],
+//       "targets": [[id]], "target_tokens": n, "epoch": e}], "init_eval_loss": the label-smoothed
+//       loss sum of INIT.attn on batch 0 in evaluation mode, for the twin to check}.
 // Evaluation mode throughout (StepContext::training false): dropout is the identity.
 //
 // batch.json: {"sources": [[id, ...], ...], "targets": [[id, ...], ...]}
@@ -41,6 +49,8 @@
 #include "attn/text/bpe.h"
 #include "attn/text/utf8.h"
 #include "attn/text/vocab.h"
+#include "attn/train/batching.h"
+#include "attn/train/corpus.h"
 
 namespace {
 
@@ -214,10 +224,71 @@ void run_dump(const RunOptions& o) {
               static_cast<long long>(sums.tokens), sums.loss, std::string(attn::isa_name(attn::active_isa())).c_str());
 }
 
+struct BatchesOptions {
+  std::string trained, out, init_out, train_src, train_tgt;
+  std::uint64_t seed = 1;
+  std::int64_t count = 50, max_tokens = 4096, max_len = 256;
+  float label_smoothing = 0.1f;
+};
+
+// The batches of attn::train::run_training for a fresh run with these options.
+void run_batches(const BatchesOptions& o) {
+  require(o.count >= 1, "--count must be at least 1");
+  attn::model::LoadedModel trained = attn::model::load_model_file(o.trained);
+  const attn::model::ModelConfig config = trained.model->config();
+  attn::model::Seq2Seq model(config);
+  attn::Rng init(o.seed);
+  model.initialize(init);
+  if (!o.init_out.empty()) attn::model::save_model_file(o.init_out, model, trained.bpe);
+
+  const attn::train::EncodedCorpus corpus =
+      attn::train::encode_corpus(attn::train::read_parallel(o.train_src, o.train_tgt), trained.bpe, o.max_len);
+  require(!corpus.examples.empty(), o.train_src + ": no usable sentence pairs");
+  nlohmann::json batches = nlohmann::json::array();
+  for (std::int64_t epoch = 1; static_cast<std::int64_t>(batches.size()) < o.count; ++epoch) {
+    for (const attn::train::BatchIndices& indices :
+         attn::train::plan_batches(corpus.examples, o.max_tokens, o.seed, epoch, true)) {
+      if (static_cast<std::int64_t>(batches.size()) == o.count) break;
+      Sentences sources, targets;
+      std::int64_t tokens = 0;
+      for (std::int64_t i : indices) {
+        sources.push_back(corpus.examples[static_cast<std::size_t>(i)].src);
+        targets.push_back(corpus.examples[static_cast<std::size_t>(i)].tgt);
+        tokens += static_cast<std::int64_t>(targets.back().size()) + 1;
+      }
+      batches.push_back({{"sources", sources}, {"targets", targets}, {"target_tokens", tokens}, {"epoch", epoch}});
+    }
+  }
+
+  // The loss of the initial model on batch 0 without dropout: the twin loads
+  // INIT.attn and must get the same, which checks parameters and batch at once.
+  const attn::model::Batch first =
+      attn::model::make_batch(batches[0]["sources"].get<Sentences>(), batches[0]["targets"].get<Sentences>());
+  attn::Arena arena;
+  attn::Rng rng(0);
+  attn::nn::StepContext ctx{model.params(), arena, rng, false};
+  const attn::nn::LossSums sums = model.forward_backward(ctx, first, o.label_smoothing, false, 0.0f);
+
+  const nlohmann::json out = {{"seed", o.seed},
+                              {"max_tokens", o.max_tokens},
+                              {"max_len", o.max_len},
+                              {"config", config.to_json()},
+                              {"label_smoothing", o.label_smoothing},
+                              {"init_eval_loss", sums.loss},
+                              {"init_eval_tokens", sums.tokens},
+                              {"batches", batches}};
+  std::ofstream file(o.out);
+  file << out.dump() << '\n';
+  require(file.good(), o.out + ": cannot write");
+  std::printf("%s: %zu batches of ≤ %lld padded tokens, %zu training pairs, seed %llu%s\n", o.out.c_str(),
+              batches.size(), static_cast<long long>(o.max_tokens), corpus.examples.size(),
+              static_cast<unsigned long long>(o.seed), o.init_out.empty() ? "" : (", initial model " + o.init_out).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"twin_dump: attn's log-probs, loss and gradients on one batch, for tools/twin/crosscheck.py"};
+  CLI::App app{"twin_dump: what attn computes, for the PyTorch twin (tools/twin/crosscheck.py, tools/bench.sh)"};
   app.require_subcommand(1);
 
   InitOptions init;
@@ -265,10 +336,25 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--isa", run.isa, "scalar | avx2 | avx512 (default: the best this CPU has)");
   run_cmd->add_option("--threads", run.threads, "OpenMP threads (0: all)")->capture_default_str();
 
+  BatchesOptions batches;
+  CLI::App* batches_cmd = app.add_subcommand("batches", "the first training batches and initial model of `attn train`");
+  batches_cmd->add_option("trained", batches.trained, "a model file that `attn train` wrote (its config and BPE)")
+      ->required();
+  batches_cmd->add_option("out", batches.out, "JSON file to write")->required();
+  batches_cmd->add_option("--train-src", batches.train_src, "training source file")->required();
+  batches_cmd->add_option("--train-tgt", batches.train_tgt, "training target file")->required();
+  batches_cmd->add_option("--seed", batches.seed, "attn train --seed")->capture_default_str();
+  batches_cmd->add_option("--count", batches.count, "batches to write")->capture_default_str();
+  batches_cmd->add_option("--max-tokens", batches.max_tokens, "attn train --max-tokens")->capture_default_str();
+  batches_cmd->add_option("--max-len", batches.max_len, "attn train --max-len")->capture_default_str();
+  batches_cmd->add_option("--label-smoothing", batches.label_smoothing)->capture_default_str();
+  batches_cmd->add_option("--init-out", batches.init_out, "write the initial model here");
+
   try {
     app.parse(argc, argv);
     if (*init_cmd) run_init(init);
     if (*run_cmd) run_dump(run);
+    if (*batches_cmd) run_batches(batches);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {

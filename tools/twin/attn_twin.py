@@ -278,9 +278,15 @@ class DecoderState:
 
     def reorder(self, order: torch.Tensor) -> None:
         """Hypothesis i continues hypothesis order[i]; within a sentence, so the
-        cross caches (the same for every hypothesis of a sentence) stay."""
+        cross caches (the same for every hypothesis of a sentence) stay. Caches laid out
+        [N, H, t_max, ...] move only their first t positions (the rest is not written yet),
+        as attn's Seq2Seq::reorder does."""
         for c in self.layers:
-            c.self_cache = {name: tensor.index_select(0, order) for name, tensor in c.self_cache.items()}
+            for name, tensor in c.self_cache.items():
+                if tensor.dim() >= 3 and tensor.shape[2] == self.t_max:
+                    tensor[:, :, :self.t] = tensor[:, :, :self.t].index_select(0, order)
+                else:
+                    c.self_cache[name] = tensor.index_select(0, order)
 
 
 class Seq2Seq(nn.Module):
@@ -540,20 +546,23 @@ def greedy_search(model: Seq2Seq, sources: Sequence[Sequence[int]], lenpen: floa
     model.eval()
     state, max_len = _encode_for_search(model, sources, 1, max_len_a, max_len_b)
     b = len(sources)
-    tokens = torch.full((b,), BOS, dtype=torch.long)
+    tokens = [BOS] * b
     out = [Hypothesis([], 0.0, 0.0) for _ in range(b)]
     done = [False] * b
     t = 0
     while not all(done):
-        lp = model.decode_step(state, tokens).float()
+        lp = model.decode_step(state, torch.tensor(tokens, dtype=torch.long)).float()
         lp[:, PAD] = -math.inf
         lp[:, BOS] = -math.inf
         best_lp, best = lp.max(dim=1)
+        # Python lists, not tensor indexing, in the per-sentence loop (the benchmark's yardstick).
+        best_lp, best, eos_lp = best_lp.tolist(), best.tolist(), lp[:, EOS].tolist()
         for i in range(b):
             if done[i]:
                 continue
-            word = EOS if t >= max_len[i] else int(best[i])
-            out[i].logprob += float(lp[i, word])
+            forced = t >= max_len[i]
+            word = EOS if forced else best[i]
+            out[i].logprob += eos_lp[i] if forced else best_lp[i]
             if word == EOS:
                 done[i] = True
                 out[i].score = out[i].logprob / (len(out[i].tokens) + 1) ** lenpen
@@ -576,33 +585,35 @@ def beam_search(model: Seq2Seq, sources: Sequence[Sequence[int]], beam: int = 5,
     n = b * k
     state, max_len = _encode_for_search(model, sources, k, max_len_a, max_len_b)
     vocab = model.config.vocab_size
-    score = torch.full((b, k), -math.inf, dtype=torch.float32)
-    score[:, 0] = 0.0
+    # Scores as Python lists of float32 values (exact both ways), tokens as a list: the
+    # per-sentence loop below does no tensor indexing (the benchmark's yardstick).
+    score = [[0.0] + [-math.inf] * (k - 1) for _ in range(b)]
     prefixes: List[List[int]] = [[] for _ in range(n)]
-    tokens = torch.full((n,), BOS, dtype=torch.long)
+    tokens = [BOS] * n
     finished: List[List[Hypothesis]] = [[] for _ in range(b)]
     done = [False] * b
     t = 0
     while not all(done):
-        lp = model.decode_step(state, tokens).float().view(b, k, vocab)
+        lp = model.decode_step(state, torch.tensor(tokens, dtype=torch.long)).float().view(b, k, vocab)
         lp[:, :, PAD] = -math.inf
         lp[:, :, BOS] = -math.inf
-        cand = (score[:, :, None] + lp).view(b, k * vocab)
+        score_t = torch.tensor(score, dtype=torch.float32)
+        cand = (score_t[:, :, None] + lp).view(b, k * vocab)
         top_scores, top_index = cand.topk(min(2 * k, k * vocab), dim=1)
-        eos_scores = score + lp[:, :, EOS]  # for sentences forced to end
-        order = torch.arange(n, dtype=torch.long)
+        top_scores, top_index = top_scores.tolist(), top_index.tolist()
+        eos_scores = (score_t + lp[:, :, EOS]).tolist()  # for sentences forced to end
+        order = list(range(n))
         next_prefixes: List[List[int]] = [[] for _ in range(n)]
-        next_score = torch.full((b, k), -math.inf, dtype=torch.float32)
+        next_score = [[-math.inf] * k for _ in range(b)]
         for i in range(b):
             if done[i]:
                 continue
             force_end = t >= max_len[i]
             if force_end:
-                pairs = [(float(eos_scores[i, h]), h, EOS) for h in range(k) if score[i, h] != -math.inf]
+                pairs = [(eos_scores[i][h], h, EOS) for h in range(k) if score[i][h] != -math.inf]
                 pairs.sort(key=lambda p: (-p[0], p[1]))
             else:
-                pairs = [(float(s), int(j) // vocab, int(j) % vocab)
-                         for s, j in zip(top_scores[i].tolist(), top_index[i].tolist()) if s != -math.inf]
+                pairs = [(s, j // vocab, j % vocab) for s, j in zip(top_scores[i], top_index[i]) if s != -math.inf]
             slot = 0
             for s, h, word in pairs:
                 hyp = i * k + h
@@ -616,14 +627,14 @@ def beam_search(model: Seq2Seq, sources: Sequence[Sequence[int]], beam: int = 5,
                 slot += 1
                 order[dest] = hyp
                 next_prefixes[dest] = prefixes[hyp] + [word]
-                next_score[i, dest - i * k] = s
+                next_score[i][dest - i * k] = s
                 tokens[dest] = word
             if len(finished[i]) >= k or force_end:
                 done[i] = True
-                next_score[i] = -math.inf
+                next_score[i] = [-math.inf] * k
         prefixes, score = next_prefixes, next_score
         if not all(done):
-            state.reorder(order)
+            state.reorder(torch.tensor(order, dtype=torch.long))
         t += 1
     best = []
     for hyps in finished:

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# attn against its PyTorch twin (tools/twin), side by side in one run, one
+# table per architecture (issue 8; issue 4 for MUSE): the reference preset
+# (d 256, 3+3 layers, 4 heads, FFN 1024, joint BPE 8,000), Multi30k de→en.
+#
+#   tools/bench.sh [--json] DATA_DIR [ARCHS...]      (default archs: transformer muse convsan2d fastdisa)
+#
+# Training: `attn train --seed 1 --max-tokens 4096 --threads T --log-every 1`
+# for BENCH_STEPS updates, then `twin_dump batches` writes the batches that run
+# trained on (attn's BPE and batcher) and the parameters it started from, and
+# the twin trains on exactly those (tools/twin/bench_twin.py). Target tokens/s
+# per update, median after BENCH_WARMUP updates; peak resident memory of each
+# process (/usr/bin/time); attn's share of the FMA peak (bench_gemm --peak-only)
+# counted on the model's matrix products (tools/twin/bench_report.py).
+# Decoding test2016: both sides decode one model (attn train for
+# BENCH_DECODE_UPDATES updates, trained once and kept in runs/bench/models/),
+# the same BPE-encoded sources in the same order and batches as `attn
+# translate` (bench/bench_decode.cpp), greedy (the arg-max search on both
+# sides) and beam 5, batch 64 (the first BENCH_SENTENCES) and batch 1 (the
+# first BENCH_SENTENCES_B1).
+# The twin gets its best chance: OPENBLAS_CORETYPE=SkylakeX (Haswell on AVX2
+# machines) in its environment only, torch.set_num_threads(T),
+# inference_mode, cached incremental decoding.
+#
+# Sizes (environment; defaults are the full benchmark):
+#   BENCH_STEPS=60 BENCH_WARMUP=10 BENCH_ROUNDS=1 BENCH_SENTENCES=1000 BENCH_SENTENCES_B1=100
+#   BENCH_DECODE_UPDATES=300 BENCH_THREADS=2 BENCH_PARTS="train decode" BENCH_OUT=runs/bench/<date>
+#   BENCH_TWIN=1 (0: attn's side only, as without PyTorch)  BUILD=build (whose attn is measured)
+# Rounds > 1 alternate the sides (attn, twin, attn, twin …) and pool them.
+# Results: BENCH_OUT/results.json (JSON rows; --json prints them instead of the tables).
+set -euo pipefail
+
+json=0
+if [ "${1:-}" = --json ]; then json=1; shift; fi
+[ $# -ge 1 ] || { echo "usage: tools/bench.sh [--json] DATA_DIR [ARCHS...]" >&2; exit 2; }
+data=$(cd "$1" 2>/dev/null && pwd) || { echo "bench: $1: no such directory" >&2; exit 2; }
+shift
+cd "$(dirname "$0")/.."
+archs=("$@")
+[ ${#archs[@]} -gt 0 ] || archs=(transformer muse convsan2d fastdisa)
+for f in train.de train.en valid.de valid.en test2016.de; do
+  [ -f "$data/$f" ] || { echo "bench: $data/$f not found (Multi30k de-en with train, valid and test2016)" >&2; exit 2; }
+done
+
+steps=${BENCH_STEPS:-60}
+warmup=${BENCH_WARMUP:-10}
+rounds=${BENCH_ROUNDS:-1}
+sentences=${BENCH_SENTENCES:-1000}
+sentences_b1=${BENCH_SENTENCES_B1:-100}
+decode_updates=${BENCH_DECODE_UPDATES:-300}
+threads=${BENCH_THREADS:-2}
+parts=${BENCH_PARTS:-train decode}
+build=${BUILD:-build}
+out=${BENCH_OUT:-runs/bench/$(date -u +%Y%m%d-%H%M%S)}
+python=/usr/bin/python3
+log() { echo "bench: $*" >&2; }
+
+make -s BUILD="$build" "$build/attn" "$build/twin_dump" "$build/bench_decode" "$build/bench_gemm" >&2
+attn=$build/attn
+
+twin=${BENCH_TWIN:-1}
+if [ "$twin" = 1 ] && ! $python -c 'import torch, numpy' 2>/dev/null; then
+  twin=0
+  log "PyTorch is not installed for $python (bash tools/ensure-deps.sh twin): attn's side only"
+fi
+# The twin's OpenBLAS kernel: Debian's falls back to SSE3 on this CPU unless told (../shared/BENCHMARKS.md).
+core=
+if grep -qw avx512f /proc/cpuinfo; then core=SkylakeX; elif grep -qw avx2 /proc/cpuinfo; then core=Haswell; fi
+twin_env=(env ${core:+OPENBLAS_CORETYPE=$core})
+
+mkdir -p "$out"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+$python - "$out/meta.json" <<PY
+import json, sys
+json.dump({"commit": "$commit", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
+           "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs",
+           "data": "$data", "test": "test2016", "archs": "${archs[*]}".split(), "threads": $threads,
+           "steps": $steps, "warmup": $warmup, "rounds": $rounds, "sentences": $sentences,
+           "sentences_b1": $sentences_b1, "decode_updates": $decode_updates, "twin": bool($twin),
+           "max_len_rule": "2·src+10", "load_average": open("/proc/loadavg").read().split()[:3]},
+          open(sys.argv[1], "w"), indent=1)
+PY
+log "results in $out"
+"$build/bench_gemm" --peak-only --json --threads "1,$threads" > "$out/peak.jsonl"
+
+train_args=(--train "$data/train" --valid "$data/valid" --src de --tgt en --seed 1 --threads "$threads"
+            --max-tokens 4096 --valid-every 1000000000 --quiet)
+
+for arch in "${archs[@]}"; do
+  dir=$out/$arch
+  mkdir -p "$dir/decode"
+  if [[ " $parts " == *" train "* ]]; then
+    for r in $(seq 1 "$rounds"); do
+      log "$arch: attn train, $steps updates (round $r)"
+      rm -rf "$dir/attn-train.r$r" "$dir/attn-train.r$r.jsonl"
+      /usr/bin/time -f %M -o "$dir/attn-train.r$r.rss" "$attn" train "${train_args[@]}" --arch "$arch" \
+        --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train.r$r.jsonl" --save-dir "$dir/attn-train.r$r"
+      if [ "$r" = 1 ]; then
+        "$build/twin_dump" batches "$dir/attn-train.r1/last.attn" "$dir/batches.json" --seed 1 --max-tokens 4096 \
+          --count "$steps" --train-src "$data/train.de" --train-tgt "$data/train.en" --init-out "$dir/init.attn" >&2
+      fi
+      rm -f "$dir/attn-train.r$r/"*.attn
+      if [ "$twin" = 1 ]; then
+        log "$arch: twin train, $steps updates (round $r, OpenBLAS core ${core:-default})"
+        /usr/bin/time -f %M -o "$dir/twin-train.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
+          --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" --out "$dir/twin-train.r$r.json"
+      fi
+    done
+  fi
+  if [[ " $parts " == *" decode "* ]]; then
+    model_dir=runs/bench/models/$arch.u$decode_updates
+    model=$model_dir/last.attn
+    if ! "$attn" info "$model" >/dev/null 2>&1; then
+      log "$arch: training the decoding model once ($decode_updates updates, kept in $model_dir)"
+      rm -rf "$model_dir"
+      "$attn" train "${train_args[@]}" --arch "$arch" --max-updates "$decode_updates" --save-dir "$model_dir"
+    fi
+    for config in "1 64 $sentences" "5 64 $sentences" "1 1 $sentences_b1" "5 1 $sentences_b1"; do
+      read -r beam bs n <<<"$config"
+      for r in $(seq 1 "$rounds"); do
+        name=b$beam.n$bs.r$r
+        log "$arch: decode beam $beam, batch $bs, $n sentences (round $r)"
+        "$build/bench_decode" "$model" --input "$data/test2016.de" --beam "$beam" --batch-size "$bs" \
+          --sentences "$n" --threads "$threads" --out "$dir/decode/attn.$name.json" >&2
+        if [ "$twin" = 1 ]; then
+          "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
+            --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin.$name.json"
+        fi
+      done
+    done
+  fi
+done
+
+$python tools/twin/bench_report.py "$out" $([ "$json" = 1 ] && echo --json)
