@@ -146,7 +146,9 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
       for (std::size_t c = 0; c < keep; ++c) {
         const Candidate& cand = candidates[c];
         if (cand.word == text::kEos) {
-          if (static_cast<std::int64_t>(finished[b].size()) < K) {
+          // fairseq's rule: an </s> finishes a hypothesis only from the first K of the 2K ranks (so beam 1
+          // is greedy); further down it is dropped, as a continuation it is not.
+          if (static_cast<std::int64_t>(c) < K && static_cast<std::int64_t>(finished[b].size()) < K) {
             Hypothesis h;
             h.tokens = prefix[cand.hyp];
             h.logprob = cand.score;

@@ -102,3 +102,32 @@ TEST_CASE("model files: a model saved and loaded gives identical translations", 
     REQUIRE(before[i][0].score == after[i][0].score);
   }
 }
+
+// fairseq's rule: of the best 2K candidates, an </s> finishes a hypothesis only
+// when it ranks among the first K. Finishing on any </s> in the 2K would end
+// a beam-1 sentence whenever </s> is merely the runner-up, unlike greedy.
+TEST_CASE("search: beam 1 equals greedy over many models, also where </s> is the runner-up", "[decode]") {
+  const text::Bpe bpe;
+  std::int64_t differing = 0, produced = 0;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    model::Seq2Seq model(small_config(bpe.vocab().size()));
+    Rng init(seed);
+    model.initialize(init);
+    for (float& v : model.params().values()) v *= 2.0f;
+    Arena arena;
+    Rng rng(0);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    decode::SearchOptions options;
+    options.max_len_a = 1.0f;
+    options.max_len_b = 10.0f;
+    options.beam = 1;
+    const auto greedy = decode::greedy_search(ctx, model, sources(), options);
+    const auto beam1 = decode::beam_search(ctx, model, sources(), options);
+    for (std::size_t i = 0; i < greedy.size(); ++i) {
+      produced += static_cast<std::int64_t>(greedy[i].tokens.size());
+      differing += beam1[i][0].tokens != greedy[i].tokens;
+    }
+  }
+  REQUIRE(produced >= 100);
+  REQUIRE(differing == 0);
+}

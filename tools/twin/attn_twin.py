@@ -615,10 +615,10 @@ def beam_search(model: Seq2Seq, sources: Sequence[Sequence[int]], beam: int = 5,
             else:
                 pairs = [(s, j // vocab, j % vocab) for s, j in zip(top_scores[i], top_index[i]) if s != -math.inf]
             slot = 0
-            for s, h, word in pairs:
+            for rank, (s, h, word) in enumerate(pairs):
                 hyp = i * k + h
-                if word == EOS:
-                    if len(finished[i]) < k:
+                if word == EOS:  # finishes only from the first k ranks (fairseq), so beam 1 is greedy
+                    if rank < k and len(finished[i]) < k:
                         finished[i].append(Hypothesis(list(prefixes[hyp]), s / (len(prefixes[hyp]) + 1) ** lenpen, s))
                     continue
                 if slot == k:
