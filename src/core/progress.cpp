@@ -10,24 +10,6 @@ namespace attn {
 
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
 
-std::string format_duration(double s) {
-  if (!(s >= 0) || s > 1e8) return "?";
-  const long total = static_cast<long>(s);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", total / 3600, (total / 60) % 60, total % 60);
-  return buf;
-}
-
-std::string format_count(std::int64_t n) {
-  const std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 void StatusLine::show(const std::string& text) {
   if (!enabled_) return;
   std::fprintf(stderr, "\r\033[K%s", text.c_str());

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <unordered_map>
 
 #include "attn/core/error.h"
+#include "attn/core/format.h"
 #include "attn/eval/python_text.h"
 #include "attn/version.h"
 
@@ -50,12 +50,6 @@ std::int64_t closest_ref_len(std::int64_t hyp_len, const std::vector<std::int64_
     }
   }
   return closest_len;
-}
-
-std::string format_fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
 }
 
 }  // namespace

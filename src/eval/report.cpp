@@ -1,18 +1,13 @@
 #include "attn/eval/report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "attn/core/format.h"
+
 namespace attn::eval {
 namespace {
-
-std::string format_fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  return buffer;
-}
 
 std::string text_line(const MetricResult& result, int width) {
   std::string line = result.name;

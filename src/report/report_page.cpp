@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <optional>
 
-#include "attn/core/progress.h"
+#include "attn/core/format.h"
 #include "attn/decode/maps_page.h"
 
 namespace attn::report {
@@ -19,12 +18,6 @@ using decode::html_escape;
 constexpr const char* kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
                                     "#56b4e9", "#7f3c8d", "#3b3b3b", "#b8860b", "#4e79a7"};
 std::string colour(std::size_t run) { return kColours[run % (sizeof kColours / sizeof kColours[0])]; }
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // ---- axes ----
 
@@ -60,7 +53,7 @@ std::vector<double> log_ticks(double lo, double hi) {
 std::string number_label(double v, double step) {
   if (step >= 1 && std::abs(v) < 9e15) return format_count(static_cast<std::int64_t>(std::llround(v)));
   const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
-  return fixed(v, decimals);
+  return format_fixed(v, decimals);
 }
 
 Axis value_axis(double lo, double hi, bool log, double px_lo, double px_hi) {
@@ -75,7 +68,7 @@ Axis value_axis(double lo, double hi, bool log, double px_lo, double px_hi) {
     a.ticks = log_ticks(std::pow(10.0, a.lo), std::pow(10.0, a.hi));
     a.label = [](double v) {
       if (std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, v)) return format_count(std::llround(v));
-      return fixed(v, v >= 1 ? 1 : 2);
+      return format_fixed(v, v >= 1 ? 1 : 2);
     };
     return a;
   }
@@ -115,15 +108,15 @@ double x_of(const SeriesPoint& p, XKind x) { return x == XKind::updates ? static
 
 std::string point_title(const RunSummary& run, const SeriesPoint& p, const char* what) {
   return html_escape(run.name) + " · update " + format_count(p.update) + " · " + format_duration(p.elapsed_s) + " · " +
-         what + " " + fixed(p.value, 2);
+         what + " " + format_fixed(p.value, 2);
 }
 
 std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKind xkind) {
   const char* x_name = xkind == XKind::updates ? "updates" : "time";
   std::string out = "<figure class=\"plot\" data-plot=\"" + std::string(spec.id) + "-" + x_name + "\">\n<figcaption>" +
                     spec.title + " <span>vs " + (xkind == XKind::updates ? "updates" : "wall time") + "</span></figcaption>\n";
-  out += "<svg viewBox=\"0 0 " + fixed(kWidth, 0) + " " + fixed(kHeight, 0) + "\" width=\"" + fixed(kWidth, 0) +
-         "\" height=\"" + fixed(kHeight, 0) + "\" role=\"img\" aria-label=\"" + spec.title + " vs " + x_name + "\">\n";
+  out += "<svg viewBox=\"0 0 " + format_fixed(kWidth, 0) + " " + format_fixed(kHeight, 0) + "\" width=\"" + format_fixed(kWidth, 0) +
+         "\" height=\"" + format_fixed(kHeight, 0) + "\" role=\"img\" aria-label=\"" + spec.title + " vs " + x_name + "\">\n";
 
   // Data ranges over every run's points.
   double x_max = 0, y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
@@ -137,10 +130,10 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
       ++points;
     }
   const double plot_l = kLeft, plot_r = kWidth - kRight, plot_t = kTop, plot_b = kHeight - kBottom;
-  out += "<rect class=\"frame\" x=\"" + fixed(plot_l, 0) + "\" y=\"" + fixed(plot_t, 0) + "\" width=\"" +
-         fixed(plot_r - plot_l, 0) + "\" height=\"" + fixed(plot_b - plot_t, 0) + "\"/>\n";
+  out += "<rect class=\"frame\" x=\"" + format_fixed(plot_l, 0) + "\" y=\"" + format_fixed(plot_t, 0) + "\" width=\"" +
+         format_fixed(plot_r - plot_l, 0) + "\" height=\"" + format_fixed(plot_b - plot_t, 0) + "\"/>\n";
   if (points == 0) {
-    out += "<text class=\"empty\" x=\"" + fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + fixed((plot_t + plot_b) / 2, 0) +
+    out += "<text class=\"empty\" x=\"" + format_fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + format_fixed((plot_t + plot_b) / 2, 0) +
            "\" text-anchor=\"middle\">no data yet</text>\n</svg>\n</figure>\n";
     return out;
   }
@@ -153,25 +146,25 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
   // Grid, ticks and labels.
   out += "<g class=\"grid\">";
   for (double t : x.ticks) {
-    const std::string px = fixed(x.map(t), 1);
-    out += "<line x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" + fixed(plot_t, 0) + "\" y2=\"" + fixed(plot_b, 0) + "\"/>";
+    const std::string px = format_fixed(x.map(t), 1);
+    out += "<line x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" + format_fixed(plot_t, 0) + "\" y2=\"" + format_fixed(plot_b, 0) + "\"/>";
   }
   for (double t : y.ticks) {
-    const std::string py = fixed(y.map(t), 1);
-    out += "<line x1=\"" + fixed(plot_l, 0) + "\" x2=\"" + fixed(plot_r, 0) + "\" y1=\"" + py + "\" y2=\"" + py + "\"/>";
+    const std::string py = format_fixed(y.map(t), 1);
+    out += "<line x1=\"" + format_fixed(plot_l, 0) + "\" x2=\"" + format_fixed(plot_r, 0) + "\" y1=\"" + py + "\" y2=\"" + py + "\"/>";
   }
   out += "</g>\n<g class=\"ticks\">";
   for (double t : x.ticks)
-    out += "<text x=\"" + fixed(x.map(t), 1) + "\" y=\"" + fixed(plot_b + 16, 0) + "\" text-anchor=\"middle\">" +
+    out += "<text x=\"" + format_fixed(x.map(t), 1) + "\" y=\"" + format_fixed(plot_b + 16, 0) + "\" text-anchor=\"middle\">" +
            x.label(t) + "</text>";
   for (double t : y.ticks)
-    out += "<text x=\"" + fixed(plot_l - 6, 0) + "\" y=\"" + fixed(y.map(t) + 4, 1) + "\" text-anchor=\"end\">" +
+    out += "<text x=\"" + format_fixed(plot_l - 6, 0) + "\" y=\"" + format_fixed(y.map(t) + 4, 1) + "\" text-anchor=\"end\">" +
            y.label(t) + "</text>";
   out += "</g>\n";
-  out += "<text class=\"axis-label\" x=\"" + fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + fixed(kHeight - 8, 0) +
+  out += "<text class=\"axis-label\" x=\"" + format_fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + format_fixed(kHeight - 8, 0) +
          "\" text-anchor=\"middle\">" + (xkind == XKind::updates ? std::string("updates") : std::string("wall time (") + unit.name + ")") +
          "</text>\n";
-  out += "<text class=\"axis-label\" transform=\"translate(14 " + fixed((plot_t + plot_b) / 2, 0) +
+  out += "<text class=\"axis-label\" transform=\"translate(14 " + format_fixed((plot_t + plot_b) / 2, 0) +
          ") rotate(-90)\" text-anchor=\"middle\">" + spec.y_label + "</text>\n";
 
   // One polyline per run with points; markers where the points are few (validations).
@@ -183,7 +176,7 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
     for (const SeriesPoint& p : series) {
       if (spec.log_y && !(p.value > 0)) continue;
       if (n++) coords += ' ';
-      coords += fixed(x.map(x_of(p, xkind) / x_scale), 1) + "," + fixed(y.map(p.value), 1);
+      coords += format_fixed(x.map(x_of(p, xkind) / x_scale), 1) + "," + format_fixed(y.map(p.value), 1);
     }
     if (n == 0) continue;
     const std::string name = html_escape(r.name);
@@ -193,8 +186,8 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
     if ((spec.markers && n <= 200) || n == 1) {  // a lone point would not show as a line
       for (const SeriesPoint& p : series) {
         if (spec.log_y && !(p.value > 0)) continue;
-        out += "<circle class=\"pt\" cx=\"" + fixed(x.map(x_of(p, xkind) / x_scale), 1) + "\" cy=\"" +
-               fixed(y.map(p.value), 1) + "\" r=\"2.6\"><title>" + point_title(r, p, spec.y_label) + "</title></circle>";
+        out += "<circle class=\"pt\" cx=\"" + format_fixed(x.map(x_of(p, xkind) / x_scale), 1) + "\" cy=\"" +
+               format_fixed(y.map(p.value), 1) + "\" r=\"2.6\"><title>" + point_title(r, p, spec.y_label) + "</title></circle>";
       }
     }
     out += "</g>\n";
@@ -207,12 +200,12 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
 
 std::string cell(const std::optional<double>& v, int decimals, bool top = false) {
   if (!v) return "<td class=\"na\">—</td>";
-  return std::string("<td") + (top ? " class=\"top\"" : "") + ">" + fixed(*v, decimals) + "</td>";
+  return std::string("<td") + (top ? " class=\"top\"" : "") + ">" + format_fixed(*v, decimals) + "</td>";
 }
 
 std::string parameters_text(std::int64_t n) {
-  if (n >= 1000000) return fixed(static_cast<double>(n) / 1e6, 2) + " M";
-  if (n >= 1000) return fixed(static_cast<double>(n) / 1e3, 1) + " k";
+  if (n >= 1000000) return format_fixed(static_cast<double>(n) / 1e6, 2) + " M";
+  if (n >= 1000) return format_fixed(static_cast<double>(n) / 1e3, 1) + " k";
   return std::to_string(n);
 }
 

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "attn/core/error.h"
-#include "attn/core/progress.h"
+#include "attn/core/format.h"
 #include "attn/model/model_file.h"
 
 namespace attn::report {
@@ -47,12 +47,6 @@ std::string read_text(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
 }
 
 }  // namespace
@@ -196,7 +190,7 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
       if (facts.log_age_s < kInProgressAgeS) {
         s.in_progress = true;
         s.notes.push_back("in progress: the numbers are as of " + at + " (the log was written " +
-                          fixed(std::max(0.0, facts.log_age_s), 0) + " s ago)");
+                          format_fixed(std::max(0.0, facts.log_age_s), 0) + " s ago)");
       } else {
         s.notes.push_back("the log goes on past the last checkpoint: the run stopped at " + at +
                           " without saving (killed?); attn train with the same --save-dir resumes it");

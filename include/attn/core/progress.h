@@ -8,16 +8,12 @@
 #include <cstdint>
 #include <string>
 
+#include "attn/core/format.h"
+
 namespace attn {
 
 // isatty(STDERR_FILENO).
 bool stderr_is_terminal();
-
-// "h:mm:ss"; "?" for a negative, NaN or absurdly large duration.
-std::string format_duration(double seconds);
-
-// 1234567 -> "1,234,567".
-std::string format_count(std::int64_t n);
 
 // The line itself. Disabled: every call is a no-op.
 class StatusLine {
