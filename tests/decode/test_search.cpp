@@ -30,9 +30,11 @@ std::vector<std::vector<std::int32_t>> sources() {
   return {{270, 280, 290, 300}, {271}, {300, 299, 298, 297, 296, 295, 294}, {262, 263}};
 }
 
-// Scaled-up random weights: peaked distributions, so the beams differ.
-void sharpen(model::Seq2Seq& m) {
-  for (float& v : m.params().values()) v *= 3.0f;
+// Random weights from `seed`, scaled up: peaked distributions, so the beams differ.
+void initialize_sharp(model::Seq2Seq& m, std::uint64_t seed, float scale = 3.0f) {
+  Rng init(seed);
+  m.initialize(init);
+  for (float& v : m.params().values()) v *= scale;
 }
 
 }  // namespace
@@ -40,9 +42,7 @@ void sharpen(model::Seq2Seq& m) {
 TEST_CASE("search: beam 1 equals greedy; n-best lists are sorted and bounded", "[decode]") {
   const text::Bpe bpe;  // byte fallback only: 261 pieces
   model::Seq2Seq model(small_config(bpe.vocab().size()));
-  Rng init(4);
-  model.initialize(init);
-  sharpen(model);
+  initialize_sharp(model, 4);
   Arena arena;
   Rng rng(0);
   nn::StepContext ctx{model.params(), arena, rng, false};
@@ -81,9 +81,7 @@ TEST_CASE("search: beam 1 equals greedy; n-best lists are sorted and bounded", "
 TEST_CASE("model files: a model saved and loaded gives identical translations", "[decode][io]") {
   const text::Bpe bpe;
   model::Seq2Seq model(small_config(bpe.vocab().size()));
-  Rng init(9);
-  model.initialize(init);
-  sharpen(model);
+  initialize_sharp(model, 9);
   const auto path = std::filesystem::temp_directory_path() / "attn-test-roundtrip.attn";
   model::save_model_file(path, model, bpe);
   const model::LoadedModel loaded = model::load_model_file(path);
@@ -111,9 +109,7 @@ TEST_CASE("search: beam 1 equals greedy over many models, also where </s> is the
   std::int64_t differing = 0, produced = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     model::Seq2Seq model(small_config(bpe.vocab().size()));
-    Rng init(seed);
-    model.initialize(init);
-    for (float& v : model.params().values()) v *= 2.0f;
+    initialize_sharp(model, seed, 2.0f);
     Arena arena;
     Rng rng(0);
     nn::StepContext ctx{model.params(), arena, rng, false};
