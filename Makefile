@@ -3,20 +3,29 @@
 #   make test       build and run the Catch2 suite (SANITIZE=1: with ASan + UBSan)
 #   make bench      speed against OpenBLAS (and the PyTorch twin, when installed)
 #   make demo       train a small model on data/, translate, score, dump attention maps
+#   make fuzz       the libFuzzer targets in fuzz/, FUZZ_SECONDS each (clang)
 
 CXX      ?= g++
 SANITIZE ?= 0
 TEST_ARGS ?=
 BUILD    := build
 OPT      := -O3
+SAN_LDFLAGS :=
 ifeq ($(SANITIZE),1)
   BUILD  := build-sanitize
   OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  SAN_LDFLAGS := -fsanitize=address,undefined
+endif
+# The libFuzzer build (tools/fuzz.sh, make fuzz): clang, coverage, ASan + UBSan.
+ifeq ($(FUZZ),1)
+  CXX    := clang++
+  BUILD  := build-fuzz
+  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+  SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 
-comma    := ,
 CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude -MMD -MP
-LDFLAGS  := -fopenmp $(if $(filter 1,$(SANITIZE)),-fsanitize=address$(comma)undefined)
+LDFLAGS  := -fopenmp $(SAN_LDFLAGS)
 
 # Each per-ISA kernel source is compiled once for each ISA, into its own namespace.
 ISA_FLAGS_0 :=
@@ -34,7 +43,7 @@ LIB        := $(BUILD)/libattn.a
 TEST_OBJ   := $(TEST_SRC:%.cpp=$(BUILD)/%.o)
 DEPS_OK    := $(BUILD)/.deps-ok
 
-.PHONY: all test bench demo clean deps
+.PHONY: all test bench demo clean deps fuzz
 all: attn
 
 deps: $(DEPS_OK)
@@ -97,8 +106,17 @@ bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa
 demo: attn
 	@bash tools/demo.sh
 
+# libFuzzer targets (make FUZZ=1 build-fuzz/fuzz_<name>); `make fuzz` runs each
+# for FUZZ_SECONDS from the seeds in fuzz/seeds/ (tools/fuzz.sh).
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz_%: fuzz/fuzz_%.cpp fuzz/fuzz_support.h $(LIB)
+	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDFLAGS) -fsanitize=fuzzer -o $@
+
+fuzz:
+	@bash tools/fuzz.sh $(FUZZ_SECONDS)
+
 clean:
-	rm -rf build build-sanitize attn
+	rm -rf build build-sanitize build-fuzz attn
 
 -include $(CORE_OBJ:.o=.d) $(ISA_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/$(CLI_MAIN:.cpp=.d)
 

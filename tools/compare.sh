@@ -7,7 +7,11 @@
 # table of speed, peak memory, best validation and test scores per arch).
 # A half-finished comparison resumes: finished archs are skipped, a run cut
 # short continues from its last.attn.
-#   tools/compare.sh [MULTI30K_DIR] [MINUTES] [ARCHS...]
+# With COMPARE_ARCHIVE=DIR each finished run is also kept small in DIR/<arch>
+# (tools/archive_run.py: log, scores, train.log; no model files), an arch
+# already in DIR counts as finished, and the report reads DIR/<arch> for the
+# runs that are no longer in runs/compare (a comparison spread over machines).
+#   [COMPARE_ARCHIVE=docs/runs/m30k-60min] tools/compare.sh [MULTI30K_DIR] [MINUTES] [ARCHS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:-../shared/data/multi30k}
@@ -16,16 +20,25 @@ shift $(( $# > 2 ? 2 : $# )) || true
 archs=("$@")
 [ ${#archs[@]} -gt 0 ] || archs=(transformer muse muse-simple convsan convsan2d fastdisa)
 root=runs/compare
+archive=${COMPARE_ARCHIVE:-}
 mkdir -p "$root"
+runs=()
 for arch in "${archs[@]}"; do
-  if [ -f "$root/$arch/score.avg5.${minutes}min.txt" ]; then
+  done_file=score.avg5.${minutes}min.txt
+  if [ -f "$root/$arch/$done_file" ]; then
     echo "== $arch: done ($root/$arch/score.${minutes}min.txt)"
+  elif [ -n "$archive" ] && [ -f "$archive/$arch/$done_file" ]; then
+    echo "== $arch: done, archived ($archive/$arch/score.${minutes}min.txt)"
+    runs+=("$archive/$arch")
     continue
+  else
+    echo "== $arch: training for $minutes minutes in $root/$arch"
+    QUALITY_MINUTES="20 $minutes" tools/quality_m30k.sh "$data" "$root/$arch" "$arch"
   fi
-  echo "== $arch: training for $minutes minutes in $root/$arch"
-  QUALITY_MINUTES="20 $minutes" tools/quality_m30k.sh "$data" "$root/$arch" "$arch"
+  runs+=("$root/$arch")
+  if [ -n "$archive" ] && [ ! -f "$archive/$arch/$done_file" ]; then
+    python3 tools/archive_run.py "$root/$arch" "$archive/$arch"
+  fi
 done
-if ./attn report --help >/dev/null 2>&1; then
-  ./attn report "${archs[@]/#/$root/}" -o "$root/report.html"
-  echo "report: $root/report.html"
-fi
+./attn report "${runs[@]}" -o "$root/report.html"
+echo "report: $root/report.html"

@@ -3,6 +3,7 @@
 #   ensure-deps.sh build   headers for building and testing (CLI11, nlohmann-json, Catch2 v2, OpenMP)
 #   ensure-deps.sh bench   also OpenBLAS (linked into the benchmark only)
 #   ensure-deps.sh twin    also python3-torch and numpy (the PyTorch twin in tools/)
+#   ensure-deps.sh fuzz    clang with libFuzzer and LLVM's OpenMP (make fuzz)
 # As root it installs what is missing; otherwise it prints the exact apt-get line and fails.
 set -euo pipefail
 what=${1:-build}
@@ -18,6 +19,11 @@ command -v g++ >/dev/null || missing+=(g++)
 if ! echo 'int main(){}' | g++ -fopenmp -x c++ - -o /dev/null 2>/dev/null; then missing+=(libgomp1); fi
 if [ "$what" = bench ] || [ "$what" = twin ]; then
   need libopenblas-dev /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h
+fi
+if [ "$what" = fuzz ]; then
+  command -v clang++ >/dev/null || missing+=(clang)
+  ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
+  ls /usr/lib/llvm-*/include/omp.h /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || missing+=(libomp-dev)
 fi
 if [ "$what" = twin ]; then
   /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)

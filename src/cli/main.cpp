@@ -1,6 +1,7 @@
 // attn: one binary, one subcommand per task (after Marian's marian_main.cpp).
 // Every user mistake ends here as one line on stderr and exit status 2.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -12,6 +13,9 @@
 #include "attn/version.h"
 
 int main(int argc, char** argv) {
+  // Past a file size limit (ulimit -f) a write fails with EFBIG, which our
+  // writers report as one line, instead of the kernel killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "attn: train, translate with and inspect sequence-to-sequence models built on MUSE, "
       "convolutional self-attention and Fast-DiSA, beside a Transformer baseline. CPU only."};

@@ -78,7 +78,8 @@ int run(TrainFlags& f) {
   o.log_json = f.log_json.empty() ? std::filesystem::path(f.save_dir) / "log.jsonl" : std::filesystem::path(f.log_json);
   o.resume = f.resume;
   const train::TrainResult r = train::run_training(o);
-  return r.interrupted ? 130 : 0;
+  // As a shell reports a process killed by the signal: 128 + its number (130 for SIGINT).
+  return r.interrupted ? 128 + (r.signal ? r.signal : 2) : 0;
 }
 
 }  // namespace
@@ -151,6 +152,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--log-json", f.log_json, "append one JSON object per log line to this file (default: SAVE_DIR/log.jsonl, which attn report reads)");
   sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str();
   sub->add_flag("--quiet,-q", o.quiet, "no progress output");
+  sub->add_option("--test-pause-at", o.test_pause_at, "for attn's own tests")->group("");
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
 }
 

@@ -34,6 +34,14 @@ void sync_directory(const std::filesystem::path& directory) {
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   if (final_path_.filename().empty())
     throw Error("cannot write '" + final_path_.string() + "': the path names a directory, not a file");
+  struct stat existing {};
+  if (::stat(final_path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) {
+    in_place_ = true;
+    stream_ = std::fopen(final_path_.c_str(), "wb");
+    if (!stream_)
+      throw Error("cannot write " + final_path_.string() + ": " + std::strerror(errno));
+    return;
+  }
   const std::filesystem::path directory = directory_of(final_path_);
   // pid + process-wide counter make the name unique between threads and
   // processes; O_EXCL makes sure we never adopt someone else's file.
@@ -67,7 +75,7 @@ AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move
 
 AtomicFile::~AtomicFile() {
   if (stream_) std::fclose(stream_);
-  if (!committed_) ::unlink(temp_path_.c_str());
+  if (!committed_ && !in_place_) ::unlink(temp_path_.c_str());
 }
 
 std::FILE* AtomicFile::stream() {
@@ -89,8 +97,9 @@ void AtomicFile::fail(const std::string& what, int error_number) {
     std::fclose(stream_);
     stream_ = nullptr;
   }
-  ::unlink(temp_path_.c_str());
   committed_ = true;  // nothing left for the destructor to clean up
+  if (in_place_) throw Error("cannot write " + final_path_.string() + ": " + what + std::strerror(error_number));
+  ::unlink(temp_path_.c_str());
   throw Error("cannot write " + final_path_.string() + ": " + what + std::strerror(error_number) +
               "; the previous file, if any, is unchanged");
 }
@@ -100,10 +109,14 @@ void AtomicFile::commit() {
   errno = 0;
   if (std::fflush(stream_) != 0) fail("", errno != 0 ? errno : EIO);
   if (std::ferror(stream_)) fail("", first_write_errno_ != 0 ? first_write_errno_ : EIO);
-  if (::fsync(::fileno(stream_)) != 0) fail("", errno);
+  if (!in_place_ && ::fsync(::fileno(stream_)) != 0) fail("", errno);
   const int close_status = std::fclose(stream_);
   stream_ = nullptr;
   if (close_status != 0) fail("", errno != 0 ? errno : EIO);
+  if (in_place_) {
+    committed_ = true;
+    return;
+  }
   if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) fail("renaming the temporary file: ", errno);
   committed_ = true;
   sync_directory(directory_of(final_path_));

@@ -41,6 +41,16 @@ std::int64_t drop_from(std::vector<LogEntry>& entries, std::int64_t update) {
   return dropped;
 }
 
+// "convsan", or "muse + mha decoder" when the decoder has another mixer.
+std::string arch_label(const std::string& arch, const std::string& decoder_mixer) {
+  return arch + (decoder_mixer.empty() ? "" : " + " + decoder_mixer + " decoder");
+}
+
+std::string string_field(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw Error(p.string() + ": cannot be read");
@@ -84,6 +94,21 @@ ParsedLog parse_log(std::string_view text) {
       }
       continue;
     }
+    if (e.split == "model") {
+      const auto config = j.find("config");
+      log.arch = arch_label(string_field(j, "arch"),
+                            config != j.end() && config->is_object() ? string_field(*config, "decoder_mixer") : "");
+      const auto parameters = j.find("parameters");
+      if (parameters != j.end() && parameters->is_number_integer()) log.parameters = parameters->get<std::int64_t>();
+      log.end_reason.clear();
+      continue;
+    }
+    if (e.split == "end") {
+      log.end_reason = string_field(j, "reason");
+      if (log.end_reason.empty()) log.end_reason = "finished";
+      continue;
+    }
+    log.end_reason.clear();
     e.loss = number(j, "loss");
     e.ppl = number(j, "ppl");
     e.bleu = number(j, "bleu");
@@ -184,7 +209,10 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
       s.notes.push_back("no validation yet: best BLEU, and the update and time at best, are not known");
     else if (!log.valid.empty() && !best)
       s.notes.push_back("the validations logged no BLEU");
-    if (any && facts.log_after_checkpoint) {
+    if (any && log.end_reason == "interrupted") {
+      s.notes.push_back("stopped by SIGINT/SIGTERM at update " + std::to_string(s.updates.value_or(0)) +
+                        "; attn train with the same --save-dir resumes it");
+    } else if (any && log.end_reason.empty() && facts.log_after_checkpoint) {
       const std::string at = "update " + std::to_string(s.updates.value_or(0)) + ", " +
                              format_duration(s.elapsed_s.value_or(0.0)) + " of training";
       if (facts.log_age_s < kInProgressAgeS) {
@@ -322,17 +350,23 @@ RunSummary read_run(const fs::path& dir) {
                           (dir / "log.jsonl").string() + ")");
   }
 
-  // Arch and size from the smaller model file; the newest checkpoint's time says whether the log went on after it.
+  // Arch and size: from the log's model record (written by the trainer as it
+  // starts), else from the smaller model file. The newest checkpoint's time
+  // says whether an older log (without end records) went on after it.
   const fs::path best = dir / "best.attn", last = dir / "last.attn";
+  if (!log.arch.empty()) {
+    facts.arch = log.arch;
+    facts.parameters = log.parameters;
+    facts.model_file = "log.jsonl";
+  }
   for (const fs::path& p : {best, last}) {
-    if (!fs::exists(p)) continue;
+    if (!facts.model_file.empty() || !fs::exists(p)) continue;
     try {
       const model::LoadedModel loaded = model::load_model_file(p);
       const model::ModelConfig& c = loaded.model->config();
-      facts.arch = c.arch + (c.decoder_mixer.empty() ? "" : " + " + c.decoder_mixer + " decoder");
+      facts.arch = arch_label(c.arch, c.decoder_mixer);
       facts.parameters = loaded.model->parameter_count();
       facts.model_file = p.filename().string();
-      break;
     } catch (const Error& e) {
       facts.notes.push_back(std::string(e.what()) + "; arch and parameters not read from it");
     }

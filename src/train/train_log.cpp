@@ -41,8 +41,25 @@ void TrainLog::write_json(const LogRecord& r) {
   if (r.split == "train") j["grad_norm"] = r.grad_norm;
   if (r.bleu) j["bleu"] = *r.bleu;
   j["peak_rss_mb"] = peak_rss_mb();
-  std::fprintf(json_, "%s\n", j.dump().c_str());
+  write_line(j.dump());
+}
+
+void TrainLog::write_line(const std::string& json_text) {
+  std::fprintf(json_, "%s\n", json_text.c_str());
   std::fflush(json_);
+}
+
+void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update,
+                     double elapsed_s) {
+  if (!json_) return;
+  const nlohmann::json j = {{"split", "model"},         {"update", update},         {"elapsed_s", elapsed_s},
+                      {"arch", config.arch},      {"parameters", parameters}, {"config", config.to_json()}};
+  write_line(j.dump());
+}
+
+void TrainLog::ended(std::int64_t update, double elapsed_s, const std::string& reason) {
+  if (!json_) return;
+  write_line(nlohmann::json{{"split", "end"}, {"update", update}, {"elapsed_s", elapsed_s}, {"reason", reason}}.dump());
 }
 
 void TrainLog::train(const LogRecord& r, bool print_line) {

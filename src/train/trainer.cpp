@@ -2,10 +2,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <thread>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include "attn/core/error.h"
 #include "attn/decode/search.h"
@@ -39,6 +46,7 @@ class StopSignals {
     std::signal(SIGTERM, previous_term_);
   }
   bool requested() const { return g_stop_signal.load() != 0; }
+  int which() const { return g_stop_signal.load(); }
 
  private:
   void (*previous_int_)(int) = SIG_DFL;
@@ -86,6 +94,50 @@ Validation validate(model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCo
   return v;
 }
 
+// --test-pause-at: "update:N" pauses before the update after N, "valid:N" as
+// the validation after update N begins.
+struct PausePoint {
+  std::string where;  // "" none, "update", "valid"
+  std::int64_t update = -1;
+  bool at(const std::string& w, std::int64_t u) const { return where == w && update == u; }
+};
+
+PausePoint parse_pause_point(const std::string& text) {
+  if (text.empty()) return {};
+  const std::size_t colon = text.find(':');
+  PausePoint p;
+  p.where = text.substr(0, colon);
+  try {
+    if (colon != std::string::npos) p.update = std::stoll(text.substr(colon + 1));
+  } catch (const std::exception&) {
+  }
+  require((p.where == "update" || p.where == "valid") && p.update >= 0,
+          "--test-pause-at '" + text + "': expected update:N or valid:N");
+  return p;
+}
+
+// Announces the pause in SAVE_DIR/paused and waits for SIGINT/SIGTERM, so a
+// test can signal the process at a known point; gives up after 60 s so a
+// test that never signals cannot hang.
+void pause_for_signal(const fs::path& save_dir, const StopSignals& signals) {
+  { std::ofstream(save_dir / "paused") << ::getpid() << '\n'; }
+  for (int waited_ms = 0; waited_ms < 60000 && !signals.requested(); waited_ms += 5)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+// Temporary files of checkpoints (".last.attn.tmp-PID-N") left by a process
+// that was killed while saving: removed when that process is gone.
+void remove_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::size_t tag = name.find(".attn.tmp-");
+    if (name.empty() || name[0] != '.' || tag == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + tag + 10, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
 // Keeps the newest `keep` files named ckpt.<update>.attn in dir.
 void prune_periodic(const fs::path& dir, std::int64_t keep) {
   const std::vector<fs::path> found = periodic_checkpoints(dir);
@@ -104,6 +156,8 @@ TrainResult run_training(const TrainOptions& o) {
                                                    ec.message() + ")");
   TrainLog log(o.log_json, o.quiet);
   StopSignals signals;
+  const PausePoint pause = parse_pause_point(o.test_pause_at);
+  remove_stale_temporaries(o.save_dir);
 
   // Data (raw text first: a bad corpus fails before any work).
   const ParallelText train_text = read_parallel(o.train_src, o.train_tgt);
@@ -148,6 +202,7 @@ TrainResult run_training(const TrainOptions& o) {
     state.rng = Rng(o.seed + 1).state();
   }
   log.message("model: " + model->config().arch + ", " + std::to_string(model->parameter_count()) + " parameters");
+  log.started(model->config(), model->parameter_count(), state.update, state.elapsed_s);
 
   const EncodedCorpus train = encode_corpus(train_text, bpe, o.max_len);
   const EncodedCorpus valid = encode_corpus(valid_text, bpe, o.max_len);
@@ -176,6 +231,7 @@ TrainResult run_training(const TrainOptions& o) {
   };
 
   auto run_validation = [&]() -> bool {  // returns true when patience is exhausted
+    if (pause.at("valid", state.update)) pause_for_signal(o.save_dir, signals);
     const Validation v = validate(*model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens);
     state.last_valid_bleu = v.bleu;
     state.last_valid_loss = v.loss;
@@ -225,10 +281,13 @@ TrainResult run_training(const TrainOptions& o) {
     const auto batches = plan_batches(train.examples, o.max_tokens, o.seed, state.epoch, true);
     const std::int64_t n_batches = static_cast<std::int64_t>(batches.size());
     while (state.batch_in_epoch < n_batches) {
+      if (pause.at("update", state.update)) pause_for_signal(o.save_dir, signals);
       if (signals.requested() || (o.stop_after_updates > 0 && updates_this_run >= o.stop_after_updates)) {
         save_last();
         log.message("stopped: a resumable checkpoint is in " + last_path.string());
+        log.ended(state.update, elapsed(), "interrupted");
         result.interrupted = true;
+        result.signal = signals.which();
         result.updates = state.update;
         return result;
       }
@@ -323,6 +382,7 @@ TrainResult run_training(const TrainOptions& o) {
   }
   result.updates = state.update;
   result.best_metric = state.best_metric;
+  log.ended(state.update, elapsed(), "finished");
   log.message("done: " + std::to_string(state.update) + " updates; best " + o.best_metric + " " +
               std::to_string(o.best_metric == "bleu" ? state.best_metric : -state.best_metric) + " at update " +
               std::to_string(state.best_update) + "; models in " + o.save_dir.string());

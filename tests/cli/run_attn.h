@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 
 namespace attn::test {
@@ -24,15 +25,29 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// Single-quoted for the shell, joined by spaces.
+inline std::string shell_words(const std::vector<std::string>& words) {
+  std::string joined;
+  for (const std::string& w : words) {
+    if (!joined.empty()) joined += ' ';
+    joined += '\'';
+    for (char c : w) joined += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    joined += '\'';
+  }
+  return joined;
+}
+
 // args are passed to the shell as they are: quote what needs quoting.
-inline RunResult run_attn(const std::string& args, const std::string& stdin_text = "") {
+// shell_prefix runs first in the same shell (e.g. "ulimit -f 60; ").
+inline RunResult run_attn(const std::string& args, const std::string& stdin_text = "",
+                          const std::string& shell_prefix = "") {
   const char* bin = std::getenv("ATTN_BIN");
   REQUIRE(bin != nullptr);  // set by `make test`; run the suite through make
   const auto dir = std::filesystem::temp_directory_path();
   const std::string tag = std::to_string(reinterpret_cast<std::uintptr_t>(&args));
   const auto in = dir / ("attn-cli-in-" + tag), out = dir / ("attn-cli-out-" + tag), err = dir / ("attn-cli-err-" + tag);
   { std::ofstream(in, std::ios::binary) << stdin_text; }
-  const std::string cmd = std::string(bin) + " " + args + " <" + in.string() + " >" + out.string() + " 2>" + err.string();
+  const std::string cmd = shell_prefix + std::string(bin) + " " + args + " <" + in.string() + " >" + out.string() + " 2>" + err.string();
   const int raw = std::system(cmd.c_str());
   RunResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

@@ -192,3 +192,30 @@ TEST_CASE("atomic file: a write that fails (file size limit, like a full disk) k
           }) == "ok");
   REQUIRE(SafetensorsFile::read(path).metadata().at("generation") == "third");
 }
+
+TEST_CASE("atomic file: a device is written in place: /dev/full fails with ENOSPC, /dev/null stays a device", "[io]") {
+  {
+    AtomicFile out("/dev/null");
+    REQUIRE(out.temp_path().empty());
+    out.write(std::string_view("discarded\n"));
+    out.commit();
+  }
+  struct stat null_device {};
+  REQUIRE(::stat("/dev/null", &null_device) == 0);
+  REQUIRE(S_ISCHR(null_device.st_mode));
+
+  if (!fs::exists("/dev/full")) return;
+  std::string message;
+  try {
+    AtomicFile out("/dev/full");
+    out.write(std::string_view("no room\n"));
+    out.commit();
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  INFO(message);
+  REQUIRE(contains(message, "cannot write /dev/full: No space left on device"));
+  struct stat full_device {};
+  REQUIRE(::stat("/dev/full", &full_device) == 0);
+  REQUIRE(S_ISCHR(full_device.st_mode));
+}

@@ -444,6 +444,41 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
   REQUIRE(count(bare, "no data yet") == 6);
 }
 
+TEST_CASE("report: a log's model and end records stand in for model files, and tell a finished run", "[report]") {
+  test::ScratchDir dir;
+  std::vector<json> records{{{"split", "model"}, {"update", 0}, {"elapsed_s", 0.0}, {"arch", "muse"},
+                             {"parameters", 1234}, {"config", {{"arch", "muse"}, {"decoder_mixer", "mha"}}}}};
+  for (int u = 1; u <= 12; ++u) records.push_back(train_line(u, true));
+  records.push_back(valid_line(12, 4.0));
+  const json interrupted = {{"split", "end"}, {"update", 12}, {"elapsed_s", 18.5}, {"reason", "interrupted"}};
+  const json finished = {{"split", "end"}, {"update", 12}, {"elapsed_s", 18.5}, {"reason", "finished"}};
+
+  // Archived (no model files), finished: arch and parameters from the log, and no "killed?" note however old.
+  const fs::path archived = dir.path() / "archived", stopped = dir.path() / "stopped", resumed = dir.path() / "resumed";
+  for (const fs::path& p : {archived, stopped, resumed}) fs::create_directories(p);
+  write_file(archived / "log.jsonl", lines_of(records) + finished.dump() + "\n");
+  fs::last_write_time(archived / "log.jsonl", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  // Stopped by a signal: says so. Resumed after the stop: the end record no longer counts.
+  write_file(stopped / "log.jsonl", lines_of(records) + interrupted.dump() + "\n");
+  write_file(resumed / "log.jsonl", lines_of(records) + interrupted.dump() + "\n" + train_line(13, true).dump() + "\n");
+
+  const std::vector<report::RunSummary> runs = report::read_runs({archived, stopped, resumed});
+  INFO("archived: " << notes_of(runs[0]) << "stopped: " << notes_of(runs[1]) << "resumed: " << notes_of(runs[2]));
+  REQUIRE(runs[0].arch == "muse + mha decoder");
+  REQUIRE(*runs[0].parameters == 1234);
+  REQUIRE(runs[0].notes.empty());
+  REQUIRE(*runs[0].best_valid_bleu == 4.0);
+  REQUIRE(*runs[0].updates == 12);
+  REQUIRE(has_note(runs[1], "stopped by SIGINT/SIGTERM at update 12"));
+  REQUIRE_FALSE(runs[1].in_progress);
+  REQUIRE(runs[2].in_progress);
+  REQUIRE(*runs[2].updates == 13);
+
+  const report::ParsedLog plain = report::parse_log(lines_of({train_line(1, false)}));
+  REQUIRE(plain.arch.empty());
+  REQUIRE(plain.end_reason.empty());
+}
+
 TEST_CASE("report (cli): a missing run directory is one line and exit status 2, nothing written", "[report][cli]") {
   Synthetic s;
   const fs::path html = s.dir.path() / "r.html";

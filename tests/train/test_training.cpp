@@ -11,31 +11,12 @@
 #include "attn/train/batching.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/trainer.h"
+#include "tiny_corpus.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A reversal task over a few words: "b d a" → "A D B".
-void write_corpus(const fs::path& dir, const std::string& name, int lines, std::uint64_t seed) {
-  const char* words[] = {"red", "blue", "cat", "dog", "sees", "big", "small", "two"};
-  Rng rng(seed);
-  std::ofstream src(dir / (name + ".src")), tgt(dir / (name + ".tgt"));
-  for (int i = 0; i < lines; ++i) {
-    const int n = 1 + static_cast<int>(rng.below(5));
-    std::vector<std::string> s;
-    for (int k = 0; k < n; ++k) s.push_back(words[rng.below(8)]);
-    for (int k = 0; k < n; ++k) src << (k ? " " : "") << s[k];
-    for (int k = n - 1; k >= 0; --k) {
-      std::string up = s[k];
-      up[0] = static_cast<char>(up[0] - 32);
-      tgt << (k < n - 1 ? " " : "") << up;
-    }
-    src << '\n';
-    tgt << '\n';
-  }
-}
 
 struct TempDir {
   fs::path path;
@@ -99,8 +80,8 @@ TEST_CASE("batching: token budget respected, same seed and epoch give the same p
 TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted run resumes bit-identical",
           "[train][slow]") {
   TempDir tmp("resume");
-  write_corpus(tmp.path, "train", 300, 1);
-  write_corpus(tmp.path, "valid", 20, 2);
+  test::write_tiny_corpus(tmp.path, "train", 300, 1);
+  test::write_tiny_corpus(tmp.path, "valid", 20, 2);
 
   auto straight = tiny_options(tmp.path);
   straight.save_dir = tmp.path / "straight";
@@ -129,8 +110,8 @@ TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted ru
 
 TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", "[train][slow]") {
   TempDir tmp("learn");
-  write_corpus(tmp.path, "train", 300, 3);
-  write_corpus(tmp.path, "valid", 20, 4);
+  test::write_tiny_corpus(tmp.path, "train", 300, 3);
+  test::write_tiny_corpus(tmp.path, "valid", 20, 4);
   auto o = tiny_options(tmp.path);
   o.save_dir = tmp.path / "run";
   o.max_epochs = 3;
@@ -178,8 +159,8 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
 TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped with --skip-bad-batches",
           "[train]") {
   TempDir tmp("nan");
-  write_corpus(tmp.path, "train", 300, 1);
-  write_corpus(tmp.path, "valid", 20, 2);
+  test::write_tiny_corpus(tmp.path, "train", 300, 1);
+  test::write_tiny_corpus(tmp.path, "valid", 20, 2);
   auto o = tiny_options(tmp.path);
   o.max_updates = 6;
   o.save_dir = tmp.path / "clean";

@@ -10,6 +10,10 @@
 // Write errors on the stream are sticky (ferror) and reported by commit(), so
 // callers need not check every fwrite/fprintf. Destroying an AtomicFile that
 // was not committed removes the temporary file.
+//
+// A final path that exists and is not a regular file (/dev/null, /dev/stdout,
+// a FIFO) is written in place: renaming over it would replace the device with
+// a file. Its errors (ENOSPC from /dev/full) still surface from commit().
 #pragma once
 #include <cstddef>
 #include <cstdio>
@@ -32,7 +36,7 @@ class AtomicFile {
   void commit();
 
   const std::filesystem::path& final_path() const { return final_path_; }
-  const std::filesystem::path& temp_path() const { return temp_path_; }
+  const std::filesystem::path& temp_path() const { return temp_path_; }  // empty when written in place
 
  private:
   [[noreturn]] void fail(const std::string& what, int error_number);
@@ -42,6 +46,7 @@ class AtomicFile {
   std::FILE* stream_ = nullptr;
   int first_write_errno_ = 0;  // errno of the first short write, 0 if none
   bool committed_ = false;
+  bool in_place_ = false;  // a device or FIFO: no temporary, no rename
 };
 
 }  // namespace attn

@@ -1,6 +1,6 @@
 // What `attn report` knows about a training run directory: its JSON log
-// (RUN/log.jsonl, written by `attn train --log-json`), its model metadata
-// (best.attn, else last.attn), its test scores (RUN/score[.avg5].<M>min.json
+// (RUN/log.jsonl, written by `attn train --log-json`), its arch and size (the
+// log's "model" record, else best.attn, else last.attn), its test scores (RUN/score[.avg5].<M>min.json
 // or .txt, written by tools/quality_m30k.sh) and its peak memory (the log's
 // "peak_rss_mb", else /usr/bin/time -v's line in RUN/train.log).
 //
@@ -24,7 +24,7 @@ namespace attn::report {
 
 // One line of the JSON log, with the fields the report uses.
 struct LogEntry {
-  std::string split;  // "train" | "valid"
+  std::string split;  // "train" | "valid" | "model" | "end"
   std::int64_t update = 0;
   double elapsed_s = 0.0;
   std::optional<double> loss, ppl, bleu, chrf, tokens_per_s;
@@ -40,6 +40,13 @@ struct ParsedLog {
   // The largest "peak_rss_mb" of any record, superseded ones included (their
   // process was part of the run too).
   std::optional<double> peak_rss_mb;
+  // From the newest "model" record (written by each training process as it
+  // starts): what the run trains, for a log read without its model files.
+  std::string arch;  // "" when the log has no model record
+  std::optional<std::int64_t> parameters;
+  // "finished" or "interrupted" when the newest record is an "end" record
+  // (the process stopped on its own or on SIGINT/SIGTERM); "" otherwise.
+  std::string end_reason;
   std::vector<std::string> notes;
 };
 

@@ -2,7 +2,10 @@
 // lines otherwise, and (with --log-json) one JSON object per log line. Each
 // JSON record also carries the process's peak resident memory so far
 // ("peak_rss_mb", getrusage's ru_maxrss in MB of 2^20 bytes), which
-// `attn report` shows.
+// `attn report` shows. Two more records frame each process's part of a run:
+// {"split":"model", arch, parameters, config} when it starts and
+// {"split":"end", "reason": "finished" | "interrupted"} when it stops, so a
+// log read without its model files still says what ran and whether it ended.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +15,7 @@
 #include <string>
 
 #include "attn/core/progress.h"
+#include "attn/model/config.h"
 
 namespace attn::train {
 
@@ -37,9 +41,13 @@ class TrainLog {
   void valid(const LogRecord& r);
   // A plain message (ends any progress line first).
   void message(const std::string& text);
+  // JSON only: the model this process trains, and why it stopped.
+  void started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update, double elapsed_s);
+  void ended(std::int64_t update, double elapsed_s, const std::string& reason);
 
  private:
   void write_json(const LogRecord& r);
+  void write_line(const std::string& json_text);
   StatusLine progress_;  // drawn only on a terminal
   bool quiet_ = false;
   std::FILE* json_ = nullptr;

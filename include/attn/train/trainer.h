@@ -42,11 +42,16 @@ struct TrainOptions {
   std::int64_t poison_from = 0, poison_count = 0;
   // For tests: stop (as on SIGINT) after this many updates in this run; 0: never.
   std::int64_t stop_after_updates = 0;
+  // For the tests that send real signals (hidden flag --test-pause-at):
+  // "update:N" or "valid:N" pauses there, writes SAVE_DIR/paused and waits
+  // for SIGINT/SIGTERM (at most 60 s). Empty: never.
+  std::string test_pause_at;
 };
 
 struct TrainResult {
   std::int64_t updates = 0, epochs_done = 0;
   bool interrupted = false;
+  int signal = 0;  // SIGINT or SIGTERM when a signal stopped the run
   double best_metric = 0.0;
   std::filesystem::path last, best;
 };

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Keeps what `attn report` needs of a finished run, small enough to commit.
+
+    tools/archive_run.py RUN_DIR DEST_DIR [--every 50] [--attn ./attn]
+
+DEST_DIR gets log.jsonl thinned to the train records of every --every-th
+update (the validation, "model" and "end" records all kept), the test-set
+scores (score*.json, score*.txt) and train.log. `attn report DEST_DIR` then
+draws the same curves and table without the model files; the median tokens/s
+is taken over --every-update windows instead of all logged windows.
+
+A log written before the trainer logged "model" records gets one, made from
+`attn info --json` of the run's best.attn (else last.attn), placed first.
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run_dir", type=pathlib.Path)
+    ap.add_argument("dest_dir", type=pathlib.Path)
+    ap.add_argument("--every", type=int, default=50)
+    ap.add_argument("--attn", default="./attn")
+    a = ap.parse_args()
+
+    log = a.run_dir / "log.jsonl"
+    if not log.is_file():
+        sys.exit(f"archive_run: {log} not found; give a run directory of attn train")
+    records = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # attn report would skip it with a note; an archive leaves it out
+        if r.get("split") != "train" or r.get("update", 0) % a.every == 0:
+            records.append(r)
+
+    if not any(r.get("split") == "model" for r in records):
+        model = next((p for p in (a.run_dir / "best.attn", a.run_dir / "last.attn") if p.is_file()), None)
+        if model is None:
+            sys.exit(f"archive_run: {a.run_dir} has no model record in its log and no best.attn or last.attn")
+        info = json.loads(subprocess.run([a.attn, "info", "--json", str(model)], check=True,
+                                         capture_output=True, text=True).stdout)
+        records.insert(0, {"split": "model", "update": 0, "elapsed_s": 0.0, "arch": info["config"]["arch"],
+                           "parameters": info["parameters"], "config": info["config"],
+                           "note": f"added by tools/archive_run.py from {model.name}"})
+
+    a.dest_dir.mkdir(parents=True, exist_ok=True)
+    with open(a.dest_dir / "log.jsonl", "w", encoding="utf-8") as out:
+        for r in records:
+            out.write(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n")
+    kept = ["log.jsonl"]
+    for f in sorted(a.run_dir.glob("score*.json")) + sorted(a.run_dir.glob("score*.txt")) + [a.run_dir / "train.log"]:
+        if f.is_file():
+            shutil.copy2(f, a.dest_dir / f.name)
+            kept.append(f.name)
+    print(f"{a.dest_dir}: {', '.join(kept)} ({len(records)} log records)")
+
+
+if __name__ == "__main__":
+    main()
