@@ -32,7 +32,7 @@ ISA_FLAGS_0 :=
 ISA_FLAGS_1 := -mavx2 -mfma -mf16c
 ISA_FLAGS_2 := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mprefer-vector-width=512
 
-CORE_SRC   := $(filter-out src/cli/main.cpp,$(shell find src -name '*.cpp' -not -path 'src/kernels/isa/*'))
+CORE_SRC   := $(filter-out src/cli/main.cpp,$(shell find src -name '*.cpp' -not -path 'src/kernels/isa/*' -not -path 'src/mpi/*'))
 ISA_SRC    := $(wildcard src/kernels/isa/*.cpp)
 CLI_MAIN   := src/cli/main.cpp
 TEST_SRC   := $(shell find tests -name '*.cpp' 2>/dev/null)
@@ -66,22 +66,38 @@ $(LIB): $(CORE_OBJ) $(ISA_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# make MPI=1: ./attn is the MPI build (data-parallel under mpirun; docs/distributed.md).
+MPI      ?= 0
+MPICXX   ?= mpicxx
+ATTN_BIN := $(BUILD)/attn$(if $(filter 1,$(MPI)),-mpi)
 ifeq ($(SANITIZE),1)
-attn: $(BUILD)/attn
+attn: $(ATTN_BIN)
 else
-attn: $(BUILD)/attn
+attn: $(ATTN_BIN)
 	@cp $< $@
 endif
 
 $(BUILD)/attn: $(BUILD)/$(CLI_MAIN:.cpp=.o) $(LIB)
 	$(CXX) $^ $(LDFLAGS) -o $@
 
+# The MPI communicator is linked before libattn, so the archive's
+# single-process one (src/train/communicator_single.cpp) is not pulled in.
+$(BUILD)/mpi/%.o: src/mpi/%.cpp | $(DEPS_OK)
+	@bash tools/ensure-deps.sh mpi
+	@mkdir -p $(dir $@)
+	$(MPICXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/attn-mpi: $(BUILD)/$(CLI_MAIN:.cpp=.o) $(BUILD)/mpi/communicator_mpi.o $(LIB)
+	$(MPICXX) $^ $(LDFLAGS) -o $@
+
 $(BUILD)/attn_tests: $(TEST_OBJ) $(LIB)
 	$(CXX) $^ $(LDFLAGS) -o $@
 
-# The suite runs the CLI too, so it needs the binary of the same build.
-test: $(BUILD)/attn_tests $(BUILD)/attn
-	@ATTN_BIN=$(BUILD)/attn bash tools/run-tests.sh $(BUILD)/attn_tests $(TEST_ARGS)
+# The suite runs the CLI too, so it needs the binary of the same build; and,
+# when MPI is installed (not under the sanitizers), the MPI build for [mpi].
+MPI_TEST_BIN := $(if $(and $(shell command -v $(MPICXX) 2>/dev/null),$(filter 0,$(SANITIZE))),$(BUILD)/attn-mpi)
+test: $(BUILD)/attn_tests $(BUILD)/attn $(MPI_TEST_BIN)
+	@ATTN_BIN=$(BUILD)/attn ATTN_MPI_BIN=$(MPI_TEST_BIN) bash tools/run-tests.sh $(BUILD)/attn_tests $(TEST_ARGS)
 
 # Benchmarks: OpenBLAS is linked into the benchmark program only.
 BENCH_FLAGS := -I/usr/include/x86_64-linux-gnu/openblas-pthread
@@ -118,7 +134,7 @@ fuzz:
 clean:
 	rm -rf build build-sanitize build-fuzz attn
 
--include $(CORE_OBJ:.o=.d) $(ISA_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/$(CLI_MAIN:.cpp=.d)
+-include $(CORE_OBJ:.o=.d) $(ISA_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/$(CLI_MAIN:.cpp=.d) $(BUILD)/mpi/communicator_mpi.d
 
 # ---- PyTorch twin cross-check (owner: tools/twin; run by hand, not by `make test`) ----
 #   make twin-check    attn vs the PyTorch twin: log-probs, loss and gradients on fixed batches

@@ -4,6 +4,7 @@
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/model/config.h"
+#include "attn/train/communicator.h"
 #include "attn/train/trainer.h"
 
 namespace attn::cli {
@@ -27,6 +28,7 @@ struct TrainFlags {
   bool share_all = true, share_decoder_output = true;
   double max_time_minutes = 0;
   std::string save_dir = "runs/default", log_json, resume;
+  bool update_freq_given = false;
 };
 
 // The file for one side of one split: --train-src FILE, else --train PREFIX + ".<src>".
@@ -77,7 +79,16 @@ int run(TrainFlags& f) {
   // The JSON log lives with the run by default, so `attn report SAVE_DIR` works on every run.
   o.log_json = f.log_json.empty() ? std::filesystem::path(f.save_dir) / "log.jsonl" : std::filesystem::path(f.log_json);
   o.resume = f.resume;
-  const train::TrainResult r = train::run_training(o);
+  // Under mpirun each rank computes one batch of every update unless --update-freq says otherwise.
+  train::Communicator& comm = train::Communicator::world();
+  if (comm.size() > 1 && !f.update_freq_given) o.update_freq = comm.size();
+  train::TrainResult r;
+  try {
+    r = train::run_training(o);
+  } catch (const Error& e) {
+    if (comm.size() == 1) throw;
+    comm.abort(e.what(), 2);  // one rank's error must end every rank, not leave them waiting
+  }
   // As a shell reports a process killed by the signal: 128 + its number (130 for SIGINT).
   return r.interrupted ? 128 + (r.signal ? r.signal : 2) : 0;
 }
@@ -91,7 +102,9 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   CLI::App* sub = app.add_subcommand("train", "Train a model on a parallel corpus");
   sub->footer(
       "Example:\n  attn train --train data/toy/train --valid data/toy/valid --save-dir runs/toy\n"
-      "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint.");
+      "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint.\n"
+      "Data-parallel on several processes or machines (a build with make MPI=1; docs/distributed.md):\n"
+      "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
   add_common_options(*sub, common);
   sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt>");
   sub->add_option("--valid", f.valid_prefix, "validation corpus prefix");
@@ -129,7 +142,10 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--max-len", o.max_len, "skip training pairs with a side longer than this (subwords)")
       ->capture_default_str();
   sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")->capture_default_str();
-  sub->add_option("--update-freq", o.update_freq, "batches per update (gradient accumulation)")->capture_default_str();
+  sub->add_option("--update-freq", o.update_freq,
+                  "batches per update (gradient accumulation; under mpirun -np N the ranks share them, default N)")
+      ->capture_default_str()
+      ->each([&f](const std::string&) { f.update_freq_given = true; });
   sub->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (0: no limit)");
   sub->add_option("--max-updates", o.max_updates, "stop after this many updates (0: no limit)");
   sub->add_option("--max-time", f.max_time_minutes, "stop after this many minutes of training (0: no limit)");

@@ -1,5 +1,6 @@
 #include "attn/model/seq2seq.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "attn/core/error.h"
@@ -98,8 +99,38 @@ const float* Seq2Seq::encode(nn::StepContext& ctx, const std::int32_t* src, std:
   return run_encoder(ctx, src, batch, ts, src_lengths).out;
 }
 
+std::vector<std::pair<std::int64_t, std::int64_t>> Seq2Seq::gradient_chunks() const {
+  // The parameters named prefix*, which are declared (so laid out) together.
+  auto span_of = [this](const std::string& prefix) {
+    std::int64_t begin = params_.total_floats(), end = 0;
+    for (const nn::ParamInfo& p : params_.entries())
+      if (p.name.rfind(prefix, 0) == 0) {
+        begin = std::min(begin, p.offset);
+        end = std::max(end, p.offset + p.shape.numel());
+      }
+    return std::pair{begin, std::max(begin, end)};
+  };
+  std::vector<std::pair<std::int64_t, std::int64_t>> chunks;
+  const bool pre = config_.norm == "pre";
+  if (pre) chunks.push_back(span_of("dec.ln."));
+  for (std::size_t i = decoder_.size(); i-- > 0;) chunks.push_back(span_of("dec." + std::to_string(i) + "."));
+  if (pre) chunks.push_back(span_of("enc.ln."));
+  for (std::size_t i = encoder_.size(); i-- > 0;) chunks.push_back(span_of("enc." + std::to_string(i) + "."));
+  // The rest: whatever no chunk above covers, as maximal ranges in offset order.
+  std::vector<std::pair<std::int64_t, std::int64_t>> covered(chunks);
+  std::sort(covered.begin(), covered.end());
+  std::int64_t at = 0;
+  for (const auto& [begin, end] : covered) {
+    if (begin > at) chunks.emplace_back(at, begin);
+    at = std::max(at, end);
+  }
+  if (at < params_.total_floats()) chunks.emplace_back(at, params_.total_floats());
+  return chunks;
+}
+
 nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing,
-                                       bool backward, float grad_scale) {
+                                       bool backward, float grad_scale,
+                                       const std::function<void(std::size_t)>* gradients_ready) {
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   const bool pre = config_.norm == "pre";
   const StackRun enc = run_encoder(ctx, batch.src.data(), B, ts, batch.src_lengths.data());
@@ -114,11 +145,18 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   ctx.arena.release(before_loss);
   if (!backward) return sums;
 
+  // Gradient chunks are done in gradient_chunks() order.
+  std::size_t chunk = 0;
+  auto chunk_done = [&] {
+    if (gradients_ready) (*gradients_ready)(chunk);
+    ++chunk;
+  };
   // Decoder backward: each layer's temporaries are released once its input gradient is done.
   float* dg = d_dec_out;
   if (pre) {
     dg = ctx.arena.alloc_zeroed(B * tt * d);
     dec_norm_.backward(ctx, dec.norm, d_dec_out, dg);
+    chunk_done();
   }
   float* dmemory = ctx.arena.alloc_zeroed(B * ts * d);
   for (std::size_t i = decoder_.size(); i-- > 0;) {
@@ -126,6 +164,7 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
     const Arena::Mark mark = ctx.arena.mark();
     decoder_[i].backward(ctx, dec.decoder[i], dg, dprev, dmemory);
     ctx.arena.release(mark);
+    chunk_done();
     dg = dprev;
   }
   embed_dropout_.backward(dec.embed_drop, dg);
@@ -136,12 +175,14 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   if (pre) {
     dh = ctx.arena.alloc_zeroed(B * ts * d);
     enc_norm_.backward(ctx, enc.norm, dmemory, dh);
+    chunk_done();
   }
   for (std::size_t i = encoder_.size(); i-- > 0;) {
     float* dprev = ctx.arena.alloc_zeroed(B * ts * d);
     const Arena::Mark mark = ctx.arena.mark();
     encoder_[i].backward(ctx, enc.encoder[i], dh, dprev);
     ctx.arena.release(mark);
+    chunk_done();
     dh = dprev;
   }
   embed_dropout_.backward(enc.embed_drop, dh);

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "attn/model/model_file.h"
 #include "attn/train/batching.h"
 #include "attn/train/checkpoint.h"
+#include "attn/train/communicator.h"
 #include "attn/train/corpus.h"
 #include "attn/train/train_log.h"
 
@@ -60,37 +62,61 @@ struct Validation {
   double loss = 0.0, nll = 0.0, bleu = 0.0;
 };
 
-Validation validate(model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
+// Loss and greedy BLEU on the validation set. With several ranks each takes
+// every size-th batch; the sums and the hypotheses meet on rank 0, which
+// scores BLEU, and every rank gets the same numbers back.
+Validation validate(Communicator& comm, model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
                     const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens) {
   Arena arena;
   Rng rng(0);
   nn::StepContext ctx{model.params(), arena, rng, false};
-  Validation v;
-  double loss = 0.0, nll = 0.0;
-  std::int64_t tokens = 0;
-  std::vector<std::string> hypotheses(valid.examples.size());
+  double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, tokens
+  std::string mine;                  // "index length text" for each of this rank's sentences
   const auto batches = plan_batches(valid.examples, max_tokens, 0, 0, false);
   decode::SearchOptions search;
   search.beam = 1;
-  for (const BatchIndices& indices : batches) {
+  for (std::size_t b = static_cast<std::size_t>(comm.rank()); b < batches.size(); b += static_cast<std::size_t>(comm.size())) {
+    const BatchIndices& indices = batches[b];
     arena.reset();
     const model::Batch batch = gather_batch(valid.examples, indices);
-    const nn::LossSums sums = model.forward_backward(ctx, batch, label_smoothing, false, 0.0f);
-    loss += sums.loss;
-    nll += sums.nll;
-    tokens += sums.tokens;
+    const nn::LossSums loss = model.forward_backward(ctx, batch, label_smoothing, false, 0.0f);
+    sums[0] += loss.loss;
+    sums[1] += loss.nll;
+    sums[2] += static_cast<double>(loss.tokens);
     std::vector<std::vector<std::int32_t>> sources;
     for (std::int64_t i : indices) sources.push_back(valid.examples[i].src);
     arena.reset();
     const auto hyps = decode::greedy_search(ctx, model, sources, search);
-    for (std::size_t k = 0; k < indices.size(); ++k) hypotheses[indices[k]] = bpe.decode(hyps[k].tokens);
+    for (std::size_t k = 0; k < indices.size(); ++k) {
+      const std::string text = bpe.decode(hyps[k].tokens);  // any bytes: length-prefixed
+      mine += std::to_string(indices[k]) + ' ' + std::to_string(text.size()) + ' ' + text;
+    }
   }
-  v.loss = tokens ? loss / static_cast<double>(tokens) : 0.0;
-  v.nll = tokens ? nll / static_cast<double>(tokens) : 0.0;
-  std::vector<std::string> refs;
-  for (std::int64_t line : valid.line) refs.push_back(references[static_cast<std::size_t>(line)]);
-  const std::vector<std::vector<std::string>> streams{refs};
-  v.bleu = eval::Bleu().corpus_score(hypotheses, streams).score;
+  comm.sum(sums);
+  Validation v;
+  v.loss = sums[2] > 0 ? sums[0] / sums[2] : 0.0;
+  v.nll = sums[2] > 0 ? sums[1] / sums[2] : 0.0;
+  double bleu[1] = {0.0};
+  const std::vector<std::string> parts = comm.gather(mine);
+  if (comm.is_root()) {
+    std::vector<std::string> hypotheses(valid.examples.size());
+    for (const std::string& part : parts) {
+      std::size_t at = 0;
+      while (at < part.size()) {
+        const std::size_t space = part.find(' ', at), second = part.find(' ', space + 1);
+        const std::size_t index = std::stoull(part.substr(at, space - at));
+        const std::size_t length = std::stoull(part.substr(space + 1, second - space - 1));
+        hypotheses[index] = part.substr(second + 1, length);
+        at = second + 1 + length;
+      }
+    }
+    std::vector<std::string> refs;
+    for (std::int64_t line : valid.line) refs.push_back(references[static_cast<std::size_t>(line)]);
+    const std::vector<std::vector<std::string>> streams{refs};
+    bleu[0] = eval::Bleu().corpus_score(hypotheses, streams).score;
+  }
+  comm.sum(bleu);  // rank 0's score to every rank
+  v.bleu = bleu[0];
   return v;
 }
 
@@ -138,6 +164,15 @@ void remove_stale_temporaries(const fs::path& dir) {
   }
 }
 
+// The dropout stream of batch `batch` of epoch `epoch`: a Philox counter
+// range of its own (2^28 blocks, far more than a batch draws), so whichever
+// rank computes a batch draws the same masks, and a run resumed with another
+// number of ranks stays the same run.
+RngState batch_rng_state(std::uint64_t seed, std::int64_t epoch, std::int64_t batch) {
+  const std::uint64_t key = (static_cast<std::uint64_t>(epoch) << 20) + static_cast<std::uint64_t>(batch);
+  return {seed, key << 28, 0};
+}
+
 // Keeps the newest `keep` files named ckpt.<update>.attn in dir.
 void prune_periodic(const fs::path& dir, std::int64_t keep) {
   const std::vector<fs::path> found = periodic_checkpoints(dir);
@@ -154,10 +189,13 @@ TrainResult run_training(const TrainOptions& o) {
   fs::create_directories(o.save_dir, ec);
   require(!ec && fs::is_directory(o.save_dir), o.save_dir.string() + ": cannot create the save directory (" +
                                                    ec.message() + ")");
-  TrainLog log(o.log_json, o.quiet);
+  Communicator& comm = Communicator::world();
+  const bool root = comm.is_root();  // rank 0 alone logs and writes files
+  TrainLog log(root ? o.log_json : fs::path(), o.quiet || !root);
   StopSignals signals;
   const PausePoint pause = parse_pause_point(o.test_pause_at);
-  remove_stale_temporaries(o.save_dir);
+  if (root) remove_stale_temporaries(o.save_dir);
+  if (!comm.describe().empty()) log.message(comm.describe());
 
   // Data (raw text first: a bad corpus fails before any work).
   const ParallelText train_text = read_parallel(o.train_src, o.train_tgt);
@@ -215,6 +253,9 @@ TrainResult run_training(const TrainOptions& o) {
   Rng rng(0);
   rng.set_state(state.rng);
   nn::StepContext ctx{model->params(), arena, rng, true};
+  // The gradient all-reduce over ranks, chunk by chunk as backward finishes them.
+  Communicator::GradientSum gradient_sum(comm, model->params().grads(), model->gradient_chunks());
+  const std::function<void(std::size_t)> chunk_done = [&](std::size_t chunk) { gradient_sum.start(chunk); };
   TrainResult result;
   result.last = last_path;
   result.best = best_path;
@@ -227,12 +268,12 @@ TrainResult run_training(const TrainOptions& o) {
   auto save_last = [&] {
     state.rng = rng.state();
     state.elapsed_s = elapsed();
-    save_checkpoint(last_path, *model, bpe, state, optimizer.get());
+    if (root) save_checkpoint(last_path, *model, bpe, state, optimizer.get());
   };
 
   auto run_validation = [&]() -> bool {  // returns true when patience is exhausted
     if (pause.at("valid", state.update)) pause_for_signal(o.save_dir, signals);
-    const Validation v = validate(*model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens);
+    const Validation v = validate(comm, *model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens);
     state.last_valid_bleu = v.bleu;
     state.last_valid_loss = v.loss;
     LogRecord r;
@@ -257,6 +298,7 @@ TrainResult run_training(const TrainOptions& o) {
       ++state.bad_validations;
     }
     save_last();
+    if (!root) return o.patience > 0 && state.bad_validations >= o.patience;
     if (improved) save_checkpoint(best_path, *model, bpe, state, nullptr);
     if (o.keep_last > 0) {
       save_checkpoint(o.save_dir / ("ckpt." + std::to_string(state.update) + ".attn"), *model, bpe, state,
@@ -266,8 +308,20 @@ TrainResult run_training(const TrainOptions& o) {
     return o.patience > 0 && state.bad_validations >= o.patience;
   };
 
+  // Every rank stops at the same update: rank 0's clock and any rank's signal decide.
+  auto agreed_elapsed = [&] {
+    double t[1] = {root ? elapsed() : 0.0};
+    comm.sum(t);
+    return t[0];
+  };
+  auto stop_requested = [&] {
+    double requested[1] = {signals.requested() ? 1.0 : 0.0};
+    comm.sum(requested);
+    return requested[0] > 0.0;
+  };
   auto limits_reached = [&] {
-    return (o.max_updates > 0 && state.update >= o.max_updates) || (o.max_time_s > 0 && elapsed() >= o.max_time_s);
+    return (o.max_updates > 0 && state.update >= o.max_updates) ||
+           (o.max_time_s > 0 && agreed_elapsed() >= o.max_time_s);
   };
 
   // Progress window for tokens/s.
@@ -282,7 +336,7 @@ TrainResult run_training(const TrainOptions& o) {
     const std::int64_t n_batches = static_cast<std::int64_t>(batches.size());
     while (state.batch_in_epoch < n_batches) {
       if (pause.at("update", state.update)) pause_for_signal(o.save_dir, signals);
-      if (signals.requested() || (o.stop_after_updates > 0 && updates_this_run >= o.stop_after_updates)) {
+      if (stop_requested() || (o.stop_after_updates > 0 && updates_this_run >= o.stop_after_updates)) {
         save_last();
         log.message("stopped: a resumable checkpoint is in " + last_path.string());
         log.ended(state.update, elapsed(), "interrupted");
@@ -291,19 +345,30 @@ TrainResult run_training(const TrainOptions& o) {
         result.updates = state.update;
         return result;
       }
-      // One update over update_freq batches, gradients summed then averaged per token.
+      // One update over the next update_freq batches. Rank r computes those at
+      // k ≡ r (mod ranks); the gradients are summed over ranks (the last of a
+      // rank's batches starts that as backward goes), then averaged per token.
       model->params().zero_grads();
-      std::int64_t tokens = 0;
-      double loss = 0.0, nll = 0.0;
-      for (std::int64_t k = 0; k < o.update_freq && state.batch_in_epoch < n_batches; ++k) {
+      const std::int64_t first = state.batch_in_epoch, count = std::min(o.update_freq, n_batches - first);
+      std::int64_t last_mine = -1;
+      for (std::int64_t k = comm.rank(); k < count; k += comm.size()) last_mine = k;
+      double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
+      for (std::int64_t k = comm.rank(); k < count; k += comm.size()) {
         arena.reset();
-        const model::Batch batch = gather_batch(train.examples, batches[state.batch_in_epoch]);
-        const nn::LossSums sums = model->forward_backward(ctx, batch, o.label_smoothing, true, 1.0f);
-        tokens += sums.tokens;
-        loss += sums.loss;
-        nll += sums.nll;
-        ++state.batch_in_epoch;
+        rng.set_state(batch_rng_state(state.rng.seed, state.epoch, first + k));
+        const model::Batch batch = gather_batch(train.examples, batches[first + k]);
+        const nn::LossSums batch_sums = model->forward_backward(ctx, batch, o.label_smoothing, true, 1.0f,
+                                                                k == last_mine ? &chunk_done : nullptr);
+        sums[0] += batch_sums.loss;
+        sums[1] += batch_sums.nll;
+        sums[2] += static_cast<double>(batch_sums.tokens);
       }
+      gradient_sum.finish();
+      comm.sum(sums);
+      state.batch_in_epoch = first + count;
+      double loss = sums[0];
+      const double nll = sums[1];
+      const auto tokens = static_cast<std::int64_t>(sums[2]);
       auto grads = model->params().grads();
       kernels::scale(grads.data(), 1.0f / static_cast<float>(std::max<std::int64_t>(tokens, 1)),
                      static_cast<std::int64_t>(grads.size()));

@@ -1,5 +1,6 @@
-// The attn binary of this build (ATTN_BIN) as a real child process that a
-// test can signal: spawned without a shell, stdout and stderr to one file.
+// The attn binary of this build (ATTN_BIN), or another program, as a real
+// child process that a test can signal: spawned without a shell, stdout and
+// stderr appended to one file.
 #pragma once
 #include <catch2/catch.hpp>
 
@@ -22,9 +23,11 @@ namespace attn::test {
 
 class ChildProcess {
  public:
-  ChildProcess(const std::vector<std::string>& args, const std::filesystem::path& output) {
-    const char* bin = std::getenv("ATTN_BIN");
-    REQUIRE(bin != nullptr);  // set by `make test`; run the suite through make
+  // program: ATTN_BIN (set by `make test`) when null.
+  ChildProcess(const std::vector<std::string>& args, const std::filesystem::path& output,
+               const char* program = nullptr) {
+    const char* bin = program ? program : std::getenv("ATTN_BIN");
+    REQUIRE(bin != nullptr);  // run the suite through make
     std::vector<std::string> words{bin};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -49,6 +52,7 @@ class ChildProcess {
   }
 
   void signal(int sig) const { REQUIRE(::kill(pid_, sig) == 0); }
+  bool running() const { return pid_ > 0; }
 
   // The exit status, or −N when signal N killed it.
   int wait() {

@@ -3,6 +3,7 @@
 // training, and the incremental decoder used by translate and attend.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,8 +51,18 @@ class Seq2Seq {
 
   // Teacher-forced forward over a batch; the loss summed over target tokens.
   // When backward, accumulates grad_scale · ∂loss/∂θ into params().grads().
+  // gradients_ready(i), when given, is called as chunk i of gradient_chunks()
+  // receives its last contribution (the data-parallel all-reduce starts it).
   nn::LossSums forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing, bool backward,
-                                float grad_scale);
+                                float grad_scale,
+                                const std::function<void(std::size_t)>* gradients_ready = nullptr);
+
+  // The flat gradient buffer as [begin, end) float ranges, in the order
+  // backward finishes them: dec.ln, dec.L−1 … dec.0, enc.ln, enc.L−1 … enc.0
+  // (the norms with pre-norm only), then the rest (embeddings, output
+  // projection), whose gradient grows until backward ends. They cover the
+  // buffer exactly once.
+  std::vector<std::pair<std::int64_t, std::int64_t>> gradient_chunks() const;
 
   // src: [B, Ts] → memory [B·Ts, d] in ctx.arena.
   const float* encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
