@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "attn/core/error.h"
+#include "attn/core/format.h"
 #include "attn/decode/search.h"
 #include "attn/eval/bleu.h"
 #include "attn/kernels/elementwise.h"
@@ -447,6 +448,9 @@ TrainResult run_training(const TrainOptions& o) {
   }
   result.updates = state.update;
   result.best_metric = state.best_metric;
+  if (comm.size() > 1)
+    log.message("all-reduce: waited " + format_fixed(gradient_sum.wait_seconds(), 2) + " s for the gradient sums over " +
+                std::to_string(updates_this_run) + " updates");
   log.ended(state.update, elapsed(), "finished");
   log.message("done: " + std::to_string(state.update) + " updates; best " + o.best_metric + " " +
               std::to_string(o.best_metric == "bleu" ? state.best_metric : -state.best_metric) + " at update " +
