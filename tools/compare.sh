@@ -11,10 +11,13 @@
 # (tools/archive_run.py: log, scores, train.log; no model files), an arch
 # already in DIR counts as finished, and the report reads DIR/<arch> for the
 # runs that are no longer in runs/compare (a comparison spread over machines).
-#   [COMPARE_ARCHIVE=docs/runs/m30k-60min] tools/compare.sh [MULTI30K_DIR] [MINUTES] [ARCHS...]
+# With COMPARE_COMMIT=SHA every arch trains with the attn (and scripts) of
+# that commit, built in a worktree of its own (runs/compare-tree-SHA), so a
+# comparison spread over days stays fair while the code moves on.
+#   [COMPARE_ARCHIVE=docs/runs/m30k-60min] [COMPARE_COMMIT=SHA] tools/compare.sh [MULTI30K_DIR] [MINUTES] [ARCHS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-data=${1:-../shared/data/multi30k}
+data=$(realpath "${1:-../shared/data/multi30k}")
 minutes=${2:-60}
 shift $(( $# > 2 ? 2 : $# )) || true
 archs=("$@")
@@ -22,6 +25,13 @@ archs=("$@")
 root=runs/compare
 archive=${COMPARE_ARCHIVE:-}
 mkdir -p "$root"
+trainer=.  # where quality_m30k.sh and its attn come from
+if [ -n "${COMPARE_COMMIT:-}" ]; then
+  trainer=runs/compare-tree-$COMPARE_COMMIT
+  [ -d "$trainer" ] || git worktree add --detach "$trainer" "$COMPARE_COMMIT" >&2
+  ln -sfn "$(pwd)/runs" "$trainer/runs"  # its runs/compare is this one
+  echo "== training with attn at commit $(git -C "$trainer" rev-parse --short HEAD)"
+fi
 runs=()
 for arch in "${archs[@]}"; do
   done_file=score.avg5.${minutes}min.txt
@@ -33,7 +43,7 @@ for arch in "${archs[@]}"; do
     continue
   else
     echo "== $arch: training for $minutes minutes in $root/$arch"
-    QUALITY_MINUTES="20 $minutes" tools/quality_m30k.sh "$data" "$root/$arch" "$arch"
+    (cd "$trainer" && QUALITY_MINUTES="20 $minutes" tools/quality_m30k.sh "$data" "$root/$arch" "$arch")
   fi
   runs+=("$root/$arch")
   if [ -n "$archive" ] && [ ! -f "$archive/$arch/$done_file" ]; then
