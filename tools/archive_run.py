@@ -40,15 +40,27 @@ def main():
         if r.get("split") != "train" or r.get("update", 0) % a.every == 0:
             records.append(r)
 
+    def info(model):
+        return json.loads(subprocess.run([a.attn, "info", "--json", str(model)], check=True,
+                                         capture_output=True, text=True).stdout)
+
     if not any(r.get("split") == "model" for r in records):
         model = next((p for p in (a.run_dir / "best.attn", a.run_dir / "last.attn") if p.is_file()), None)
         if model is None:
             sys.exit(f"archive_run: {a.run_dir} has no model record in its log and no best.attn or last.attn")
-        info = json.loads(subprocess.run([a.attn, "info", "--json", str(model)], check=True,
-                                         capture_output=True, text=True).stdout)
-        records.insert(0, {"split": "model", "update": 0, "elapsed_s": 0.0, "arch": info["config"]["arch"],
-                           "parameters": info["parameters"], "config": info["config"],
+        i = info(model)
+        records.insert(0, {"split": "model", "update": 0, "elapsed_s": 0.0, "arch": i["config"]["arch"],
+                           "parameters": i["parameters"], "config": i["config"],
                            "note": f"added by tools/archive_run.py from {model.name}"})
+    # A run that ended before the trainer logged "end" records: last.attn saved
+    # after the last logged update means it finished (else it was killed).
+    last = a.run_dir / "last.attn"
+    if records[-1].get("split") != "end" and last.is_file():
+        state = info(last).get("train_state", {})
+        logged = max(r.get("update", 0) for r in records)
+        if state.get("update") == logged:
+            records.append({"split": "end", "update": logged, "elapsed_s": state["elapsed_s"], "reason": "finished",
+                            "note": "added by tools/archive_run.py: last.attn holds the last logged update"})
 
     a.dest_dir.mkdir(parents=True, exist_ok=True)
     with open(a.dest_dir / "log.jsonl", "w", encoding="utf-8") as out:
