@@ -2,6 +2,7 @@
 // MPI_THREAD_FUNNELED (OpenMP threads compute, only the main thread talks)
 // and finalised at exit. Errors inside MPI end the job (MPI_ERRORS_ARE_FATAL):
 // when a rank dies, mpirun ends the others and names the rank.
+#define OMPI_SKIP_MPICXX 1  // the C API only; its C++ bindings do not compile warning-free
 #include <mpi.h>
 #include <unistd.h>
 

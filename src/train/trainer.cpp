@@ -255,8 +255,21 @@ TrainResult run_training(const TrainOptions& o) {
   rng.set_state(state.rng);
   nn::StepContext ctx{model->params(), arena, rng, true};
   // The gradient all-reduce over ranks, chunk by chunk as backward finishes them.
-  Communicator::GradientSum gradient_sum(comm, model->params().grads(), model->gradient_chunks());
-  const std::function<void(std::size_t)> chunk_done = [&](std::size_t chunk) { gradient_sum.start(chunk); };
+  const std::vector<std::pair<std::int64_t, std::int64_t>> chunks = model->gradient_chunks();
+  Communicator::GradientSum gradient_sum(comm, model->params().grads(), chunks);
+  // A rank's second and later batches of an update are computed from zero
+  // gradients and added to the sum of the earlier ones (kept in `earlier`),
+  // so one process with --update-freq 2 adds g0 + g1 exactly as 2 ranks' sum does.
+  std::vector<float> earlier;
+  bool add_earlier = false;
+  const std::function<void(std::size_t)> chunk_done = [&](std::size_t chunk) {
+    if (add_earlier) {
+      const auto [begin, end] = chunks[chunk];
+      float* g = model->params().grads().data();
+      kernels::add(earlier.data() + begin, g + begin, g + begin, end - begin);
+    }
+    gradient_sum.start(chunk);
+  };
   TrainResult result;
   result.last = last_path;
   result.best = best_path;
@@ -354,7 +367,15 @@ TrainResult run_training(const TrainOptions& o) {
       std::int64_t last_mine = -1;
       for (std::int64_t k = comm.rank(); k < count; k += comm.size()) last_mine = k;
       double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
+      add_earlier = false;
       for (std::int64_t k = comm.rank(); k < count; k += comm.size()) {
+        if (k > comm.rank()) {  // not this rank's first batch of the update
+          auto g = model->params().grads();
+          if (!add_earlier) earlier.assign(g.begin(), g.end());
+          else kernels::add(earlier.data(), g.data(), earlier.data(), static_cast<std::int64_t>(g.size()));
+          model->params().zero_grads();
+          add_earlier = true;
+        }
         arena.reset();
         rng.set_state(batch_rng_state(state.rng.seed, state.epoch, first + k));
         const model::Batch batch = gather_batch(train.examples, batches[first + k]);
@@ -364,6 +385,7 @@ TrainResult run_training(const TrainOptions& o) {
         sums[1] += batch_sums.nll;
         sums[2] += static_cast<double>(batch_sums.tokens);
       }
+      for (std::size_t chunk = gradient_sum.started(); chunk < chunks.size(); ++chunk) chunk_done(chunk);
       gradient_sum.finish();
       comm.sum(sums);
       state.batch_in_epoch = first + count;

@@ -32,11 +32,13 @@ const char* mpi_binary() {
   return bin && *bin ? bin : nullptr;
 }
 
-// mpirun as root, in a container, both ranks on this machine's cores.
-std::string mpirun(int ranks) {
-  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none "
-         "mpirun --oversubscribe --bind-to none -np " +
-         std::to_string(ranks) + " " + mpi_binary() + " ";
+// A shell command line that runs mpirun as root, in a container, with both
+// ranks on this machine's cores; `exec` replaces the shell with mpirun.
+std::string mpirun(int ranks, bool exec = false) {
+  return std::string("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                     "OMPI_MCA_btl_vader_single_copy_mechanism=none; ") +
+         (exec ? "exec " : "") + "mpirun --oversubscribe --bind-to none -np " + std::to_string(ranks) + " " +
+         mpi_binary() + " ";
 }
 
 // Runs `attn train` with these flags on 1 process (the default build) or
@@ -131,7 +133,7 @@ TEST_CASE("mpi: a rank that dies ends the job with a message naming it; last.att
   test::write_tiny_corpus(dir.path(), "valid", 20, 4);
   const fs::path run = dir.path() / "run", out = dir.path() / "mpirun.out";
   std::vector<std::string> args = test::tiny_train_args(dir.path(), "run", {"--valid-every", "2", "--log-every", "1"});
-  const std::string command = "exec " + mpirun(2) + test::shell_words(args) + " >" + out.string() + " 2>&1";
+  const std::string command = mpirun(2, true) + test::shell_words(args) + " >" + out.string() + " 2>&1";
   test::ChildProcess job({"-c", command}, dir.path() / "sh.out", "/bin/sh");
   REQUIRE(job.wait_until([&] { return fs::exists(run / "last.attn") && fs::exists(run / "best.attn"); }));
   // The ranks are the processes whose command line starts with the MPI binary and names this run.

@@ -541,8 +541,13 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
     std::string line;
     std::int64_t lines = 0;
     double peak = 0;  // over every line: the superseded process was part of the run
+    std::vector<std::string> frame;  // the model and end records, in order
     while (std::getline(log, line)) {
       const json j = json::parse(line);
+      if (j["split"] == "model" || j["split"] == "end") {
+        frame.push_back(j["split"].get<std::string>());
+        continue;
+      }
       (j["split"] == "train" ? train_lines : valid_lines)[j["update"].get<std::int64_t>()] = j;
       REQUIRE(j.contains("peak_rss_mb"));  // the trainer logs its peak memory
       peak = std::max(peak, j["peak_rss_mb"].get<double>());
@@ -550,6 +555,10 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
     }
     REQUIRE(train_lines.size() == 12);
     REQUIRE(valid_lines.size() == 3);
+    // Each process framed its part with a model and an end record (run two had three processes).
+    std::vector<std::string> framed;
+    for (int process = 0; process < (k == 1 ? 3 : 1); ++process) framed.insert(framed.end(), {"model", "end"});
+    REQUIRE(frame == framed);
     if (k == 1) {
       REQUIRE(lines == 12 + 4 + 3 + 1);  // updates 5..8 and the validation at 8 twice
       REQUIRE(has_note(run, "resumed"));

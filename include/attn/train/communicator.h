@@ -51,6 +51,7 @@ class Communicator {
     GradientSum& operator=(const GradientSum&) = delete;
     ~GradientSum();
     void start(std::size_t chunk);
+    std::size_t started() const { return next_; }  // chunks [0, started()) are in flight or done
     void finish();
     double wait_seconds() const { return wait_s_; }  // spent blocked in finish(), over all calls
 
