@@ -34,8 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto [src_bytes, tgt_bytes] = fuzz::split_once(fuzz::as_text(data, size), "\n\x01\n");
   const model::Seq2Seq& model = fuzz::tiny_model();
   const text::Bpe& bpe = fuzz::tiny_bpe();
-  static std::FILE* const quiet = std::freopen("/dev/null", "w", stderr);  // encode_lines warns on stderr
-  (void)quiet;
   try {
     const std::vector<std::string> lines = cli::read_input(fuzz::write_scratch("attend.src", src_bytes).string());
     std::vector<std::string> target_lines = cli::read_input(fuzz::write_scratch("attend.tgt", tgt_bytes).string());

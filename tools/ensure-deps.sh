@@ -24,7 +24,7 @@ fi
 if [ "$what" = fuzz ]; then
   command -v clang++ >/dev/null || missing+=(clang)
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
-  ls /usr/lib/llvm-*/include/omp.h /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || missing+=(libomp-dev)
+  ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || missing+=(libomp-dev)
 fi
 if [ "$what" = mpi ]; then
   command -v mpicxx >/dev/null || missing+=(libopenmpi-dev)

@@ -18,7 +18,8 @@ mkdir -p build-fuzz/artifacts
 
 run_target() {  # target
   mkdir -p "build-fuzz/corpus/$1"
-  build-fuzz/fuzz_"$1" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+  # -close_fd_mask=2: the targets' own stderr (attn's warnings) is closed; libFuzzer reports on a copy.
+  build-fuzz/fuzz_"$1" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 -close_fd_mask=2 \
     -artifact_prefix="build-fuzz/artifacts/$1-" "build-fuzz/corpus/$1" "fuzz/seeds/$1" > "build-fuzz/$1.log" 2>&1
 }
 pids=() failed=0
