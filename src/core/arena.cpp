@@ -49,7 +49,12 @@ void Arena::release(const Mark& m) {
 
 void Arena::reset() {
   if (blocks_.size() > 1 || (!blocks_.empty() && blocks_.back().size < high_water_)) {
-    const std::size_t size = round_to_line(high_water_);
+    // A quarter more than the high-water mark: batches vary in size, and
+    // every merge is a fresh block whose pages the next step faults in again
+    // (measured: 20.9 M minor faults, 12% system time in 20 minutes of
+    // Multi30k training when the block was sized to the mark exactly).
+    // Pages of the headroom that are never touched cost no memory.
+    const std::size_t size = round_to_line(high_water_ + high_water_ / 4);
     blocks_.clear();
     blocks_.push_back({allocate_floats(size), size, 0});
   } else if (!blocks_.empty()) {
