@@ -66,9 +66,11 @@ struct Validation {
 // Loss and greedy BLEU on the validation set. With several ranks each takes
 // every size-th batch; the sums and the hypotheses meet on rank 0, which
 // scores BLEU, and every rank gets the same numbers back.
+// arena: the training step's, free between updates (a fresh one would fault
+// its pages in again at every validation).
 Validation validate(Communicator& comm, model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
-                    const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens) {
-  Arena arena;
+                    const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens,
+                    Arena& arena) {
   Rng rng(0);
   nn::StepContext ctx{model.params(), arena, rng, false};
   double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, tokens
@@ -287,7 +289,7 @@ TrainResult run_training(const TrainOptions& o) {
 
   auto run_validation = [&]() -> bool {  // returns true when patience is exhausted
     if (pause.at("valid", state.update)) pause_for_signal(o.save_dir, signals);
-    const Validation v = validate(comm, *model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens);
+    const Validation v = validate(comm, *model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens, arena);
     state.last_valid_bleu = v.bleu;
     state.last_valid_loss = v.loss;
     LogRecord r;
