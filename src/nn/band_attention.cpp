@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "attn/kernels/rows.h"
+
 namespace attn::nn {
 
 namespace {
@@ -21,62 +23,6 @@ RowRange row_range(const BandDims& d, std::int64_t h, std::int64_t i, std::int64
           std::max<std::int64_t>(0, i - d.left), std::min<std::int64_t>(len, i + d.right + 1)};
 }
 
-// out[c] = scale · (a · key_c) for `count` keys spaced `stride` floats apart,
-// each of length dh. Four keys per pass give four independent accumulator
-// chains (one dot of 64 floats alone is bound by the add latency); `omp simd
-// reduction` lets the compiler vectorise the sums over dh, in a fixed order.
-void scaled_dots(const float* a, const float* key, std::int64_t stride, std::int64_t count, std::int64_t dh,
-                 float scale, float* out) {
-  std::int64_t c = 0;
-  for (; c + 4 <= count; c += 4) {
-    const float* k0 = key + c * stride;  // [dh] each
-    const float* k1 = k0 + stride;
-    const float* k2 = k1 + stride;
-    const float* k3 = k2 + stride;
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-    for (std::int64_t x = 0; x < dh; ++x) {
-      s0 += a[x] * k0[x];
-      s1 += a[x] * k1[x];
-      s2 += a[x] * k2[x];
-      s3 += a[x] * k3[x];
-    }
-    out[c] = scale * s0;
-    out[c + 1] = scale * s1;
-    out[c + 2] = scale * s2;
-    out[c + 3] = scale * s3;
-  }
-  for (; c < count; ++c) {
-    const float* k0 = key + c * stride;
-    float s0 = 0.0f;
-#pragma omp simd reduction(+ : s0)
-    for (std::int64_t x = 0; x < dh; ++x) s0 += a[x] * k0[x];
-    out[c] = scale * s0;
-  }
-}
-
-// y[0..dh) += Σ_c coef[c] · rows[c·stride + 0..dh) for `count` rows: four
-// rows per pass, so y is loaded and stored once per four rows, not per row.
-void accumulate_rows(const float* coef, const float* rows, std::int64_t stride, std::int64_t count,
-                     std::int64_t dh, float* y) {
-  std::int64_t c = 0;
-  for (; c + 4 <= count; c += 4) {
-    const float a0 = coef[c], a1 = coef[c + 1], a2 = coef[c + 2], a3 = coef[c + 3];
-    const float* r0 = rows + c * stride;  // [dh] each
-    const float* r1 = r0 + stride;
-    const float* r2 = r1 + stride;
-    const float* r3 = r2 + stride;
-#pragma omp simd
-    for (std::int64_t x = 0; x < dh; ++x) y[x] += a0 * r0[x] + a1 * r1[x] + a2 * r2[x] + a3 * r3[x];
-  }
-  for (; c < count; ++c) {
-    const float a0 = coef[c];
-    const float* r0 = rows + c * stride;
-#pragma omp simd
-    for (std::int64_t x = 0; x < dh; ++x) y[x] += a0 * r0[x];
-  }
-}
-
 // One query row (b, h, i) against its band: q_row [dh] → out_row [dh] and
 // p_row [N, M], both written. Shared by the batch forward and decoding steps.
 void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, const HeadsView& v, std::int64_t b,
@@ -91,7 +37,7 @@ void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, cons
   float max_logit = -std::numeric_limits<float>::infinity();
   for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
     float* logits = p_row + (s - h + n) * M + first_slot;  // [count]
-    scaled_dots(q_row, k.at(b, r.j_lo) + s * dh, k.row_stride, count, dh, scale, logits);
+    kernels::strided_dots(q_row, k.at(b, r.j_lo) + s * dh, k.row_stride, count, dh, scale, logits);
     for (std::int64_t c = 0; c < count; ++c) max_logit = std::max(max_logit, logits[c]);
   }
   float sum = 0.0f;
@@ -108,7 +54,7 @@ void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, cons
   for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
     float* p = p_row + (s - h + n) * M + first_slot;
     for (std::int64_t c = 0; c < count; ++c) p[c] *= inv_sum;
-    accumulate_rows(p, v.at(b, r.j_lo) + s * dh, v.row_stride, count, dh, out_row);
+    kernels::accumulate_rows(p, v.at(b, r.j_lo) + s * dh, v.row_stride, count, dh, out_row);
   }
 }
 
@@ -176,13 +122,13 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
         float c = 0.0f;  // Σ a·ga over the row
         for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
           const std::int64_t at = (s - h + n) * M + first_slot;
-          scaled_dots(g, v.at(b, r.j_lo) + s * dh, v.row_stride, count, dh, 1.0f, ds_row + at);
+          kernels::strided_dots(g, v.at(b, r.j_lo) + s * dh, v.row_stride, count, dh, 1.0f, ds_row + at);
           for (std::int64_t e = 0; e < count; ++e) c += p_row[at + e] * ds_row[at + e];
         }
         for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
           const std::int64_t at = (s - h + n) * M + first_slot;
           for (std::int64_t e = 0; e < count; ++e) ds_row[at + e] = scale * p_row[at + e] * (ds_row[at + e] - c);
-          accumulate_rows(ds_row + at, k.at(b, r.j_lo) + s * dh, k.row_stride, count, dh, dq_i);
+          kernels::accumulate_rows(ds_row + at, k.at(b, r.j_lo) + s * dh, k.row_stride, count, dh, dq_i);
         }
       }
     }
@@ -210,8 +156,8 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
               ds_coef[e] = scratch[first + e * (NM - 1)];
               a_coef[e] = probs[first + e * (NM - 1)];
             }
-            accumulate_rows(ds_coef.data(), q.at(b, i_lo) + h * dh, q.row_stride, count, dh, dk_j);
-            accumulate_rows(a_coef.data(), dout.at(b, i_lo) + h * dh, dout.row_stride, count, dh, dv_j);
+            kernels::accumulate_rows(ds_coef.data(), q.at(b, i_lo) + h * dh, q.row_stride, count, dh, dk_j);
+            kernels::accumulate_rows(a_coef.data(), dout.at(b, i_lo) + h * dh, dout.row_stride, count, dh, dv_j);
           }
         }
       }
