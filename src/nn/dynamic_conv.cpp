@@ -10,6 +10,7 @@
 #include "attn/kernels/dropout.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/rows.h"
 #include "attn/kernels/softmax.h"
 
 namespace attn::nn {
@@ -32,11 +33,8 @@ void dynamic_conv_forward(const ConvDims& dims, const float* taps, const float* 
           // Taps whose source s = t+κ−P lies inside [0, len); the others read zeros.
           const std::int64_t lo = std::max<std::int64_t>(0, P - t), hi = std::min<std::int64_t>(K, len - t + P);
           std::fill(acc.begin(), acc.end(), 0.0f);
-          for (std::int64_t kk = lo; kk < hi; ++kk) {
-            const float a = w[kk];
-            const float* vs = v + (b * T + t + kk - P) * ldv + h * dh;  // [dh]
-            for (std::int64_t c = 0; c < dh; ++c) acc[c] += a * vs[c];
-          }
+          if (hi > lo)  // acc += Σ_κ w[κ] · v[s = t+κ−P], the rows [dh] of V at ldv apart
+            kernels::accumulate_rows(w + lo, v + (b * T + t + lo - P) * ldv + h * dh, ldv, hi - lo, dh, acc.data());
           float* o = out + (b * T + t) * ldo + h * dh;  // [dh]
           for (std::int64_t c = 0; c < dh; ++c) o[c] += scale * acc[c];
         }
@@ -64,16 +62,13 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
         }
         const float* w = taps + ((b * T + t) * H + h) * K;  // [k]
         const float* g = dout + (b * T + t) * lddo + h * dh;  // [dh]
-        for (std::int64_t kk = 0; kk < K; ++kk) {
+        // Taps whose source s = t+κ−P lies inside [0, len) get ⟨g, v_s⟩; the others 0.
+        const std::int64_t lo = std::max<std::int64_t>(0, P - t), hi = std::min<std::int64_t>(K, len - t + P);
+        std::fill(dw, dw + K, 0.0f);
+        if (hi > lo) kernels::strided_dots(g, v + (b * T + t + lo - P) * ldv + h * dh, ldv, hi - lo, dh, 1.0f, dw + lo);
+        for (std::int64_t kk = lo; kk < hi; ++kk) {
           const std::int64_t s = t + kk - P;
-          if (s < 0 || s >= len) {
-            dw[kk] = 0.0f;
-            continue;
-          }
-          const float* vs = v + (b * T + s) * ldv + h * dh;  // [dh]
-          float dot = 0.0f;
-          for (std::int64_t c = 0; c < dh; ++c) dot += g[c] * vs[c];
-          dw[kk] = dot;
+          const float dot = dw[kk];
           gate_sum += static_cast<double>(w[kk]) * dot;
           // Data path: position s fed row t through tap κ.
           const float a = scale * w[kk];
