@@ -1,11 +1,13 @@
 #include "attn/core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -14,6 +16,8 @@
 
 namespace attn {
 namespace {
+
+const std::string kTempTag = ".tmp-";  // temporary names: ".<final name>.tmp-<pid>-<n>"
 
 std::filesystem::path directory_of(const std::filesystem::path& path) {
   const std::filesystem::path parent = path.parent_path();
@@ -30,6 +34,17 @@ void sync_directory(const std::filesystem::path& directory) {
 }
 
 }  // namespace
+
+void remove_abandoned_temporaries(const std::filesystem::path& directory) {
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();  // ".<final name>.tmp-<pid>-<n>"
+    const std::size_t tag = name.rfind(kTempTag);
+    if (name.empty() || name[0] != '.' || tag == std::string::npos) continue;
+    const long pid = std::strtol(name.c_str() + tag + kTempTag.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
+  }
+}
 
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   if (final_path_.filename().empty())
@@ -50,7 +65,7 @@ AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
     std::string name = ".";
     name += final_path_.filename().string();
-    name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    name += kTempTag + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     temp_path_ = directory / name;
     // 0666 lets the umask decide the final permissions, as for any new file.
     fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);

@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
 #include "attn/core/format.h"
 #include "attn/decode/search.h"
@@ -154,19 +155,6 @@ void pause_for_signal(const fs::path& save_dir, const StopSignals& signals) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
-// Temporary files of checkpoints (".last.attn.tmp-PID-N") left by a process
-// that was killed while saving: removed when that process is gone.
-void remove_stale_temporaries(const fs::path& dir) {
-  std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const std::size_t tag = name.find(".attn.tmp-");
-    if (name.empty() || name[0] != '.' || tag == std::string::npos) continue;
-    const long pid = std::strtol(name.c_str() + tag + 10, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
-  }
-}
-
 // The dropout stream of batch `batch` of epoch `epoch`: a Philox counter
 // range of its own (2^28 blocks, far more than a batch draws), so whichever
 // rank computes a batch draws the same masks, and a run resumed with another
@@ -197,7 +185,7 @@ TrainResult run_training(const TrainOptions& o) {
   TrainLog log(root ? o.log_json : fs::path(), o.quiet || !root);
   StopSignals signals;
   const PausePoint pause = parse_pause_point(o.test_pause_at);
-  if (root) remove_stale_temporaries(o.save_dir);
+  if (root) remove_abandoned_temporaries(o.save_dir);  // of a process killed while saving
   if (!comm.describe().empty()) log.message(comm.describe());
 
   // Data (raw text first: a bad corpus fails before any work).

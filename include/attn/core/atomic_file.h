@@ -23,6 +23,10 @@
 
 namespace attn {
 
+// Removes the temporary files that AtomicFiles of processes now gone left in
+// `directory` (killed while writing); those of live processes stay.
+void remove_abandoned_temporaries(const std::filesystem::path& directory);
+
 class AtomicFile {
  public:
   explicit AtomicFile(std::filesystem::path final_path);
