@@ -116,8 +116,8 @@ bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa
 	$(BUILD)/bench_gemm
 	$(BUILD)/bench_band
 	$(BUILD)/bench_disa
-	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) bash tools/bench.sh $(M30K); \
-	else echo "bench: $(M30K)/train.de not found: attn vs the PyTorch twin skipped (make bench M30K=DIR)"; fi
+	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) bash tools/bench.sh $(M30K) && bash tools/arch_speed.sh $(M30K); \
+	else echo "bench: $(M30K)/train.de not found: attn vs the PyTorch twin and the speed of every arch skipped (make bench M30K=DIR)"; fi
 
 demo: attn
 	@bash tools/demo.sh
