@@ -1,8 +1,9 @@
 // Data-parallel training under mpirun (issue 11), run when `make test` found
 // MPI and built build/attn-mpi (ATTN_MPI_BIN): 2 ranks train, bit for bit,
 // what one process trains with --update-freq 2 (the same batches, split
-// between the ranks), for a Transformer and for MUSE; a run resumes from 2 ranks to 1 and
-// from 1 to 2; a rank that dies ends the job and leaves last.attn whole.
+// between the ranks), for a Transformer and for MUSE; a run resumes from 2
+// ranks to 1 and from 1 to 2; a rank that dies ends the job and leaves
+// last.attn whole.
 #include <signal.h>
 
 #include <cmath>
