@@ -5,17 +5,32 @@
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "attn/core/error.h"
 
 namespace attn {
 
 void AlignedDeleter::operator()(float* p) const noexcept { std::free(p); }
 
+namespace {
+// Blocks this large go on 2 MiB pages where the kernel allows it (Linux's
+// transparent huge pages in "madvise" mode): a first touch of a 4 KiB page
+// costs ~12 µs on these VMs (measured: 20.9 M minor faults, 245 s of system
+// time), so a decoder cache of 140 MB would spend 0.4 s faulting in per batch.
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kHugeFrom = 2 * kHugePage;
+}  // namespace
+
 AlignedFloats allocate_floats(std::size_t n) {
-  const std::size_t bytes = std::max<std::size_t>(
-      kAlignment, (n * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
-  void* p = std::aligned_alloc(kAlignment, bytes);
+  std::size_t bytes = std::max<std::size_t>(kAlignment, (n * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
+  const bool huge = bytes >= kHugeFrom;
+  if (huge) bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p = std::aligned_alloc(huge ? kHugePage : kAlignment, bytes);
   if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (huge) madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the pages are 4 KiB
+#endif
   std::memset(p, 0, bytes);
   return AlignedFloats(static_cast<float*>(p));
 }

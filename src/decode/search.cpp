@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -19,36 +18,69 @@ std::int64_t max_target_len(const SearchOptions& o, std::int64_t src_len, std::i
   return std::clamp<std::int64_t>(len, 1, max_positions - 1);
 }
 
-// The encoder over a batch, its memory repeated `copies` times per sentence.
+// The encoder over a batch, and the decoder started on its memory with `beams` hypotheses per sentence.
 struct Encoded {
   model::Batch batch;
-  std::vector<std::int32_t> src_lengths;  // [B·copies]
   model::DecoderState state;
   std::vector<std::int64_t> max_len;  // [B]
 };
 
 Encoded encode_batch(nn::StepContext& ctx, Arena& state_arena, const model::Seq2Seq& model,
-                     const std::vector<std::vector<std::int32_t>>& sources, std::int64_t copies,
+                     const std::vector<std::vector<std::int32_t>>& sources, std::int64_t beams,
                      const SearchOptions& options) {
   Encoded e;
   e.batch = model::make_batch(sources, {});
-  const std::int64_t B = e.batch.size, ts = e.batch.src_len, d = model.config().dim;
-  const float* memory = model.encode(ctx, e.batch.src.data(), B, ts, e.batch.src_lengths.data());
-  float* expanded = state_arena.alloc(B * copies * ts * d);
+  const std::int64_t B = e.batch.size, ts = e.batch.src_len;
+  const float* memory = model.encode(ctx, e.batch.src.data(), B, ts, e.batch.src_lengths.data());  // [B·Ts, d]
   std::int64_t t_max = 1;
   for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t c = 0; c < copies; ++c) {
-      std::memcpy(expanded + (b * copies + c) * ts * d, memory + b * ts * d, sizeof(float) * ts * d);
-      e.src_lengths.push_back(e.batch.src_lengths[b]);
-    }
     e.max_len.push_back(max_target_len(options, e.batch.src_lengths[b], model.config().max_positions));
     t_max = std::max(t_max, e.max_len.back() + 1);
   }
-  e.state = model.start_decoding(ctx, state_arena, expanded, B * copies, ts, e.src_lengths.data(), t_max);
+  e.state = model.start_decoding(ctx, state_arena, memory, B, beams, ts, e.batch.src_lengths.data(), t_max);
   return e;
 }
 
+// Keeps entries keep[0] < keep[1] < … of v, in that order.
+template <typename T>
+void keep_entries(std::vector<T>& v, const std::vector<std::int32_t>& keep) {
+  for (std::size_t i = 0; i < keep.size(); ++i)
+    if (static_cast<std::size_t>(keep[i]) != i) v[i] = std::move(v[keep[i]]);
+  v.resize(keep.size());
+}
+
 }  // namespace
+
+std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::span<const float> scores,
+                                       std::int64_t vocab, std::size_t count) {
+  std::vector<Candidate> best;  // every row's first `count`, then the first `count` of all
+  if (count == 0) return best;
+  std::vector<Candidate> row_best;  // this row's first `count`, in beam order
+  row_best.reserve(count + 1);
+  for (std::size_t h = 0; h < scores.size(); ++h) {
+    const float base = scores[h];
+    if (base == kNegInf) continue;
+    const float* row = logprobs.data() + static_cast<std::int64_t>(h) * vocab;
+    row_best.clear();
+    float floor = kNegInf;  // the last kept score once row_best is full
+    bool full = false;
+    for (std::int32_t w = 0; w < vocab; ++w) {
+      const float score = base + row[w];
+      // Words come in increasing order, so a tie ranks after what is kept.
+      if ((full && !(score > floor)) || w == text::kPad || w == text::kBos) continue;
+      const auto at = std::find_if(row_best.begin(), row_best.end(), [&](const Candidate& c) { return c.score < score; });
+      row_best.insert(at, {score, static_cast<std::int32_t>(h), w});
+      if (row_best.size() > count) row_best.pop_back();
+      full = row_best.size() == count;
+      floor = row_best.back().score;
+    }
+    best.insert(best.end(), row_best.begin(), row_best.end());
+  }
+  const std::size_t keep = std::min(count, best.size());
+  std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(keep), best.end(), ranks_before);
+  best.resize(keep);
+  return best;
+}
 
 std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq& model,
                                       const std::vector<std::vector<std::int32_t>>& sources,
@@ -57,31 +89,37 @@ std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq
   Encoded e = encode_batch(ctx, state_arena, model, sources, 1, options);
   const std::int64_t B = e.batch.size, V = model.config().vocab_size;
   std::vector<Hypothesis> out(static_cast<std::size_t>(B));
-  std::vector<bool> done(static_cast<std::size_t>(B), false);
+  // Row s of the state decodes sentence live[s]; a finished sentence leaves the state.
+  std::vector<std::int32_t> live(static_cast<std::size_t>(B));
+  std::iota(live.begin(), live.end(), 0);
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(B), text::kBos);
-  std::vector<float> logprobs(static_cast<std::size_t>(B * V));
-  std::int64_t remaining = B;
-  for (std::int64_t t = 0; remaining > 0; ++t) {
+  std::vector<float> logprobs;
+  for (std::int64_t t = 0; !live.empty(); ++t) {
+    const std::int64_t S = static_cast<std::int64_t>(live.size());
     ctx.arena.reset();
+    logprobs.resize(static_cast<std::size_t>(S * V));
     model.decode_step(ctx, e.state, tokens.data(), logprobs.data());
-    for (std::int64_t b = 0; b < B; ++b) {
-      if (done[b]) continue;
-      const float* row = logprobs.data() + b * V;
+    std::vector<std::int32_t> continuing;  // rows of the sentences not finished
+    for (std::int64_t s = 0; s < S; ++s) {
+      Hypothesis& h = out[live[s]];
+      const float* row = logprobs.data() + s * V;
       std::int32_t best = text::kEos;  // never <pad> or <s>, as in beam search
       for (std::int32_t w = 0; w < V; ++w)
         if (w != text::kPad && w != text::kBos && row[w] > row[best]) best = w;
-      if (t >= e.max_len[b]) best = text::kEos;  // forced end, as beam search does
-      out[b].logprob += row[best];
+      if (t >= e.max_len[live[s]]) best = text::kEos;  // forced end, as beam search does
+      h.logprob += row[best];
       if (best == text::kEos) {
-        done[b] = true;
-        --remaining;
-        const float length = static_cast<float>(out[b].tokens.size() + 1);
-        out[b].score = out[b].logprob / std::pow(length, options.lenpen);
-      } else {
-        out[b].tokens.push_back(best);
+        h.score = h.logprob / std::pow(static_cast<float>(h.tokens.size() + 1), options.lenpen);
+        continue;
       }
-      tokens[b] = best;
+      h.tokens.push_back(best);
+      tokens[s] = best;
+      continuing.push_back(static_cast<std::int32_t>(s));
     }
+    if (continuing.size() == live.size()) continue;
+    keep_entries(live, continuing);
+    keep_entries(tokens, continuing);
+    if (!live.empty()) model.select(e.state, continuing);
   }
   return out;
 }
@@ -92,65 +130,55 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
   const std::int64_t K = std::max(1, options.beam);
   Arena state_arena;
   Encoded e = encode_batch(ctx, state_arena, model, sources, K, options);
-  const std::int64_t B = e.batch.size, V = model.config().vocab_size, N = B * K;
+  const std::int64_t B = e.batch.size, V = model.config().vocab_size;
 
-  // Live hypotheses: hypothesis b·K + k of sentence b.
-  std::vector<std::vector<std::int32_t>> prefix(static_cast<std::size_t>(N));
-  std::vector<float> score(static_cast<std::size_t>(N), kNegInf);
+  // Row s·K + k of the state is beam k of sentence live[s]; a finished sentence leaves the state.
+  std::vector<std::int32_t> live(static_cast<std::size_t>(B));
+  std::iota(live.begin(), live.end(), 0);
+  std::vector<std::vector<std::int32_t>> prefix(static_cast<std::size_t>(B * K));
+  std::vector<float> score(static_cast<std::size_t>(B * K), kNegInf);
   for (std::int64_t b = 0; b < B; ++b) score[b * K] = 0.0f;  // only one beam starts
-  std::vector<std::int32_t> tokens(static_cast<std::size_t>(N), text::kBos);
+  std::vector<std::int32_t> tokens(static_cast<std::size_t>(B * K), text::kBos);
   std::vector<std::vector<Hypothesis>> finished(static_cast<std::size_t>(B));
-  std::vector<bool> done(static_cast<std::size_t>(B), false);
-  std::vector<float> logprobs(static_cast<std::size_t>(N * V));
-  std::vector<std::int32_t> order(static_cast<std::size_t>(N));
-
-  struct Candidate {
-    float score;
-    std::int32_t hyp, word;
-  };
-  std::vector<Candidate> candidates;
-  std::int64_t remaining = B;
-  for (std::int64_t t = 0; remaining > 0; ++t) {
+  std::vector<float> logprobs;
+  for (std::int64_t t = 0; !live.empty(); ++t) {
+    const std::int64_t S = static_cast<std::int64_t>(live.size()), N = S * K;
     ctx.arena.reset();
+    logprobs.resize(static_cast<std::size_t>(N * V));
     model.decode_step(ctx, e.state, tokens.data(), logprobs.data());
+    std::vector<std::int32_t> order(static_cast<std::size_t>(N));  // back-pointers: row i continues order[i]
     std::vector<std::vector<std::int32_t>> next_prefix(static_cast<std::size_t>(N));
     std::vector<float> next_score(static_cast<std::size_t>(N), kNegInf);
-    for (std::int64_t b = 0; b < B; ++b) {
-      for (std::int64_t k = 0; k < K; ++k) order[b * K + k] = static_cast<std::int32_t>(b * K + k);
-      if (done[b]) continue;
+    std::vector<std::int32_t> next_tokens(static_cast<std::size_t>(N), text::kEos);  // a dead beam feeds any word
+    std::vector<char> done(static_cast<std::size_t>(S), 0);
+    // Sentences are independent: each writes only its own rows and finished list.
+#pragma omp parallel for schedule(dynamic, 4)
+    for (std::int64_t s = 0; s < S; ++s) {
+      const std::int32_t b = live[s];
+      const std::int64_t first = s * K;  // the sentence's first row
       const bool force_end = t >= e.max_len[b];
-      // The best 2K (hypothesis, word) pairs of this sentence.
-      candidates.clear();
-      for (std::int64_t k = 0; k < K; ++k) {
-        const std::int64_t hyp = b * K + k;
-        if (score[hyp] == kNegInf) continue;
-        const float* row = logprobs.data() + hyp * V;
-        if (force_end) {
-          candidates.push_back({score[hyp] + row[text::kEos], static_cast<std::int32_t>(hyp), text::kEos});
-          continue;
-        }
-        for (std::int32_t w = 0; w < V; ++w) {
-          if (w == text::kPad || w == text::kBos) continue;
-          candidates.push_back({score[hyp] + row[w], static_cast<std::int32_t>(hyp), w});
-        }
+      std::vector<Candidate> candidates;  // the best 2K (beam, word) pairs of this sentence, in beam order
+      if (force_end) {
+        for (std::int32_t k = 0; k < K; ++k)
+          if (score[first + k] != kNegInf)
+            candidates.push_back({score[first + k] + logprobs[(first + k) * V + text::kEos], k, text::kEos});
+        std::sort(candidates.begin(), candidates.end(), ranks_before);
+      } else {
+        candidates = best_candidates({logprobs.data() + first * V, static_cast<std::size_t>(K * V)},
+                                     {score.data() + first, static_cast<std::size_t>(K)}, V,
+                                     static_cast<std::size_t>(2 * K));
       }
-      const std::size_t keep = std::min<std::size_t>(candidates.size(), static_cast<std::size_t>(2 * K));
-      auto better = [](const Candidate& x, const Candidate& y) {
-        if (x.score != y.score) return x.score > y.score;
-        if (x.hyp != y.hyp) return x.hyp < y.hyp;
-        return x.word < y.word;
-      };
-      std::partial_sort(candidates.begin(), candidates.begin() + static_cast<std::ptrdiff_t>(keep), candidates.end(),
-                        better);
+      for (std::int64_t k = 0; k < K; ++k) order[first + k] = static_cast<std::int32_t>(first + k);
       std::int64_t next_k = 0;
-      for (std::size_t c = 0; c < keep; ++c) {
+      for (std::size_t c = 0; c < candidates.size(); ++c) {
         const Candidate& cand = candidates[c];
+        const std::int64_t from = first + cand.hyp;
         if (cand.word == text::kEos) {
           // fairseq's rule: an </s> finishes a hypothesis only from the first K of the 2K ranks (so beam 1
           // is greedy); further down it is dropped, as a continuation it is not.
           if (static_cast<std::int64_t>(c) < K && static_cast<std::int64_t>(finished[b].size()) < K) {
             Hypothesis h;
-            h.tokens = prefix[cand.hyp];
+            h.tokens = prefix[from];
             h.logprob = cand.score;
             h.score = cand.score / std::pow(static_cast<float>(h.tokens.size() + 1), options.lenpen);
             finished[b].push_back(std::move(h));
@@ -158,22 +186,31 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
           continue;
         }
         if (next_k == K) continue;
-        const std::int64_t slot = b * K + next_k++;
-        order[slot] = cand.hyp;
-        next_prefix[slot] = prefix[cand.hyp];
+        const std::int64_t slot = first + next_k++;
+        order[slot] = static_cast<std::int32_t>(from);
+        next_prefix[slot] = prefix[from];
         next_prefix[slot].push_back(cand.word);
         next_score[slot] = cand.score;
-        tokens[slot] = cand.word;
+        next_tokens[slot] = cand.word;
       }
-      if (static_cast<std::int64_t>(finished[b].size()) >= K || force_end) {
-        done[b] = true;
-        --remaining;
-        for (std::int64_t k = 0; k < K; ++k) next_score[b * K + k] = kNegInf;
-      }
+      done[s] = static_cast<std::int64_t>(finished[b].size()) >= K || force_end;
     }
     prefix.swap(next_prefix);
     score.swap(next_score);
-    if (remaining > 0) model.reorder(e.state, order);
+    tokens.swap(next_tokens);
+    std::vector<std::int32_t> kept_sentences, kept_rows;
+    for (std::int64_t s = 0; s < S; ++s) {
+      if (done[s]) continue;
+      kept_sentences.push_back(static_cast<std::int32_t>(s));
+      for (std::int64_t k = 0; k < K; ++k) kept_rows.push_back(static_cast<std::int32_t>(s * K + k));
+    }
+    if (kept_sentences.empty()) break;
+    keep_entries(live, kept_sentences);
+    keep_entries(order, kept_rows);
+    keep_entries(prefix, kept_rows);
+    keep_entries(score, kept_rows);
+    keep_entries(tokens, kept_rows);
+    model.select(e.state, order);
   }
 
   std::vector<std::vector<Hypothesis>> out(static_cast<std::size_t>(B));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "attn/core/error.h"
 #include "attn/kernels/elementwise.h"
@@ -190,36 +191,37 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   return sums;
 }
 
-DecoderState Seq2Seq::start_decoding(nn::StepContext& ctx, Arena& state_arena, const float* memory, std::int64_t n,
-                                     std::int64_t ts, const std::int32_t* src_lengths, std::int64_t t_max) const {
+DecoderState Seq2Seq::start_decoding(nn::StepContext& ctx, Arena& state_arena, const float* memory,
+                                     std::int64_t sentences, std::int64_t beams, std::int64_t ts,
+                                     const std::int32_t* src_lengths, std::int64_t t_max) const {
   check_positions(t_max, config_.max_positions);
   DecoderState state;
-  state.n = n;
+  state.sentences = sentences;
+  state.beams = beams;
   state.src_len = ts;
   state.t_max = t_max;
-  state.src_lengths.assign(src_lengths, src_lengths + n);
+  state.src_lengths.assign(src_lengths, src_lengths + sentences);
   state.layers.resize(decoder_.size());
   // The caches outlive the step arena: carve them from the state arena.
   nn::StepContext state_ctx{ctx.params, state_arena, ctx.rng, false};
   for (std::size_t i = 0; i < decoder_.size(); ++i) {
     state.layers[i].t_max = t_max;
     state.layers[i].src_len = ts;
-    decoder_[i].start(state_ctx, memory, n, state.layers[i]);
+    decoder_[i].start(state_ctx, memory, sentences, beams, state.layers[i]);
   }
   return state;
 }
 
-void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::int32_t* tokens, float* logprobs,
-                          float* const* cross_probs) const {
+void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::int32_t* tokens,
+                          float* logprobs) const {
   require(state.t < state.t_max, "decoding past the maximum length");
-  const std::int64_t d = config_.dim, n = state.n;
+  const std::int64_t d = config_.dim, n = state.hypotheses();
   float* x = ctx.arena.alloc(n * d);
   // Each hypothesis is a sequence of length 1 at position t.
   for (std::int64_t i = 0; i < n; ++i) tgt_embed_.forward(ctx.params, positions_, tokens + i, x + i * d, 1, 1, state.t);
   const float* h = x;
   for (std::size_t i = 0; i < decoder_.size(); ++i)
-    h = decoder_[i].step(ctx, h, n, state.t, state.src_lengths.data(), state.layers[i],
-                         cross_probs ? cross_probs[i] : nullptr);
+    h = decoder_[i].step(ctx, h, state.sentences, state.beams, state.t, state.src_lengths.data(), state.layers[i]);
   if (config_.norm == "pre") {
     float* normed = ctx.arena.alloc(n * d);
     dec_norm_.forward(ctx, h, normed, n);
@@ -229,18 +231,44 @@ void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::
   ++state.t;
 }
 
-void Seq2Seq::reorder(DecoderState& state, const std::vector<std::int32_t>& order) const {
-  const std::int64_t n = state.n, len = state.t;
-  std::vector<float> scratch;
-  for (auto& layer : state.layers) {
-    const std::int64_t used = len * layer.self_width, block = state.t_max * layer.self_width;
-    scratch.resize(static_cast<std::size_t>(n * used));
-    for (std::int64_t i = 0; i < n; ++i)
-      std::memcpy(scratch.data() + i * used, layer.self_cache + order[i] * block, sizeof(float) * used);
-    for (std::int64_t i = 0; i < n; ++i)
-      std::memcpy(layer.self_cache + i * block, scratch.data() + i * used, sizeof(float) * used);
-    // cross_kv is the same for every hypothesis of a sentence; beams reorder within their sentence.
+void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) const {
+  const std::int64_t K = state.beams, kept = static_cast<std::int64_t>(order.size()) / K;
+  // Kept sentence s comes from sentence from[s] ≥ s, increasing: copying them in
+  // order of s never overwrites a row still to be read.
+  bool valid = static_cast<std::int64_t>(order.size()) == kept * K;
+  std::vector<std::int64_t> from(static_cast<std::size_t>(kept));
+  for (std::int64_t s = 0; s < kept && valid; ++s) {
+    from[s] = order[s * K] / K;
+    valid = (s == 0 ? order[0] >= 0 : from[s] > from[s - 1]) && from[s] < state.sentences;
+    for (std::int64_t k = 0; k < K; ++k)
+      valid = valid && order[s * K + k] >= from[s] * K && order[s * K + k] < (from[s] + 1) * K;
   }
+  if (!valid) throw std::logic_error("Seq2Seq::select: order does not keep whole sentences in increasing order");
+  const std::int64_t kv_block = state.src_len * 2 * config_.dim;
+#pragma omp parallel for schedule(static, 1)
+  for (std::size_t l = 0; l < state.layers.size(); ++l) {
+    nn::DecoderLayerCache& layer = state.layers[l];
+    const std::int64_t used = state.t * layer.self_width, block = state.t_max * layer.self_width;
+    auto row = [&](std::int64_t i) { return layer.self_cache + i * block; };
+    std::vector<float> scratch(static_cast<std::size_t>(K * used));  // a sentence's beams, reordered in place
+    for (std::int64_t s = 0; s < kept; ++s) {
+      if (from[s] != s) {
+        std::memcpy(layer.cross_kv + s * kv_block, layer.cross_kv + from[s] * kv_block, sizeof(float) * kv_block);
+        for (std::int64_t k = 0; k < K; ++k)
+          std::memcpy(row(s * K + k), row(order[s * K + k]), sizeof(float) * used);
+        continue;
+      }
+      for (std::int64_t k = 0; k < K; ++k)
+        if (order[s * K + k] != s * K + k)
+          std::memcpy(scratch.data() + k * used, row(order[s * K + k]), sizeof(float) * used);
+      for (std::int64_t k = 0; k < K; ++k)
+        if (order[s * K + k] != s * K + k)
+          std::memcpy(row(s * K + k), scratch.data() + k * used, sizeof(float) * used);
+    }
+  }
+  for (std::int64_t s = 0; s < kept; ++s) state.src_lengths[s] = state.src_lengths[from[s]];
+  state.src_lengths.resize(static_cast<std::size_t>(kept));
+  state.sentences = kept;
 }
 
 void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const {

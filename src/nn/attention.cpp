@@ -191,17 +191,19 @@ void MultiHeadAttention::step_self(StepContext& ctx, const float* x, float* y, s
   o.forward(ctx.params, context, y, n);
 }
 
-void MultiHeadAttention::step_cross(StepContext& ctx, const float* x, float* y, std::int64_t n, const float* kv,
-                                    std::int64_t ts, const std::int32_t* src_lengths, float* probs) const {
-  float* query = ctx.arena.alloc(n * d);
+void MultiHeadAttention::step_cross(StepContext& ctx, const float* x, float* y, std::int64_t sentences,
+                                    std::int64_t beams, const float* kv, std::int64_t ts,
+                                    const std::int32_t* src_lengths) const {
+  const std::int64_t n = sentences * beams;
+  float* query = ctx.arena.alloc(n * d);  // [S, beams, d]
   q.forward(ctx.params, x, query, n);
-  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1);
+  const std::vector<std::int32_t> q_len(static_cast<std::size_t>(sentences), static_cast<std::int32_t>(beams));
   float* context = ctx.arena.alloc(n * d);
-  if (!probs) probs = ctx.arena.alloc(n * heads * ts);
-  const AttentionDims dims{n, heads, d / heads, 1, ts};
+  float* probs = ctx.arena.alloc(n * heads * ts);  // [S, H, beams, Ts]
+  const AttentionDims dims{sentences, heads, d / heads, beams, ts};
   float* kv_mut = const_cast<float*>(kv);  // HeadsView is shared by readers and writers; not written here
-  attention_forward(dims, {query, d, d}, {kv_mut, 2 * d, ts * 2 * d}, {kv_mut + d, 2 * d, ts * 2 * d},
-                    {context, d, d}, probs, q_len.data(), src_lengths, false);
+  attention_forward(dims, {query, d, beams * d}, {kv_mut, 2 * d, ts * 2 * d}, {kv_mut + d, 2 * d, ts * 2 * d},
+                    {context, d, beams * d}, probs, q_len.data(), src_lengths, false);
   o.forward(ctx.params, context, y, n);
 }
 

@@ -156,21 +156,23 @@ void DecoderLayer::backward(StepContext& ctx, const Saved& s, const float* dout,
   residual_backward(ctx, shape, ln_self, dropout, s.self_block, rows, dh1, dx, {self});
 }
 
-void DecoderLayer::start(StepContext& ctx, const float* memory, std::int64_t n, DecoderLayerCache& cache) const {
-  cache.cross_kv = ctx.arena.alloc(n * cache.src_len * 2 * shape.d);
-  cross_attn.project_memory(ctx.params, memory, cache.cross_kv, n * cache.src_len);
+void DecoderLayer::start(StepContext& ctx, const float* memory, std::int64_t sentences, std::int64_t beams,
+                         DecoderLayerCache& cache) const {
+  cache.cross_kv = ctx.arena.alloc(sentences * cache.src_len * 2 * shape.d);
+  cross_attn.project_memory(ctx.params, memory, cache.cross_kv, sentences * cache.src_len);
   cache.self_width = self_attn->cache_width();
-  cache.self_cache = ctx.arena.alloc_zeroed(n * cache.t_max * cache.self_width);
+  cache.self_cache = ctx.arena.alloc_zeroed(sentences * beams * cache.t_max * cache.self_width);
 }
 
-float* DecoderLayer::step(StepContext& ctx, const float* x, std::int64_t n, std::int64_t t,
-                          const std::int32_t* src_lengths, DecoderLayerCache& cache, float* cross_probs) const {
+float* DecoderLayer::step(StepContext& ctx, const float* x, std::int64_t sentences, std::int64_t beams,
+                          std::int64_t t, const std::int32_t* src_lengths, DecoderLayerCache& cache) const {
+  const std::int64_t n = sentences * beams;
   ResidualSaved unused;
   const Branch self = [&](const float* in, float* out) {
     self_attn->step(ctx, in, out, n, t, cache.self_cache, cache.t_max);
   };
   const Branch cross = [&](const float* in, float* out) {
-    cross_attn.step_cross(ctx, in, out, n, cache.cross_kv, cache.src_len, src_lengths, cross_probs);
+    cross_attn.step_cross(ctx, in, out, sentences, beams, cache.cross_kv, cache.src_len, src_lengths);
   };
   const Branch ffn_branch = [&](const float* in, float* out) { ffn.forward(ctx, in, out, n); };
   if (shape.parallel) return residual_forward(ctx, shape, ln_self, dropout, x, n, unused, {self, cross, ffn_branch});

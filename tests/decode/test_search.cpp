@@ -1,8 +1,15 @@
-// Search: beam 1 equals greedy; beams are sorted and bounded; a model saved
-// and loaded translates identically.
+// Search: the candidate selection against sorting them all; beam 1 equals
+// greedy; beams are sorted and bounded; a batch searches as its sentences
+// alone; a model saved and loaded translates identically.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
+#include <set>
+
+#include "../model/arch_variants.h"
 
 #include "attn/core/arena.h"
 #include "attn/decode/search.h"
@@ -126,4 +133,71 @@ TEST_CASE("search: beam 1 equals greedy over many models, also where </s> is the
   }
   REQUIRE(produced >= 100);
   REQUIRE(differing == 0);
+}
+
+TEST_CASE("search: best_candidates equals sorting every candidate, ties and dead beams included", "[decode]") {
+  Rng rng(21);
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (std::int64_t hyps : {1, 2, 5})
+    for (std::int64_t vocab : {1, 3, 4, 7, 17, 63, 129})
+      for (std::size_t count : {1, 2, 10})
+        for (int coarse = 0; coarse < 2; ++coarse) {
+          INFO("hyps " << hyps << " vocab " << vocab << " count " << count << " coarse " << coarse);
+          std::vector<float> logprobs(static_cast<std::size_t>(hyps * vocab)), scores(static_cast<std::size_t>(hyps));
+          // Coarse values (multiples of 1/4) make many exact ties between and within rows.
+          for (float& x : logprobs) x = coarse ? -std::floor(rng.uniform() * 8) / 4 : -rng.uniform() * 10;
+          for (float& x : scores) x = coarse ? -std::floor(rng.uniform() * 4) / 4 : -rng.uniform() * 3;
+          if (hyps > 1) scores[1] = neg_inf;  // a dead beam offers nothing
+          std::vector<decode::Candidate> all;
+          for (std::int64_t h = 0; h < hyps; ++h)
+            for (std::int32_t w = 0; w < vocab; ++w)
+              if (scores[h] != neg_inf && w != text::kPad && w != text::kBos)
+                all.push_back({scores[h] + logprobs[h * vocab + w], static_cast<std::int32_t>(h), w});
+          std::sort(all.begin(), all.end(), decode::ranks_before);
+          all.resize(std::min(all.size(), count));
+          const auto got = decode::best_candidates(logprobs, scores, vocab, count);
+          REQUIRE(got.size() == all.size());
+          for (std::size_t i = 0; i < all.size(); ++i) {
+            REQUIRE(got[i].score == all[i].score);
+            REQUIRE(got[i].hyp == all[i].hyp);
+            REQUIRE(got[i].word == all[i].word);
+          }
+        }
+}
+
+// Sentences of different lengths end at different steps, so finished ones
+// leave the batch while the others go on, and beams reorder within each.
+TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[decode][arch]") {
+  const std::vector<std::vector<std::int32_t>> batch = {{5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  for (const model::ArchVariant& v : model::kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    model::Seq2Seq model(model::arch_config(v));
+    initialize_sharp(model, 6, 2.0f);
+    Arena arena;
+    Rng rng(0);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    decode::SearchOptions options;
+    options.max_len_a = 1.0f;
+    options.max_len_b = 3.0f;
+    for (int beam : {1, 3}) {
+      options.beam = options.nbest = beam;
+      const auto together = decode::beam_search(ctx, model, batch, options);
+      const auto greedy = decode::greedy_search(ctx, model, batch, options);
+      std::set<std::size_t> lengths;
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        INFO("beam " << beam << " sentence " << i);
+        const auto alone = decode::beam_search(ctx, model, {batch[i]}, options);
+        REQUIRE(together[i].size() == alone[0].size());
+        for (std::size_t k = 0; k < alone[0].size(); ++k) {
+          REQUIRE(together[i][k].tokens == alone[0][k].tokens);
+          REQUIRE(together[i][k].score == Approx(alone[0][k].score).margin(1e-5));
+        }
+        const auto greedy_alone = decode::greedy_search(ctx, model, {batch[i]}, options);
+        REQUIRE(greedy[i].tokens == greedy_alone[0].tokens);
+        REQUIRE(greedy[i].score == Approx(greedy_alone[0].score).margin(1e-5));
+        lengths.insert(together[i][0].tokens.size());
+      }
+      REQUIRE(lengths.size() >= 2);  // the batch's sentences did end at different steps
+    }
+  }
 }

@@ -2,6 +2,7 @@
 // the fused loss against a naive one, and incremental decoding against the
 // teacher-forced forward.
 #include "../nn/grad_check.h"
+#include "arch_variants.h"
 
 #include <cmath>
 
@@ -14,22 +15,6 @@ using namespace attn;
 using namespace attn::model;
 
 namespace {
-
-ModelConfig tiny_config(const std::string& norm, bool share_all, bool share_out) {
-  ModelConfig c;
-  c.vocab_size = 13;
-  c.dim = 8;
-  c.heads = 2;
-  c.ffn_dim = 12;
-  c.enc_layers = 2;
-  c.dec_layers = 2;
-  c.dropout = 0.0f;
-  c.norm = norm;
-  c.share_all_embeddings = share_all;
-  c.share_decoder_output = share_out;
-  c.max_positions = 32;
-  return c;
-}
 
 Batch tiny_batch() {
   return make_batch({{5, 6, 7, 8}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10}, {11}});
@@ -56,7 +41,7 @@ void require_incremental_equals_forced(const ModelConfig& config) {
   std::vector<float> full(B * tt * V);
   model.teacher_forced_log_probs(ctx, batch, full.data());
   const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
-  DecoderState state = model.start_decoding(ctx, state_arena, memory, B, batch.src_len, batch.src_lengths.data(), tt);
+  DecoderState state = model.start_decoding(ctx, state_arena, memory, B, 1, batch.src_len, batch.src_lengths.data(), tt);
   std::vector<float> step(B * V);
   for (std::int64_t t = 0; t < tt; ++t) {
     std::vector<std::int32_t> tokens(B);
@@ -158,33 +143,6 @@ TEST_CASE("seq2seq: incremental decoding equals the teacher-forced forward", "[m
   }
 }
 
-namespace {
-
-// Every architecture and decoder mixer, tiny: windows and kernels shorter and
-// longer than the sentences of tiny_batch() (source ≤ 4, target ≤ 5 tokens).
-struct ArchVariant {
-  const char* arch;
-  const char* decoder_mixer;
-  const char* norm;
-};
-constexpr ArchVariant kArchVariants[] = {
-    {"muse-simple", "", "pre"},     {"convsan", "", "pre"},             {"convsan2d", "", "post"},
-    {"transformer", "csan", "pre"}, {"fastdisa", "", "pre"},            {"transformer", "fastdisa", "pre"},
-    {"muse", "", "pre"},            {"muse", "", "post"},               {"transformer", "muse", "post"},
-};
-
-ModelConfig arch_config(const ArchVariant& v) {
-  ModelConfig c = tiny_config(v.norm, true, true);
-  c.arch = v.arch;
-  c.decoder_mixer = v.decoder_mixer;
-  c.muse_kernels = {3, 7};
-  c.csan_window = 3;
-  c.csan_layers = 1;
-  return c;
-}
-
-}  // namespace
-
 TEST_CASE("seq2seq, every arch: gradient w.r.t. every parameter tensor matches finite differences",
           "[model][grad][arch]") {
   for (const ArchVariant& v : kArchVariants) {
@@ -220,4 +178,80 @@ TEST_CASE("seq2seq, every arch: a sentence scores the same alone and in a padded
       for (std::int64_t j = 0; j < V; ++j)
         REQUIRE(a[t * V + j] == Approx(p[(1 * padded.tgt_len + t) * V + j]).margin(1e-5));
   }
+}
+
+// select keeps, reorders and drops hypotheses: what it leaves decodes exactly
+// as a fresh state of the kept sentences fed the chosen hypotheses' histories.
+TEST_CASE("seq2seq, every arch: a state after select decodes as a fresh one with the kept histories",
+          "[model][decode][arch]") {
+  for (const ArchVariant& v : kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    Seq2Seq model(arch_config(v));
+    Rng init(11);
+    model.initialize(init);
+    perturb_norms(model.params());
+    Arena arena, state_arena, fresh_arena;
+    Rng rng(1);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    const std::int64_t K = 2, steps = 3, V = model.config().vocab_size, t_max = steps + 2;
+    // Three sentences × two beams; each row's history of `steps` tokens, then one more token.
+    const std::vector<std::vector<std::int32_t>> sources = {{5, 6, 7, 8}, {9, 4}, {10, 11, 12}};
+    std::vector<std::vector<std::int32_t>> history(6);
+    Rng pick(3);
+    for (auto& h : history) {
+      h.push_back(text::kBos);
+      for (std::int64_t t = 1; t <= steps; ++t) h.push_back(4 + static_cast<std::int32_t>(pick.uniform() * 9));
+    }
+    const Batch all = make_batch(sources, {});
+    DecoderState state = model.start_decoding(ctx, state_arena, model.encode(ctx, all.src.data(), 3, all.src_len,
+                                                                             all.src_lengths.data()),
+                                              3, K, all.src_len, all.src_lengths.data(), t_max);
+    std::vector<float> logprobs(6 * V);
+    for (std::int64_t t = 0; t < steps; ++t) {
+      std::vector<std::int32_t> tokens;
+      for (const auto& h : history) tokens.push_back(h[t]);
+      arena.reset();
+      model.decode_step(ctx, state, tokens.data(), logprobs.data());
+    }
+    // Sentence 1 leaves; sentence 0's beams both continue its beam 1; sentence 2's swap.
+    const std::vector<std::int32_t> order = {1, 1, 5, 4};
+    model.select(state, order);
+    REQUIRE(state.sentences == 2);
+    std::vector<std::int32_t> last;
+    for (std::int32_t from : order) last.push_back(history[from][steps]);
+    arena.reset();
+    model.decode_step(ctx, state, last.data(), logprobs.data());
+
+    const Batch kept = make_batch({sources[0], sources[2]}, {});
+    REQUIRE(kept.src_len == all.src_len);
+    DecoderState fresh = model.start_decoding(ctx, fresh_arena, model.encode(ctx, kept.src.data(), 2, kept.src_len,
+                                                                             kept.src_lengths.data()),
+                                              2, K, kept.src_len, kept.src_lengths.data(), t_max);
+    std::vector<float> expected(4 * V);
+    for (std::int64_t t = 0; t <= steps; ++t) {
+      std::vector<std::int32_t> tokens;
+      for (std::int32_t from : order) tokens.push_back(history[from][t]);
+      arena.reset();
+      model.decode_step(ctx, fresh, tokens.data(), expected.data());
+    }
+    for (std::int64_t i = 0; i < 4 * V; ++i) REQUIRE(logprobs[i] == Approx(expected[i]).margin(1e-5));
+  }
+}
+
+TEST_CASE("seq2seq: select rejects an order that splits or reorders sentences", "[model][decode]") {
+  Seq2Seq model(tiny_config("pre", true, true));
+  Arena arena, state_arena;
+  Rng rng(1);
+  nn::StepContext ctx{model.params(), arena, rng, false};
+  const Batch batch = tiny_batch();
+  const float* memory = model.encode(ctx, batch.src.data(), 3, batch.src_len, batch.src_lengths.data());
+  DecoderState state = model.start_decoding(ctx, state_arena, memory, 3, 2, batch.src_len, batch.src_lengths.data(), 4);
+  for (const std::vector<std::int32_t>& bad : std::vector<std::vector<std::int32_t>>{
+           {0, 2}, {2, 3, 0, 1}, {0, 1, 2}, {-1, 0}, {4, 5, 6, 7}, {0, 1, 0, 1}}) {
+    INFO("order of size " << bad.size() << " starting " << bad[0]);
+    REQUIRE_THROWS_AS(model.select(state, bad), std::logic_error);
+  }
+  model.select(state, std::vector<std::int32_t>{1, 0, 4, 5});
+  REQUIRE(state.sentences == 2);
+  REQUIRE(state.src_lengths == std::vector<std::int32_t>{batch.src_lengths[0], batch.src_lengths[2]});
 }

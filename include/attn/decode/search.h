@@ -5,6 +5,7 @@
 // (</s> included) divided by length^lenpen.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "attn/model/seq2seq.h"
@@ -33,6 +34,26 @@ struct Hypothesis {
 std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const model::Seq2Seq& model,
                                                  const std::vector<std::vector<std::int32_t>>& sources,
                                                  const SearchOptions& options);
+
+// An extension of hypothesis `hyp` by `word`, scored by the sum of their log-probabilities.
+struct Candidate {
+  float score;
+  std::int32_t hyp, word;
+};
+
+// Beam order: higher score first, ties to the lower hypothesis, then the lower word.
+inline bool ranks_before(const Candidate& x, const Candidate& y) {
+  if (x.score != y.score) return x.score > y.score;
+  if (x.hyp != y.hyp) return x.hyp < y.hyp;
+  return x.word < y.word;
+}
+
+// The first `count` in beam order of the candidates (h, w), score scores[h] +
+// logprobs[h·V + w], over hypotheses h with a finite score and words w other
+// than <pad> and <s>: what sorting all of them would keep, found one row at a
+// time without storing the H·V candidates. logprobs: [H, V], scores: [H].
+std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::span<const float> scores,
+                                       std::int64_t vocab, std::size_t count);
 
 // Argmax at every step; the reference that beam 1 must equal.
 std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq& model,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,12 +22,14 @@
 
 namespace attn::model {
 
-// Caches of an incremental decode of N hypotheses (N = sentences × beam).
+// Caches of an incremental decode of S sentences × `beams` hypotheses each:
+// hypothesis s·beams + k is beam k of sentence s.
 struct DecoderState {
-  std::int64_t n = 0, src_len = 0, t_max = 0;
+  std::int64_t sentences = 0, beams = 1, src_len = 0, t_max = 0;
   std::int64_t t = 0;                    // the next position to decode
-  std::vector<std::int32_t> src_lengths;  // [N]
+  std::vector<std::int32_t> src_lengths;  // [S]
   std::vector<nn::DecoderLayerCache> layers;
+  std::int64_t hypotheses() const { return sentences * beams; }
 };
 
 // The attention weights of one sentence pair, as `attn attend` shows them.
@@ -68,15 +71,18 @@ class Seq2Seq {
   const float* encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
                       const std::int32_t* src_lengths) const;
 
-  // Starts decoding N hypotheses over memory [N·Ts, d]; caches live in state_arena.
-  DecoderState start_decoding(nn::StepContext& ctx, Arena& state_arena, const float* memory, std::int64_t n,
-                              std::int64_t ts, const std::int32_t* src_lengths, std::int64_t t_max) const;
+  // Starts decoding `beams` hypotheses for each of S sentences over memory
+  // [S·Ts, d] (src_lengths: [S]); caches live in state_arena.
+  DecoderState start_decoding(nn::StepContext& ctx, Arena& state_arena, const float* memory, std::int64_t sentences,
+                              std::int64_t beams, std::int64_t ts, const std::int32_t* src_lengths,
+                              std::int64_t t_max) const;
   // Feeds tokens: [N] at position state.t, writes log-probabilities [N, V], advances state.t.
-  // cross_probs (optional): [layers][N, H, Ts] receives the cross-attention weights.
-  void decode_step(nn::StepContext& ctx, DecoderState& state, const std::int32_t* tokens, float* logprobs,
-                   float* const* cross_probs = nullptr) const;
-  // Hypothesis i continues hypothesis order[i] (beam search back-pointers).
-  void reorder(DecoderState& state, const std::vector<std::int32_t>& order) const;
+  void decode_step(nn::StepContext& ctx, DecoderState& state, const std::int32_t* tokens, float* logprobs) const;
+  // The next state's hypothesis i continues hypothesis order[i] (beam search
+  // back-pointers). order lists, sentence after sentence in increasing order,
+  // `beams` hypotheses of each sentence kept, all its own; a sentence left out
+  // leaves the state, so finished sentences cost nothing in later steps.
+  void select(DecoderState& state, std::span<const std::int32_t> order) const;
 
   // Teacher-forced log-probabilities [B·Tt, V] (tests compare them with decode_step).
   void teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const;

@@ -81,9 +81,11 @@ struct MultiHeadAttention {
   // Self: appends this position's k, v to cache [N, t_max, 2d], attends keys 0..t.
   void step_self(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
                  std::int64_t t_max, float* probs) const;
-  // Cross: attends the projected memory kv [N, Ts, 2d] (from project_memory).
-  void step_cross(StepContext& ctx, const float* x, float* y, std::int64_t n, const float* kv, std::int64_t ts,
-                  const std::int32_t* src_lengths, float* probs) const;
+  // Cross: the `beams` consecutive hypotheses of each sentence attend their
+  // sentence's projected memory together, as one [beams, Ts] product.
+  // x: [S·beams, d] → y: [S·beams, d]; kv: [S, Ts, 2d] (from project_memory); src_lengths: [S].
+  void step_cross(StepContext& ctx, const float* x, float* y, std::int64_t sentences, std::int64_t beams,
+                  const float* kv, std::int64_t ts, const std::int32_t* src_lengths) const;
   // memory: [rows, d] → kv: [rows, 2d].
   void project_memory(const ParamStore& params, const float* memory, float* kv_out, std::int64_t rows) const;
 };

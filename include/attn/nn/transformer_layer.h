@@ -67,9 +67,10 @@ struct EncoderLayer {
 
 // Per-layer decoder cache for incremental decoding: the self-attention mixer's
 // entries for every position so far, and the encoder memory projected once.
+// N = S·beams hypotheses, the beams of a sentence consecutive.
 struct DecoderLayerCache {
   float* self_cache = nullptr;  // [N, t_max, self_width]
-  float* cross_kv = nullptr;    // [N, Ts, 2d]
+  float* cross_kv = nullptr;    // [S, Ts, 2d]: one per sentence, read by all its beams
   std::int64_t t_max = 0, src_len = 0, self_width = 0;
 };
 
@@ -97,12 +98,13 @@ struct DecoderLayer {
   // Accumulates dx: [B·Tt, d] and dmemory: [B·Ts, d].
   void backward(StepContext& ctx, const Saved& saved, const float* dout, float* dx, float* dmemory) const;
 
-  // Projects the encoder memory [N·Ts, d] into cache.cross_kv and allocates the self cache.
-  void start(StepContext& ctx, const float* memory, std::int64_t n, DecoderLayerCache& cache) const;
-  // One position t for N hypotheses. x: [N, d] → returns [N, d] (arena).
-  // src_lengths: [N]. cross_probs (optional, [N, H, Ts]) receives the cross-attention weights.
-  float* step(StepContext& ctx, const float* x, std::int64_t n, std::int64_t t, const std::int32_t* src_lengths,
-              DecoderLayerCache& cache, float* cross_probs) const;
+  // Projects the encoder memory [S·Ts, d] into cache.cross_kv and allocates
+  // the self cache of S·beams hypotheses.
+  void start(StepContext& ctx, const float* memory, std::int64_t sentences, std::int64_t beams,
+             DecoderLayerCache& cache) const;
+  // One position t for N = S·beams hypotheses. x: [N, d] → returns [N, d] (arena). src_lengths: [S].
+  float* step(StepContext& ctx, const float* x, std::int64_t sentences, std::int64_t beams, std::int64_t t,
+              const std::int32_t* src_lengths, DecoderLayerCache& cache) const;
 };
 
 }  // namespace attn::nn
