@@ -15,9 +15,9 @@ void FeedForward::declare(ParamStore& params, const std::string& name, std::int6
 
 FeedForward::Saved FeedForward::forward(StepContext& ctx, const float* x, float* y, std::int64_t rows) const {
   const std::int64_t f = fc1.out;
-  Saved s{x, ctx.arena.alloc(rows * f), ctx.arena.alloc(rows * f), {}, rows};
-  fc1.forward(ctx.params, x, s.pre, rows);
-  kernels::activation_forward(Activation::relu, s.pre, s.hidden, rows * f);
+  Saved s{x, ctx.arena.alloc(rows * f), {}, rows};
+  fc1.forward(ctx.params, x, s.hidden, rows);
+  kernels::activation_forward(Activation::relu, s.hidden, s.hidden, rows * f);
   s.drop = activation_dropout.forward(ctx, s.hidden, rows * f);
   fc2.forward(ctx.params, s.hidden, y, rows);
   return s;
@@ -29,7 +29,9 @@ void FeedForward::backward(StepContext& ctx, const Saved& s, const float* dy, fl
   fc2.backward(ctx.params, s.hidden, dy, dhidden, s.rows);
   activation_dropout.backward(s.drop, dhidden);
   float* dpre = ctx.arena.alloc_zeroed(s.rows * f);
-  kernels::activation_backward(Activation::relu, s.pre, dhidden, dpre, s.rows * f);
+  // ReLU′ from ReLU's output: hidden > 0 exactly where fc1's output was, but
+  // where dropout zeroed it, where dhidden is zero already. Saves [rows, ffn].
+  kernels::activation_backward(Activation::relu, s.hidden, dhidden, dpre, s.rows * f);
   fc1.backward(ctx.params, s.x, dpre, dx, s.rows);
 }
 

@@ -18,10 +18,13 @@ inline constexpr std::size_t kAlignment = 64;  // one cache line, one zmm regist
 
 // Owning, 64-byte aligned float storage.
 struct AlignedDeleter {
+  std::size_t mapped_bytes = 0;  // a mapping of this size (large blocks), else malloc'd
   void operator()(float* p) const noexcept;
 };
 using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
-// n floats, zero-filled, 64-byte aligned; the size is rounded up to whole cache lines.
+// n floats, zero-filled, 64-byte aligned; the size is rounded up to whole cache
+// lines. Blocks of 4 MiB and more are fresh mappings: zero without being
+// written, so the pages never touched never take memory.
 AlignedFloats allocate_floats(std::size_t n);
 
 class Shape {

@@ -17,8 +17,7 @@ struct FeedForward {
 
   struct Saved {
     const float* x = nullptr;  // [rows, d]
-    float* pre = nullptr;      // [rows, ffn] fc1 output before ReLU
-    float* hidden = nullptr;   // [rows, ffn] after ReLU (and dropout)
+    float* hidden = nullptr;   // [rows, ffn] after ReLU (and dropout); ReLU′ is read from it
     Dropout::Saved drop;
     std::int64_t rows = 0;
   };
