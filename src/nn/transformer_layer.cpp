@@ -28,14 +28,18 @@ float* residual_forward(StepContext& ctx, const LayerShape& shape, const LayerNo
     s.norm = ln.forward(ctx, x, s.normed, rows);
     input = s.normed;
   }
+  // Backward needs no branch output, only its dropout mask: the first branch
+  // writes straight into the sum, x is added after its dropout, and later
+  // branches (parallel layout) share one buffer.
   float* sum = shape.pre_norm ? s.out : s.normed;
-  std::memcpy(sum, x, sizeof(float) * n);
+  float* spare = nullptr;  // [rows, d]
   int i = 0;
   for (const Branch& branch : branches) {
-    s.branch[i] = ctx.arena.alloc(n);
-    branch(input, s.branch[i]);
-    s.drop[i] = drop.forward(ctx, s.branch[i], n);
-    kernels::axpy(1.0f, s.branch[i], sum, n);
+    if (i > 0 && !spare) spare = ctx.arena.alloc(n);
+    float* out = i == 0 ? sum : spare;
+    branch(input, out);
+    s.drop[i] = drop.forward(ctx, out, n);
+    kernels::axpy(1.0f, i == 0 ? x : spare, sum, n);
     ++i;
   }
   if (!shape.pre_norm) s.norm = ln.forward(ctx, s.normed, s.out, rows);

@@ -38,7 +38,6 @@ struct ResidualSaved {
   const float* x = nullptr;  // [rows, d] input of the block
   LayerNorm::Saved norm;
   float* normed = nullptr;   // pre-norm: LN(x), the branches' input; post-norm: the sum LN reads
-  std::array<float*, kMaxBranches> branch{};  // [rows, d] each branch's output after dropout
   std::array<Dropout::Saved, kMaxBranches> drop{};
   float* out = nullptr;      // [rows, d] output of the block
 };
