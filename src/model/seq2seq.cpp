@@ -258,6 +258,7 @@ void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) c
           std::memcpy(row(s * K + k), row(order[s * K + k]), sizeof(float) * used);
         continue;
       }
+      if (used == 0) continue;  // before the first step: nothing cached yet, and scratch.data() may be null
       for (std::int64_t k = 0; k < K; ++k)
         if (order[s * K + k] != s * K + k)
           std::memcpy(scratch.data() + k * used, row(order[s * K + k]), sizeof(float) * used);
