@@ -176,7 +176,7 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
 }
 
 void MultiHeadAttention::step_self(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t,
-                                   float* cache, std::int64_t t_max, float* probs) const {
+                                   float* cache, std::int64_t t_max) const {
   float* proj = ctx.arena.alloc(n * 3 * d);  // [N, 3d]
   qkv.forward(ctx.params, x, proj, n);
   for (std::int64_t i = 0; i < n; ++i)
@@ -184,7 +184,7 @@ void MultiHeadAttention::step_self(StepContext& ctx, const float* x, float* y, s
   std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1), k_len(static_cast<std::size_t>(n),
                                                                          static_cast<std::int32_t>(t + 1));
   float* context = ctx.arena.alloc(n * d);
-  if (!probs) probs = ctx.arena.alloc(n * heads * (t + 1));
+  float* probs = ctx.arena.alloc(n * heads * (t + 1));  // [N, H, 1, t+1]
   const AttentionDims dims{n, heads, d / heads, 1, t + 1};
   attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, 2 * d, t_max * 2 * d}, {cache + d, 2 * d, t_max * 2 * d},
                     {context, d, d}, probs, q_len.data(), k_len.data(), false);

@@ -22,7 +22,7 @@ void MhaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const 
 
 void MhaMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
                     std::int64_t t_max) const {
-  attn_.step_self(ctx, x, y, n, t, cache, t_max, nullptr);
+  attn_.step_self(ctx, x, y, n, t, cache, t_max);
 }
 
 MixerMaps maps_from_probs(const float* probs, std::int64_t batch_index, std::int64_t heads, std::int64_t t,

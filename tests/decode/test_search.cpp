@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "../model/arch_variants.h"
 
@@ -44,18 +45,27 @@ void initialize_sharp(model::Seq2Seq& m, std::uint64_t seed, float scale = 3.0f)
   for (float& v : m.params().values()) v *= scale;
 }
 
+// What a search needs beside its model: step scratch, an Rng that no dropout
+// draws from, and hypotheses capped at source length + max_len_b.
+struct Searcher {
+  Arena arena;
+  Rng rng{0};
+  nn::StepContext ctx;
+  decode::SearchOptions options;
+  Searcher(model::Seq2Seq& m, float max_len_b) : ctx{m.params(), arena, rng, false} {
+    options.max_len_a = 1.0f;
+    options.max_len_b = max_len_b;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("search: beam 1 equals greedy; n-best lists are sorted and bounded", "[decode]") {
   const text::Bpe bpe;  // byte fallback only: 261 pieces
   model::Seq2Seq model(small_config(bpe.vocab().size()));
   initialize_sharp(model, 4);
-  Arena arena;
-  Rng rng(0);
-  nn::StepContext ctx{model.params(), arena, rng, false};
-  decode::SearchOptions options;
-  options.max_len_a = 1.0f;
-  options.max_len_b = 5.0f;
+  Searcher searcher(model, 5.0f);
+  auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
   options.beam = 1;
   const auto greedy = decode::greedy_search(ctx, model, sources(), options);
   const auto beam1 = decode::beam_search(ctx, model, sources(), options);
@@ -117,12 +127,8 @@ TEST_CASE("search: beam 1 equals greedy over many models, also where </s> is the
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
     model::Seq2Seq model(small_config(bpe.vocab().size()));
     initialize_sharp(model, seed, 2.0f);
-    Arena arena;
-    Rng rng(0);
-    nn::StepContext ctx{model.params(), arena, rng, false};
-    decode::SearchOptions options;
-    options.max_len_a = 1.0f;
-    options.max_len_b = 10.0f;
+    Searcher searcher(model, 10.0f);
+    auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
     options.beam = 1;
     const auto greedy = decode::greedy_search(ctx, model, sources(), options);
     const auto beam1 = decode::beam_search(ctx, model, sources(), options);
@@ -173,12 +179,8 @@ TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[de
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
     model::Seq2Seq model(model::arch_config(v));
     initialize_sharp(model, 6, 2.0f);
-    Arena arena;
-    Rng rng(0);
-    nn::StepContext ctx{model.params(), arena, rng, false};
-    decode::SearchOptions options;
-    options.max_len_a = 1.0f;
-    options.max_len_b = 3.0f;
+    Searcher searcher(model, 3.0f);
+    auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
     for (int beam : {1, 3}) {
       options.beam = options.nbest = beam;
       const auto together = decode::beam_search(ctx, model, batch, options);

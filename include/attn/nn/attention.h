@@ -80,7 +80,7 @@ struct MultiHeadAttention {
   // Incremental decoding, N hypotheses at position t. x: [N, d] → y: [N, d].
   // Self: appends this position's k, v to cache [N, t_max, 2d], attends keys 0..t.
   void step_self(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
-                 std::int64_t t_max, float* probs) const;
+                 std::int64_t t_max) const;
   // Cross: the `beams` consecutive hypotheses of each sentence attend their
   // sentence's projected memory together, as one [beams, Ts] product.
   // x: [S·beams, d] → y: [S·beams, d]; kv: [S, Ts, 2d] (from project_memory); src_lengths: [S].
