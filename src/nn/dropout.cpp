@@ -15,8 +15,7 @@ Dropout::Saved Dropout::forward(StepContext& ctx, float* x, std::int64_t n) cons
 
 void Dropout::backward(const Saved& saved, float* dy) const {
   if (!saved.keep) return;
-  const float inv_keep = 1.0f / (1.0f - p);
-  for (std::int64_t i = 0; i < saved.n; ++i) dy[i] = saved.keep[i] ? dy[i] * inv_keep : 0.0f;
+  kernels::dropout_backward_inplace(dy, saved.keep, saved.n, p);
 }
 
 }  // namespace attn::nn

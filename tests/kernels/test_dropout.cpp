@@ -3,6 +3,7 @@
 // backward against finite differences.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "../support.h"
@@ -135,5 +136,31 @@ TEST_CASE("dropout_backward matches finite differences and accumulates", "[kerne
       }
       test::require_close(dx, want, 1e-6, 1e-5);
     }
+  });
+}
+
+TEST_CASE("dropout_backward_inplace: kept elements scaled by 1/(1 − p), dropped ones exactly 0, even inf and NaN",
+          "[kernels][dropout]") {
+  test::for_each_isa_and_threads([](Isa, int) {
+    for (std::int64_t n : kSizes)
+      for (float p : {0.3f, 1.0f}) {
+        INFO("n " << n << " p " << p);
+        const auto x = test::random_vector(static_cast<std::size_t>(n), 30 + n);
+        std::vector<float> y(x.size()), dy = test::random_vector(x.size(), 31 + n);
+        std::vector<std::uint8_t> keep(x.size());
+        dropout_forward(x.data(), y.data(), keep.data(), n, p, 78, 9);
+        dy[0] = std::numeric_limits<float>::infinity();
+        if (n > 2) dy[2] = std::numeric_limits<float>::quiet_NaN();
+        std::vector<float> want(dy.size());
+        for (std::size_t i = 0; i < dy.size(); ++i) want[i] = keep[i] ? dy[i] * (1.0f / (1.0f - p)) : 0.0f;
+        dropout_backward_inplace(dy.data(), keep.data(), n, p);
+        for (std::size_t i = 0; i < dy.size(); ++i) {
+          if (std::isnan(want[i])) {
+            REQUIRE(std::isnan(dy[i]));
+          } else {
+            REQUIRE(dy[i] == want[i]);
+          }
+        }
+      }
   });
 }
