@@ -20,8 +20,8 @@ void dropout_forward(const float* x, float* y, std::uint8_t* keep, std::int64_t 
 void dropout_backward(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p) {
   ATTN_DISPATCH(dropout_backward, dy, keep, dx, n, p)
 }
-void dropout_backward_inplace(float* dy, const std::uint8_t* keep, std::int64_t n, float p) {
-  ATTN_DISPATCH(dropout_backward_inplace, dy, keep, n, p)
+void dropout_backward_write(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p) {
+  ATTN_DISPATCH(dropout_backward_write, dy, keep, dx, n, p)
 }
 
 }  // namespace attn::kernels

@@ -168,7 +168,7 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
     chunk_done();
     dg = dprev;
   }
-  embed_dropout_.backward(dec.embed_drop, dg);
+  embed_dropout_.backward(dec.embed_drop, dg, dg);
   tgt_embed_.backward(params_, batch.tgt_in.data(), dg, B * tt);
 
   // Encoder backward
@@ -186,7 +186,7 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
     chunk_done();
     dh = dprev;
   }
-  embed_dropout_.backward(enc.embed_drop, dh);
+  embed_dropout_.backward(enc.embed_drop, dh, dh);
   src_embed_.backward(params_, batch.src.data(), dh, B * ts);
   return sums;
 }

@@ -1,5 +1,7 @@
 #include "attn/nn/dropout.h"
 
+#include <cstring>
+
 #include "attn/kernels/dropout.h"
 
 namespace attn::nn {
@@ -13,9 +15,12 @@ Dropout::Saved Dropout::forward(StepContext& ctx, float* x, std::int64_t n) cons
   return {keep, n};
 }
 
-void Dropout::backward(const Saved& saved, float* dy) const {
-  if (!saved.keep) return;
-  kernels::dropout_backward_inplace(dy, saved.keep, saved.n, p);
+void Dropout::backward(const Saved& saved, const float* dy, float* dx) const {
+  if (saved.keep) {
+    kernels::dropout_backward_write(dy, saved.keep, dx, saved.n, p);
+  } else if (dx != dy) {
+    std::memcpy(dx, dy, sizeof(float) * saved.n);
+  }
 }
 
 }  // namespace attn::nn

@@ -27,7 +27,7 @@ void FeedForward::backward(StepContext& ctx, const Saved& s, const float* dy, fl
   const std::int64_t f = fc1.out;
   float* dhidden = ctx.arena.alloc_zeroed(s.rows * f);
   fc2.backward(ctx.params, s.hidden, dy, dhidden, s.rows);
-  activation_dropout.backward(s.drop, dhidden);
+  activation_dropout.backward(s.drop, dhidden, dhidden);
   float* dpre = ctx.arena.alloc_zeroed(s.rows * f);
   // ReLU′ from ReLU's output: hidden > 0 exactly where fc1's output was, but
   // where dropout zeroed it, where dhidden is zero already. Saves [rows, ffn].

@@ -62,8 +62,7 @@ void residual_backward(StepContext& ctx, const LayerShape& shape, const LayerNor
   float* dbranch = ctx.arena.alloc(n);
   int i = 0;
   for (const BranchBackward& branch_backward : branches) {
-    std::memcpy(dbranch, dsum, sizeof(float) * n);
-    drop.backward(s.drop[i], dbranch);
+    drop.backward(s.drop[i], dsum, dbranch);
     branch_backward(dbranch, dinput);
     ++i;
   }

@@ -139,7 +139,7 @@ TEST_CASE("dropout_backward matches finite differences and accumulates", "[kerne
   });
 }
 
-TEST_CASE("dropout_backward_inplace: kept elements scaled by 1/(1 − p), dropped ones exactly 0, even inf and NaN",
+TEST_CASE("dropout_backward_write: kept elements scaled by 1/(1 − p), dropped ones exactly 0, even inf and NaN",
           "[kernels][dropout]") {
   test::for_each_isa_and_threads([](Isa, int) {
     for (std::int64_t n : kSizes)
@@ -153,11 +153,15 @@ TEST_CASE("dropout_backward_inplace: kept elements scaled by 1/(1 − p), droppe
         if (n > 2) dy[2] = std::numeric_limits<float>::quiet_NaN();
         std::vector<float> want(dy.size());
         for (std::size_t i = 0; i < dy.size(); ++i) want[i] = keep[i] ? dy[i] * (1.0f / (1.0f - p)) : 0.0f;
-        dropout_backward_inplace(dy.data(), keep.data(), n, p);
+        std::vector<float> dx(dy.size(), 5.0f);
+        dropout_backward_write(dy.data(), keep.data(), dx.data(), n, p);
+        dropout_backward_write(dy.data(), keep.data(), dy.data(), n, p);  // in place
         for (std::size_t i = 0; i < dy.size(); ++i) {
           if (std::isnan(want[i])) {
+            REQUIRE(std::isnan(dx[i]));
             REQUIRE(std::isnan(dy[i]));
           } else {
+            REQUIRE(dx[i] == want[i]);
             REQUIRE(dy[i] == want[i]);
           }
         }

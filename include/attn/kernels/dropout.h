@@ -18,8 +18,9 @@ void dropout_forward(const float* x, float* y, std::uint8_t* keep, std::int64_t 
 // dy, dx: [n]; keep: [n] from the forward. dx += dy ⊙ keep / (1 − p).
 void dropout_backward(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p);
 
-// dy: [n]; keep: [n] from the forward. In place: dy = keep ? dy / (1 − p) : 0
-// (a dropped element gives exactly 0, even where dy is ±inf or NaN).
-void dropout_backward_inplace(float* dy, const std::uint8_t* keep, std::int64_t n, float p);
+// dy, dx: [n]; keep: [n] from the forward. dx = keep ? dy / (1 − p) : 0,
+// written (not accumulated); a dropped element gives exactly 0, even where dy
+// is ±inf or NaN. dx may alias dy.
+void dropout_backward_write(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p);
 
 }  // namespace attn::kernels

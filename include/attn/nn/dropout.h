@@ -16,8 +16,9 @@ struct Dropout {
   };
   // In place on x: [n].
   Saved forward(StepContext& ctx, float* x, std::int64_t n) const;
-  // In place on dy: [n] (scales by keep / (1 − p)).
-  void backward(const Saved& saved, float* dy) const;
+  // dx = dy ⊙ keep / (1 − p), or dy where the forward was the identity;
+  // dy, dx: [n], written (not accumulated), dx may alias dy.
+  void backward(const Saved& saved, const float* dy, float* dx) const;
 };
 
 }  // namespace attn::nn

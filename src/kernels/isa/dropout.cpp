@@ -207,10 +207,10 @@ void dropout_backward(const float* dy, const std::uint8_t* keep, float* dx, std:
   });
 }
 
-void dropout_backward_inplace(float* dy, const std::uint8_t* keep, std::int64_t n, float p) {
+void dropout_backward_write(const float* dy, const std::uint8_t* keep, float* dx, std::int64_t n, float p) {
   const float keep_scale = 1.0f / (1.0f - p);  // inf for p = 1, where nothing is kept
   parallel_chunks(n, 4096, [=](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) dy[i] = keep[i] != 0 ? dy[i] * keep_scale : 0.0f;
+    for (std::int64_t i = begin; i < end; ++i) dx[i] = keep[i] != 0 ? dy[i] * keep_scale : 0.0f;
   });
 }
 
