@@ -1,58 +1,144 @@
 #!/usr/bin/env bash
-# The fair comparison of the mechanisms: every architecture trains the same
-# reference preset on the same data for the same wall-time budget and thread
-# count (tools/quality_m30k.sh: 20 minutes, scored, then on to MINUTES), is
-# scored on test2016 with beam 5, and the runs go into one report: attn report
-# writes runs/compare/report.html (curves against updates and wall time, and a
-# table of speed, peak memory, best validation and test scores per arch).
-# A half-finished comparison resumes: finished archs are skipped, a run cut
-# short continues from its last.attn.
-# With COMPARE_ARCHIVE=DIR each finished run is also kept small in DIR/<arch>
-# (tools/archive_run.py: log, scores, train.log; no model files), an arch
-# already in DIR counts as finished, and the report reads DIR/<arch> for the
-# runs that are no longer in runs/compare (a comparison spread over machines).
-# With COMPARE_COMMIT=SHA every arch trains with the attn (and scripts) of
-# that commit, built in a worktree of its own (runs/compare-tree-SHA), so a
-# comparison spread over days stays fair while the code moves on.
-#   [COMPARE_ARCHIVE=docs/runs/m30k-60min] [COMPARE_COMMIT=SHA] tools/compare.sh [MULTI30K_DIR] [MINUTES] [ARCHS...]
+# The comparison of the mechanisms over several seeds. Every (arch, seed) run
+# trains the same preset on the same data with the same budget — updates (the
+# same number for every arch: isolates the mechanism) or minutes (the same wall
+# time: includes its speed) — and the same thread count, then is scored with
+# beam 5 on test2016 and on its long-input probes (test2016 joined 2, 4 and 6
+# sentences at a time, tools/make_long_test.py), with best.attn and with the
+# average of the last 5 checkpoints. attn report OUT/*/* draws the result.
+#
+# Re-running the same command continues: a finished step is never redone (each
+# writes its file atomically), an interrupted training resumes from its
+# last.attn (bit-identical), so a comparison of many hours can be spread over
+# sittings, and --jobs can change between them. Runs go seed by seed, so the
+# runs finished at any moment cover whole seeds.
+#
+#   tools/compare.sh [--data DIR] [--out DIR] [--seeds "1 2 3"] (--updates N | --minutes M)
+#                    [--threads T] [--jobs J] [--commit SHA] [--probes "2 4 6"] [--beam B]
+#                    [ARCH...] [-- EXTRA TRAIN FLAGS]
+#
+# --data    corpus folder with train/valid/test2016 .de/.en (default ../shared/data/multi30k)
+# --out     where the runs go: OUT/<arch>/seed<S>/ (default runs/compare)
+# --threads threads of each run (default 1: results depend on it, keep it for a comparison)
+# --jobs    runs at a time (default 1; 2 on an idle 2-core machine)
+# --commit  train and translate with the attn of that commit, built in a worktree
+#           of its own (OUT/attn-SHA), so a comparison spread over days stays fair
+#           while the code moves on
+# Without archs: transformer muse muse-simple muse-separate convsan convsan2d fastdisa.
+# Environment: COMPARE_ATTN=PATH uses that binary (tests); COMPARE_SRC/COMPARE_TGT
+# the language suffixes (de, en); COMPARE_TEST the test set's prefix (test2016).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-data=$(realpath "${1:-../shared/data/multi30k}")
-minutes=${2:-60}
-shift $(( $# > 2 ? 2 : $# )) || true
-archs=("$@")
-[ ${#archs[@]} -gt 0 ] || archs=(transformer muse muse-simple convsan convsan2d fastdisa)
-root=runs/compare
-archive=${COMPARE_ARCHIVE:-}
-mkdir -p "$root"
-trainer=.  # where quality_m30k.sh and its attn come from
-if [ -n "${COMPARE_COMMIT:-}" ]; then
-  trainer=runs/compare-tree-$COMPARE_COMMIT
-  [ -d "$trainer" ] || git worktree add --detach "$trainer" "$COMPARE_COMMIT" >&2
-  ln -sfn "$(pwd)/runs" "$trainer/runs"  # its runs/compare is this one
-  echo "== training with attn at commit $(git -C "$trainer" rev-parse --short HEAD)"
-fi
-runs=()
-for arch in "${archs[@]}"; do
-  done_file=score.avg5.${minutes}min.txt
-  if [ -f "$root/$arch/$done_file" ]; then
-    echo "== $arch: done ($root/$arch/score.${minutes}min.txt)"
-  elif [ -n "$archive" ] && [ -f "$archive/$arch/$done_file" ]; then
-    echo "== $arch: done, archived ($archive/$arch/score.${minutes}min.txt)"
-    runs+=("$archive/$arch")
-    continue
-  else
-    # On a fresh virtual machine the first touch of each page of RAM is slow
-    # (the first run on a fresh machine took 4:15 for its first epoch, not 2:10):
-    # touch 8 GB once, so that every arch starts on equal terms.
-    python3 -c "b'\x01' * (8 << 30)"
-    echo "== $arch: training for $minutes minutes in $root/$arch"
-    (cd "$trainer" && QUALITY_MINUTES="20 $minutes" tools/quality_m30k.sh "$data" "$root/$arch" "$arch")
-  fi
-  runs+=("$root/$arch")
-  if [ -n "$archive" ] && [ ! -f "$archive/$arch/$done_file" ]; then
-    python3 tools/archive_run.py "$root/$arch" "$archive/$arch"
-  fi
+repo=$(pwd)
+
+data=../shared/data/multi30k out=runs/compare seeds="1 2 3" updates="" minutes="" threads=1 jobs=1
+commit="" probes="2 4 6" beam=5 archs=() extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --data) data=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --seeds) seeds=$2; shift 2 ;;
+    --updates) updates=$2; shift 2 ;;
+    --minutes) minutes=$2; shift 2 ;;
+    --threads) threads=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --commit) commit=$2; shift 2 ;;
+    --probes) probes=$2; shift 2 ;;
+    --beam) beam=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    -*) echo "compare: unknown option $1 (see the header of tools/compare.sh)" >&2; exit 2 ;;
+    *) archs+=("$1"); shift ;;
+  esac
 done
-./attn report "${runs[@]}" -o "$root/report.html"
-echo "report: $root/report.html"
+[ ${#archs[@]} -gt 0 ] || archs=(transformer muse muse-simple muse-separate convsan convsan2d fastdisa)
+src=${COMPARE_SRC:-de} tgt=${COMPARE_TGT:-en} test=${COMPARE_TEST:-test2016}
+fail() { echo "compare: $*" >&2; exit 2; }
+{ [ -n "$updates" ] && [ -z "$minutes" ]; } || { [ -z "$updates" ] && [ -n "$minutes" ]; } ||
+  fail "give exactly one budget: --updates N (same updates for every arch) or --minutes M (same wall time)"
+[[ "${updates:-1}" =~ ^[1-9][0-9]*$ ]] || fail "--updates must be a positive whole number (got $updates)"
+[[ "${minutes:-1}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "--minutes must be a positive number (got $minutes)"
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || fail "--jobs must be a positive whole number (got $jobs)"
+for s in $seeds; do [[ "$s" =~ ^[0-9]+$ ]] || fail "--seeds must be whole numbers (got $s)"; done
+for f in train valid "$test"; do
+  for l in "$src" "$tgt"; do [ -f "$data/$f.$l" ] || fail "$data/$f.$l not found (--data DIR)"; done
+done
+data=$(realpath "$data")
+mkdir -p "$out"
+out=$(realpath "$out")
+
+# The attn that trains, translates and scores.
+if [ -n "${COMPARE_ATTN:-}" ]; then
+  attn=$(realpath "$COMPARE_ATTN")
+elif [ -n "$commit" ]; then
+  sha=$(git rev-parse --short=12 "$commit^{commit}") || fail "--commit $commit is not a commit of this repository"
+  tree=$out/attn-$sha
+  [ -d "$tree" ] || git worktree add --detach "$tree" "$sha" >&2
+  [ -x "$tree/attn" ] || make -C "$tree" -s -j2 attn >&2
+  attn=$tree/attn
+else
+  make -s attn
+  attn=$repo/attn
+fi
+echo "== attn: $attn ($("$attn" --version 2>/dev/null | head -1 || true))"
+
+# The test sets: the test set itself and its joined probes.
+sets=("$test")
+mkdir -p "$out/data"
+for k in $probes; do
+  [ -f "$out/data/$test.join$k.$tgt" ] ||
+    python3 tools/make_long_test.py "$k" "$data/$test" "$out/data/$test.join$k" --langs="$src,$tgt"
+  sets+=("$test.join$k")
+done
+set_prefix() { if [ "$1" = "$test" ]; then echo "$data/$1"; else echo "$out/data/$1"; fi; }
+
+# One (arch, seed) run, every step skipped when its file exists.
+run_one() {
+  local arch=$1 seed=$2 run=$out/$1/seed$2
+  mkdir -p "$run"
+  exec 9>"$run/.lock"
+  if ! flock -n 9; then echo "== $arch seed $seed: in progress elsewhere, skipped"; return 0; fi
+  if [ -f "$run/done" ]; then echo "== $arch seed $seed: done"; return 0; fi
+  local budget
+  if [ -n "$updates" ]; then budget=(--max-updates "$updates"); else budget=(--max-time "$minutes"); fi
+  if [ ! -f "$run/train.done" ]; then
+    echo "== $arch seed $seed: training ($run)"
+    "$attn" train --train "$data/train" --valid "$data/valid" --src "$src" --tgt "$tgt" --arch "$arch" \
+      --seed "$seed" --save-dir "$run" --threads "$threads" --keep-last 5 --log-every 50 --quiet \
+      "${budget[@]}" "${extra[@]}" 2>>"$run/train.log" || {
+      local status=$?
+      echo "== $arch seed $seed: attn train exited with $status (see $run/train.log); rerun to resume" >&2
+      return "$status"
+    }
+    touch "$run/train.done"
+  fi
+  [ -f "$run/avg5.attn" ] || "$attn" average --last 5 "$run" -o "$run/avg5.attn" --threads "$threads"
+  mkdir -p "$run/hyp" "$run/score"
+  local set model prefix
+  for set in "${sets[@]}"; do
+    prefix=$(set_prefix "$set")
+    for model in best avg5; do
+      local hyp=$run/hyp/$set.$model.txt score=$run/score/$set.$model.json
+      [ -f "$hyp" ] || "$attn" translate -m "$run/$model.attn" -i "$prefix.$src" -o "$hyp" --beam "$beam" \
+        --threads "$threads" 2>>"$run/translate.log"
+      if [ ! -f "$score" ]; then
+        "$attn" score --ref "$prefix.$tgt" -i "$hyp" --metrics bleu,chrf --format json >"$score.tmp"
+        mv "$score.tmp" "$score"
+      fi
+    done
+  done
+  touch "$run/done"
+  echo "== $arch seed $seed: done; $test BLEU $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))[0]['score'], 2))" "$run/score/$test.best.json" 2>/dev/null || echo '?')"
+}
+
+# Ctrl-C or a kill of this script stops its runs too (attn train saves a resumable checkpoint on SIGINT/SIGTERM).
+trap 'trap - INT TERM; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
+status=0
+for seed in $seeds; do
+  for arch in "${archs[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || status=$?; done
+    run_one "$arch" "$seed" &
+  done
+done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || status=$?; done
+[ "$status" -eq 0 ] || { echo "compare: some runs failed; rerun the same command to continue" >&2; exit "$status"; }
+echo "== all runs done: $out; attn report $out/*/seed* -o report.html"

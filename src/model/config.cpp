@@ -8,7 +8,10 @@ namespace attn::model {
 
 namespace {
 
-constexpr std::array<const char*, 6> kArchs{"transformer", "muse", "muse-simple", "convsan", "convsan2d", "fastdisa"};
+constexpr std::array<const char*, 7> kArchs{"transformer", "muse",      "muse-simple", "muse-separate",
+                                            "convsan",     "convsan2d", "fastdisa"};
+
+bool is_muse(const std::string& arch) { return arch == "muse" || arch == "muse-separate"; }
 
 bool is_odd_positive(std::int64_t v) { return v >= 1 && v % 2 == 1; }
 
@@ -103,7 +106,7 @@ void ModelConfig::validate() const {
           "--heads must be even for Fast-DiSA's forward and backward heads (got " + std::to_string(heads) + ")");
 }
 
-bool ModelConfig::parallel_layers() const { return arch == "muse" || arch == "muse-simple"; }
+bool ModelConfig::parallel_layers() const { return is_muse(arch) || arch == "muse-simple"; }
 
 nn::MixerSpec ModelConfig::encoder_mixer(std::int64_t layer) const {
   nn::MixerSpec spec;
@@ -111,11 +114,12 @@ nn::MixerSpec ModelConfig::encoder_mixer(std::int64_t layer) const {
   spec.heads = heads;
   spec.kernels = muse_kernels;
   spec.tap_dropout = muse_tap_dropout;
+  spec.separate_conv_projection = arch == "muse-separate";
   spec.window = csan_window;
   spec.disa_gate = disa_gate;
   spec.disa_t2t = disa_t2t;
   const std::int64_t windowed = csan_layers >= 0 ? csan_layers : (enc_layers + 1) / 2;
-  if (arch == "muse") {
+  if (is_muse(arch)) {
     spec.kind = "muse";
   } else if ((arch == "convsan" || arch == "convsan2d") && layer < windowed) {
     spec.kind = arch == "convsan" ? "csan" : "csan2d";
@@ -130,7 +134,7 @@ nn::MixerSpec ModelConfig::decoder_self_mixer() const {
   nn::MixerSpec spec = encoder_mixer(0);
   spec.causal = true;
   spec.head_window = 1;
-  spec.kind = decoder_mixer.empty() ? (arch == "muse" ? "muse" : "mha") : decoder_mixer;
+  spec.kind = decoder_mixer.empty() ? (is_muse(arch) ? "muse" : "mha") : decoder_mixer;
   return spec;
 }
 

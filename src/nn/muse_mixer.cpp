@@ -11,11 +11,13 @@
 namespace attn::nn {
 
 MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
-    : d_(spec.d), heads_(spec.heads), causal_(spec.causal) {
+    : d_(spec.d), heads_(spec.heads), causal_(spec.causal),
+      separate_(spec.separate_conv_projection && !spec.kernels.empty()) {
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
                                                         std::to_string(heads_) +
                                                         "; choose heads that divide the dimension");
   qkv_ = declare_qkv(params, name, d_);
+  if (separate_) conv_in_.declare(params, name + ".conv_in", d_, d_, /*with_bias=*/false);
   conv_.declare(params, name, d_, heads_, spec.kernels, causal_, spec.tap_dropout);
   o_.declare(params, name + ".o", width(), d_);
 }
@@ -36,8 +38,16 @@ std::unique_ptr<TokenMixer::Saved> MuseMixer::forward(StepContext& ctx, const fl
   const AttentionDims dims{batch, heads_, d / heads_, t, t};
   attention_forward(dims, {s->qkv, stride, t * stride}, {s->qkv + d, stride, t * stride},
                     {s->qkv + 2 * d, stride, t * stride}, {s->cat, w, t * w}, s->probs, lengths, lengths, causal_);
-  // The conv cells read the same V as attention, in place.
-  if (!conv_.empty()) s->conv = conv_.forward(ctx, s->qkv + 2 * d, stride, batch, t, lengths, s->cat + d, w);
+  // The conv cells read the same V as attention, in place (or their own projection).
+  if (separate_) {
+    s->conv_in = ctx.arena.alloc(rows * d);  // [B·T, d]
+    conv_in_.forward(ctx.params, x, s->conv_in, rows);
+  }
+  if (!conv_.empty()) {
+    const float* v = separate_ ? s->conv_in : s->qkv + 2 * d;  // rows of stride ldv
+    const std::int64_t ldv = separate_ ? d : stride;
+    s->conv = conv_.forward(ctx, v, ldv, batch, t, lengths, s->cat + d, w);
+  }
   o_.forward(ctx.params, s->cat, y, rows);
   return s;
 }
@@ -53,20 +63,34 @@ void MuseMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const
                      {s.qkv + 2 * d, stride, t * stride}, s.probs, {dcat, w, t * w}, {dqkv, stride, t * stride},
                      {dqkv + d, stride, t * stride}, {dqkv + 2 * d, stride, t * stride}, s.lengths, s.lengths,
                      causal_);
-  // V's gradient: attention values (above), then every cell's data and filter-generator paths.
-  if (!conv_.empty())
+  // V's gradient: attention values (above), then every cell's data and filter-generator paths
+  // (MUSE-separate: those go to the cells' own input and on through Wc into dx).
+  if (separate_) {
+    float* dconv_in = ctx.arena.alloc_zeroed(rows * d);  // [B·T, d]
+    conv_.backward(ctx, s.conv, s.conv_in, d, s.batch, t, s.lengths, dcat + d, w, dconv_in, d);
+    conv_in_.backward(ctx.params, s.x, dconv_in, dx, rows);
+  } else if (!conv_.empty()) {
     conv_.backward(ctx, s.conv, s.qkv + 2 * d, stride, s.batch, t, s.lengths, dcat + d, w, dqkv + 2 * d, stride);
+  }
   qkv_.backward(ctx.params, s.x, dqkv, dx, rows);
 }
 
 void MuseMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
                      std::int64_t t_max) const {
   if (!causal_) throw std::logic_error("MuseMixer::step on a non-causal (encoder) mixer");
-  const std::int64_t d = d_, w = width(), cw = 2 * d;
+  const std::int64_t d = d_, w = width(), cw = cache_width();
   float* proj = ctx.arena.alloc(n * 3 * d);  // [N, 3d]
   qkv_.forward(ctx.params, x, proj, n);
-  for (std::int64_t i = 0; i < n; ++i)
-    std::memcpy(cache + (i * t_max + t) * cw, proj + i * 3 * d + d, sizeof(float) * cw);
+  float* conv_in = nullptr;  // [N, d] (MUSE-separate)
+  if (separate_) {
+    conv_in = ctx.arena.alloc(n * d);
+    conv_in_.forward(ctx.params, x, conv_in, n);
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    float* entry = cache + (i * t_max + t) * cw;
+    std::memcpy(entry, proj + i * 3 * d + d, sizeof(float) * 2 * d);
+    if (separate_) std::memcpy(entry + 2 * d, conv_in + i * d, sizeof(float) * d);
+  }
   std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1),
       k_len(static_cast<std::size_t>(n), static_cast<std::int32_t>(t + 1));
   float* cat = ctx.arena.alloc(n * w);  // [N, width]
@@ -74,8 +98,11 @@ void MuseMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n,
   const AttentionDims dims{n, heads_, d / heads_, 1, t + 1};
   attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw}, {cat, w, w},
                     probs, q_len.data(), k_len.data(), false);
-  // Causal conv over the cached v of positions t−k+1 … t.
-  conv_.step(ctx, proj + 2 * d, 3 * d, cache + d, cw, t_max, n, t, cat + d, w);
+  // Causal conv over the cached v (or cells' input) of positions t−k+1 … t.
+  if (separate_)
+    conv_.step(ctx, conv_in, d, cache + 2 * d, cw, t_max, n, t, cat + d, w);
+  else
+    conv_.step(ctx, proj + 2 * d, 3 * d, cache + d, cw, t_max, n, t, cat + d, w);
   o_.forward(ctx.params, cat, y, n);
 }
 

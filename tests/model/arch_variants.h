@@ -33,6 +33,7 @@ inline constexpr ArchVariant kArchVariants[] = {
     {"muse-simple", "", "pre"},     {"convsan", "", "pre"},             {"convsan2d", "", "post"},
     {"transformer", "csan", "pre"}, {"fastdisa", "", "pre"},            {"transformer", "fastdisa", "pre"},
     {"muse", "", "pre"},            {"muse", "", "post"},               {"transformer", "muse", "post"},
+    {"muse-separate", "", "pre"},
 };
 
 inline ModelConfig arch_config(const ArchVariant& v) {

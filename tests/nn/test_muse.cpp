@@ -72,9 +72,10 @@ Matrix reference_conv(const Fixture& f, const std::string& name, const std::vect
 }
 
 // Naive MuseMixer forward in double: y [B·T, d].
+// With `separate` (MUSE-separate) the cells read x · Wcᵀ instead of V.
 Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vector<std::int64_t>& kernels,
                        bool causal, const std::vector<float>& x, std::int64_t B, std::int64_t T, std::int64_t d,
-                       std::int64_t H, const std::vector<std::int32_t>& lengths) {
+                       std::int64_t H, const std::vector<std::int32_t>& lengths, bool separate = false) {
   const std::int64_t rows = B * T, dh = d / H;
   std::vector<float> qkv(rows * 3 * d);  // rounded to float: the conv reference reads float V like the mixer
   Matrix qkvd(rows * 3 * d);
@@ -110,7 +111,18 @@ Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vec
           for (std::int64_t c = h * dh; c < (h + 1) * dh; ++c)
             cat[(b * T + i) * width + c] += e[j] / sum * qkvd[(b * T + j) * 3 * d + 2 * d + c];
       }
-  const Matrix conv = reference_conv(f, name, kernels, causal, qkv.data() + 2 * d, 3 * d, B, T, d, H, lengths);
+  std::vector<float> conv_in(rows * d);  // [B·T, d], rounded to float like the mixer's
+  if (separate) {
+    const float* wc = f.value(name + ".conv_in.weight");
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < d; ++j) {
+        double s = 0.0;
+        for (std::int64_t c = 0; c < d; ++c) s += double(x[r * d + c]) * wc[j * d + c];
+        conv_in[r * d + j] = static_cast<float>(s);
+      }
+  }
+  const Matrix conv = separate ? reference_conv(f, name, kernels, causal, conv_in.data(), d, B, T, d, H, lengths)
+                               : reference_conv(f, name, kernels, causal, qkv.data() + 2 * d, 3 * d, B, T, d, H, lengths);
   if (!kernels.empty())
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < d; ++c) cat[r * width + d + c] = conv[r * d + c];
@@ -127,7 +139,7 @@ Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vec
 }
 
 MixerSpec muse_spec(std::int64_t d, std::int64_t heads, std::vector<std::int64_t> kernels, bool causal,
-                    float tap_dropout = 0.0f) {
+                    float tap_dropout = 0.0f, bool separate = false) {
   MixerSpec spec;
   spec.kind = "muse";
   spec.d = d;
@@ -135,6 +147,7 @@ MixerSpec muse_spec(std::int64_t d, std::int64_t heads, std::vector<std::int64_t
   spec.kernels = std::move(kernels);
   spec.causal = causal;
   spec.tap_dropout = tap_dropout;
+  spec.separate_conv_projection = separate;
   return spec;
 }
 
@@ -504,4 +517,89 @@ TEST_CASE("muse mixer: forward and backward are bitwise the same for 1 and 2 thr
     return all;
   };
   REQUIRE(run(1) == run(2));
+}
+
+// MUSE-separate: the cells read their own projection x · Wcᵀ (the paper's
+// "unified semantic space" ablation), checked like MUSE itself.
+TEST_CASE("muse-separate mixer: forward equals the naive reference, and V no longer feeds the cells", "[muse]") {
+  const std::int64_t B = 2, T = 7, d = 8, H = 2;
+  const std::vector<std::int32_t> lengths{7, 3};
+  for (bool causal : {false, true}) {
+    INFO("causal " << causal);
+    Fixture f;
+    MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, true));
+    f.ready(111);
+    REQUIRE(mixer.separate_conv_projection());
+    REQUIRE(mixer.cache_width() == 3 * d);
+    const ParamId wc = f.params.find("mix.conv_in.weight");
+    REQUIRE(wc >= 0);
+    REQUIRE(f.params.info(wc).shape == Shape{d, d});
+    REQUIRE(f.params.find("mix.conv_in.bias") < 0);
+    std::vector<float> x = test::random_vector(B * T * d, 112), y(B * T * d);
+    mixer.forward(f.ctx, x.data(), y.data(), B, T, lengths.data());
+    test::require_close(y, reference_mixer(f, "mix", {3, 15}, causal, x, B, T, d, H, lengths, true), 1e-5, 1e-4);
+    // The shared-V reference must differ: otherwise this test could not tell the variants apart.
+    const Matrix shared = reference_mixer(f, "mix", {3, 15}, causal, x, B, T, d, H, lengths, false);
+    double diff = 0.0;
+    for (std::int64_t r = 0; r < B * T; ++r)
+      if (r % T < lengths[r / T])
+        for (std::int64_t j = 0; j < d; ++j) diff += std::abs(y[r * d + j] - shared[r * d + j]);
+    REQUIRE(diff > 1e-3);
+  }
+  Fixture g;  // without conv cells there is nothing to project: MUSE-simple
+  MuseMixer simple(g.params, "mix", muse_spec(d, H, {}, false, 0.0f, true));
+  REQUIRE_FALSE(simple.separate_conv_projection());
+  REQUIRE(g.params.find("mix.conv_in.weight") < 0);
+}
+
+TEST_CASE("muse-separate mixer: gradients of all parameters and the input match finite differences", "[muse][grad]") {
+  const std::int64_t B = 2, T = 5, d = 8, H = 2;
+  const std::vector<std::int32_t> lengths{5, 3};
+  for (bool causal : {false, true}) {
+    INFO("causal " << causal);
+    Fixture f;
+    MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, true));
+    f.ready(121);
+    std::vector<float> x = test::random_vector(B * T * d, 122), w = test::random_vector(B * T * d, 123);
+    zero_pad_rows(w, T, d, lengths);
+    test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
+    auto loss = [&] { return run.loss(); };
+    std::vector<float> dx = run.backward();
+    check_all_parameters(f.params, loss, {.samples_per_tensor = 8});
+    check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 16}, 124);
+  }
+}
+
+TEST_CASE("muse-separate mixer: step() equals the full causal forward; a sentence alone equals it padded", "[muse]") {
+  const std::int64_t d = 8, H = 2, n = 2, T = 9;
+  Fixture f;
+  MuseMixer mixer(f.params, "dec", muse_spec(d, H, {3, 4}, true, 0.0f, true));
+  f.ready(131);
+  const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
+  std::vector<float> x = test::random_vector(n * T * d, 132), y(n * T * d);
+  mixer.forward(f.ctx, x.data(), y.data(), n, T, lengths.data());
+  std::vector<float> cache(n * T * mixer.cache_width(), -99.0f), xs(n * d), ys(n * d);
+  for (std::int64_t t = 0; t < T; ++t) {
+    f.arena.reset();
+    for (std::int64_t i = 0; i < n; ++i) std::copy_n(x.begin() + (i * T + t) * d, d, xs.begin() + i * d);
+    mixer.step(f.ctx, xs.data(), ys.data(), n, t, cache.data(), T);
+    for (std::int64_t i = 0; i < n * d; ++i) {
+      INFO("t " << t << " i " << i);
+      const float want = y[(i / d * T + t) * d + i % d];
+      REQUIRE(std::abs(ys[i] - want) <= 1e-5f * (1.0f + std::abs(want)));
+    }
+  }
+  // Padding: the first sentence cut to 4 tokens, right-padded with junk, equals it alone.
+  const std::int64_t L = 4;
+  std::vector<float> alone(x.begin(), x.begin() + L * d), y_alone(L * d);
+  const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
+  f.arena.reset();
+  mixer.forward(f.ctx, alone.data(), y_alone.data(), 1, L, len_alone.data());
+  std::vector<float> padded = test::random_vector(T * d, 133, -30.0f, 30.0f), y_padded(T * d);
+  std::copy(alone.begin(), alone.end(), padded.begin());
+  const std::vector<std::int32_t> len_padded{static_cast<std::int32_t>(L)};
+  f.arena.reset();
+  mixer.forward(f.ctx, padded.data(), y_padded.data(), 1, T, len_padded.data());
+  for (std::int64_t i = 0; i < L * d; ++i)
+    REQUIRE(std::abs(y_padded[i] - y_alone[i]) <= 1e-5f * (1.0f + std::abs(y_alone[i])));
 }

@@ -34,7 +34,7 @@ struct ModelConfig {
   std::string disa_t2t = "exp";                   // fastdisa: token2token weight, exp | sigmoid
   std::string decoder_mixer;                      // "" (the arch's own) | mha | csan | fastdisa | muse
 
-  // MUSE's parallel layer layout (muse, muse-simple).
+  // MUSE's parallel layer layout (muse, muse-simple, muse-separate).
   bool parallel_layers() const;
   // The self-attention mixer of encoder layer i, and of every decoder layer (causal).
   nn::MixerSpec encoder_mixer(std::int64_t layer) const;
@@ -51,7 +51,7 @@ struct ModelConfig {
 // implies; flags given by the user then override them.
 ModelConfig preset(const std::string& arch);
 bool is_known_arch(const std::string& arch);
-// "transformer, muse, muse-simple, convsan, convsan2d, fastdisa"
+// "transformer, muse, muse-simple, muse-separate, convsan, convsan2d, fastdisa"
 std::string known_archs();
 
 }  // namespace attn::model

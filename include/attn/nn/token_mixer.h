@@ -37,6 +37,8 @@ struct MixerSpec {
   // MUSE: dynamic convolution kernel sizes and DropConnect on the normalised taps.
   std::vector<std::int64_t> kernels{3, 15};
   float tap_dropout = 0.1f;
+  // MUSE-separate: the conv cells read their own projection W_c·x instead of the shared V.
+  bool separate_conv_projection = false;
   // Fast-DiSA: fusion gate on/off; token2token weight "exp" or "sigmoid".
   bool disa_gate = true;
   std::string disa_t2t = "exp";
