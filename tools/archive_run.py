@@ -5,7 +5,8 @@
 
 DEST_DIR gets log.jsonl thinned to the train records of every --every-th
 update (the validation, "model" and "end" records all kept), the test-set
-scores (score*.json, score*.txt) and train.log. `attn report DEST_DIR` then
+scores (score*.json, score*.txt), train.log, and the folders hyp/ and score/
+of a tools/compare.sh run (its translations, kept for paired significance tests). `attn report DEST_DIR` then
 draws the same curves and table without the model files; the median tokens/s
 is taken over --every-update windows instead of all logged windows.
 
@@ -71,6 +72,10 @@ def main():
         if f.is_file():
             shutil.copy2(f, a.dest_dir / f.name)
             kept.append(f.name)
+    for folder in ("hyp", "score"):
+        if (a.run_dir / folder).is_dir():
+            shutil.copytree(a.run_dir / folder, a.dest_dir / folder, dirs_exist_ok=True)
+            kept.append(folder + "/")
     print(f"{a.dest_dir}: {', '.join(kept)} ({len(records)} log records)")
 
 

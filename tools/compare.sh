@@ -14,7 +14,7 @@
 # runs finished at any moment cover whole seeds.
 #
 #   tools/compare.sh [--data DIR] [--out DIR] [--seeds "1 2 3"] (--updates N | --minutes M)
-#                    [--threads T] [--jobs J] [--commit SHA] [--probes "2 4 6"] [--beam B]
+#                    [--threads T] [--jobs J] [--commit SHA] [--archive DIR] [--probes "2 4 6"] [--beam B]
 #                    [ARCH...] [-- EXTRA TRAIN FLAGS]
 #
 # --data    corpus folder with train/valid/test2016 .de/.en (default ../shared/data/multi30k)
@@ -24,6 +24,9 @@
 # --commit  train and translate with the attn of that commit, built in a worktree
 #           of its own (OUT/attn-SHA), so a comparison spread over days stays fair
 #           while the code moves on
+# --archive keep each finished run small in DIR/<arch>/seed<S> (tools/archive_run.py:
+#           log, translations, scores; no model files) to commit; a run archived
+#           there counts as done, so a comparison can continue on a fresh checkout
 # Without archs: transformer muse muse-simple muse-separate convsan convsan2d fastdisa.
 # Environment: COMPARE_ATTN=PATH uses that binary (tests); COMPARE_SRC/COMPARE_TGT
 # the language suffixes (de, en); COMPARE_TEST the test set's prefix (test2016).
@@ -32,7 +35,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 data=../shared/data/multi30k out=runs/compare seeds="1 2 3" updates="" minutes="" threads=1 jobs=1
-commit="" probes="2 4 6" beam=5 archs=() extra=()
+commit="" archive="" probes="2 4 6" beam=5 archs=() extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) data=$2; shift 2 ;;
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
     --threads) threads=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --commit) commit=$2; shift 2 ;;
+    --archive) archive=$2; shift 2 ;;
     --probes) probes=$2; shift 2 ;;
     --beam) beam=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
@@ -63,8 +67,9 @@ for f in train valid "$test"; do
   for l in "$src" "$tgt"; do [ -f "$data/$f.$l" ] || fail "$data/$f.$l not found (--data DIR)"; done
 done
 data=$(realpath "$data")
-mkdir -p "$out"
+mkdir -p "$out" ${archive:+"$archive"}
 out=$(realpath "$out")
+[ -z "$archive" ] || archive=$(realpath "$archive")
 
 # The attn that trains, translates and scores.
 if [ -n "${COMPARE_ATTN:-}" ]; then
@@ -93,7 +98,8 @@ set_prefix() { if [ "$1" = "$test" ]; then echo "$data/$1"; else echo "$out/data
 
 # One (arch, seed) run, every step skipped when its file exists.
 run_one() {
-  local arch=$1 seed=$2 run=$out/$1/seed$2
+  local arch=$1 seed=$2 run=$out/$1/seed$2 kept=${archive:+$archive/$1/seed$2}
+  if [ -n "$kept" ] && [ -f "$kept/done" ]; then echo "== $arch seed $seed: done, archived ($kept)"; return 0; fi
   mkdir -p "$run"
   exec 9>"$run/.lock"
   if ! flock -n 9; then echo "== $arch seed $seed: in progress elsewhere, skipped"; return 0; fi
@@ -127,6 +133,11 @@ run_one() {
     done
   done
   touch "$run/done"
+  if [ -n "$kept" ]; then
+    python3 tools/archive_run.py "$run" "$kept" --attn "$attn"
+    echo "attn ${sha:-of $attn}; tools/compare.sh of $(git -C "$repo" rev-parse --short=12 HEAD)" >"$kept/commit"
+    touch "$kept/done"
+  fi
   echo "== $arch seed $seed: done; $test BLEU $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))[0]['score'], 2))" "$run/score/$test.best.json" 2>/dev/null || echo '?')"
 }
 
@@ -141,4 +152,4 @@ for seed in $seeds; do
 done
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || status=$?; done
 [ "$status" -eq 0 ] || { echo "compare: some runs failed; rerun the same command to continue" >&2; exit "$status"; }
-echo "== all runs done: $out; attn report $out/*/seed* -o report.html"
+echo "== all runs done: $out; attn report ${archive:-$out}/*/seed* -o report.html"
