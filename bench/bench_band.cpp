@@ -21,7 +21,7 @@
 #include "attn/core/rng.h"
 #include "attn/core/threads.h"
 #include "attn/nn/attention.h"
-#include "attn/nn/band_attention.h"
+#include "attn/nn/mechanisms/csan/band_attention.h"
 
 namespace {
 

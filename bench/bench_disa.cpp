@@ -32,9 +32,9 @@
 #include "attn/core/threads.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
-#include "attn/nn/fast_disa.h"
+#include "attn/nn/mechanisms/fast_disa/fast_disa.h"
 #include "attn/nn/linear.h"
-#include "attn/nn/mha_mixer.h"
+#include "attn/nn/mechanisms/mha/mha_mixer.h"
 
 namespace {
 
@@ -335,7 +335,7 @@ int run(int argc, char** argv) {
     const std::vector<float> dy = random_floats(static_cast<std::size_t>(rows * d), 2);
 
     MixerSpec mha_spec;
-    mha_spec.kind = "mha";
+    mha_spec.mechanism = "mha";
     mha_spec.d = d;
     mha_spec.heads = H;
     ParamStore mha_params;
@@ -345,7 +345,7 @@ int run(int argc, char** argv) {
     mha_params.initialize(init_mha);
 
     MixerSpec disa_spec = mha_spec;
-    disa_spec.kind = "fastdisa";
+    disa_spec.mechanism = "fastdisa";
     ParamStore disa_params;
     FastDisaMixer disa(disa_params, "disa", disa_spec);
     disa_params.allocate();

@@ -39,6 +39,7 @@
 
 #include "attn/core/arena.h"
 #include "attn/core/cpu.h"
+#include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/core/rng.h"
 #include "attn/core/safetensors.h"
@@ -312,15 +313,9 @@ int main(int argc, char** argv) {
   init_cmd->add_option("--norm", init.config.norm, "pre | post")->capture_default_str();
   init_cmd->add_option("--share", init.share, "embeddings: all (one table) | decoder (target tied to output) | none")
       ->capture_default_str();
-  init_cmd->add_option("--arch", init.config.arch, "transformer | muse | muse-simple | convsan | convsan2d | fastdisa")
-      ->capture_default_str();
-  init_cmd->add_option("--muse-kernels", init.config.muse_kernels, "muse: kernel sizes, e.g. 3,15")->delimiter(',');
-  init_cmd->add_option("--csan-window", init.config.csan_window)->capture_default_str();
-  init_cmd->add_option("--csan-head-window", init.config.csan_head_window)->capture_default_str();
-  init_cmd->add_option("--csan-layers", init.config.csan_layers, "-1: the lower half")->capture_default_str();
-  init_cmd->add_flag("--disa-gate,!--no-disa-gate", init.config.disa_gate, "fastdisa: fusion gate");
-  init_cmd->add_option("--disa-t2t", init.config.disa_t2t, "fastdisa: exp | sigmoid")->capture_default_str();
-  init_cmd->add_option("--decoder-mixer", init.config.decoder_mixer, "mha | csan | fastdisa | muse (default: the arch's)");
+  init_cmd->add_option("--arch", init.config.arch, attn::model::known_archs())->capture_default_str();
+  attn::cli::add_mechanism_flags(*init_cmd, init.config.options);
+  init_cmd->add_option("--decoder-mixer", init.config.decoder_mixer, attn::cli::decoder_mixer_help());
   init_cmd->add_option("--seed", init.seed)->capture_default_str();
   init_cmd->add_option("--perturb", init.perturb, "std of the noise added to every parameter")->capture_default_str();
 

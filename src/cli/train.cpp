@@ -19,12 +19,9 @@ struct TrainFlags {
   std::int64_t layers = 0, enc_layers = 0, dec_layers = 0, dim = 0, ffn_dim = 0, heads = 0;
   double dropout = -1, activation_dropout = -1;
   std::string norm;
-  // Mechanism flags; unset (empty / negative) keeps the preset's value.
-  std::vector<std::int64_t> muse_kernels;
-  double muse_tap_dropout = -1;
-  std::int64_t csan_window = 0, csan_head_window = 0, csan_layers = -2;
-  std::string disa_t2t, decoder_mixer;
-  bool disa_gate = true;
+  // Mechanism options given as flags, by key; the others keep the preset's value.
+  nlohmann::json mechanism_options = nlohmann::json::object();
+  std::string decoder_mixer;
   bool share_all = true, share_decoder_output = true;
   double max_time_minutes = 0;
   std::string save_dir = "runs/default", log_json, resume;
@@ -57,13 +54,7 @@ int run(TrainFlags& f) {
   if (f.dropout >= 0) c.dropout = static_cast<float>(f.dropout);
   if (f.activation_dropout >= 0) c.activation_dropout = static_cast<float>(f.activation_dropout);
   if (!f.norm.empty()) c.norm = f.norm;
-  if (!f.muse_kernels.empty()) c.muse_kernels = f.muse_kernels;
-  if (f.muse_tap_dropout >= 0) c.muse_tap_dropout = static_cast<float>(f.muse_tap_dropout);
-  if (f.csan_window != 0) c.csan_window = f.csan_window;
-  if (f.csan_head_window != 0) c.csan_head_window = f.csan_head_window;
-  if (f.csan_layers != -2) c.csan_layers = f.csan_layers;
-  if (!f.disa_t2t.empty()) c.disa_t2t = f.disa_t2t;
-  c.disa_gate = f.disa_gate;
+  c.options.update(f.mechanism_options);
   if (!f.decoder_mixer.empty()) c.decoder_mixer = f.decoder_mixer;
   c.share_all_embeddings = f.share_all;
   c.share_decoder_output = f.share_decoder_output;
@@ -124,16 +115,8 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--dropout", f.dropout, "dropout on embeddings and residual branches (preset: 0.3)");
   sub->add_option("--activation-dropout", f.activation_dropout, "dropout after the FFN activation (preset: 0)");
   sub->add_option("--norm", f.norm, "pre (default) or post layer normalisation");
-  sub->add_option("--muse-kernels", f.muse_kernels, "muse: dynamic convolution kernel sizes (preset: 3,15)")
-      ->delimiter(',');
-  sub->add_option("--muse-tap-dropout", f.muse_tap_dropout, "muse: DropConnect on the convolution taps (preset: 0.1)");
-  sub->add_option("--csan-window", f.csan_window, "convsan*: keys within ±(W−1)/2 of the query (preset: 11)");
-  sub->add_option("--csan-head-window", f.csan_head_window, "convsan2d: neighbouring heads in one softmax (preset: 3)");
-  sub->add_option("--csan-layers", f.csan_layers, "convsan*: lowest encoder layers that are windowed (preset: half)");
-  sub->add_flag("--disa-gate,!--no-disa-gate", f.disa_gate, "fastdisa: fusion gate (default: on)");
-  sub->add_option("--disa-t2t", f.disa_t2t, "fastdisa: token2token weight, exp (preset) or sigmoid");
-  sub->add_option("--decoder-mixer", f.decoder_mixer,
-                  "decoder self-attention: mha, or our causal csan, fastdisa or muse (default: the arch's)");
+  add_mechanism_flags(*sub, f.mechanism_options);
+  sub->add_option("--decoder-mixer", f.decoder_mixer, decoder_mixer_help());
   sub->add_flag("--share-all-embeddings,!--no-share-all-embeddings", f.share_all,
                 "one embedding table for source, target and output (default: on)");
   sub->add_flag("--share-embeddings,!--no-share-embeddings", f.share_decoder_output,

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "attn/core/error.h"
+#include "attn/nn/map_json.h"
+#include "attn/nn/mechanism.h"
 #include "attn/text/vocab.h"
 #include "attn/version.h"
 
@@ -14,6 +16,7 @@ namespace attn::decode {
 namespace {
 
 using nlohmann::json;
+using nn::rounded_numbers;
 
 constexpr MapComponent kAllComponents[] = {MapComponent::encoder, MapComponent::decoder, MapComponent::cross};
 
@@ -64,104 +67,15 @@ void append_units(std::string& out, std::int64_t units, std::int64_t scale, int 
   out += digits;
 }
 
-// A row rounded with its sum kept, as JSON numbers.
-json rounded_row(const std::vector<float>& row, int precision) {
-  std::vector<std::int64_t> units(row.size());
-  round_preserving_sum(row.data(), static_cast<std::int64_t>(row.size()), precision, units.data());
-  const double scale = pow10(precision);
-  json out = json::array();
-  for (std::int64_t u : units) out.push_back(static_cast<double>(u) / scale);
-  return out;
-}
-
-json rounded_row(const json& row, int precision) { return rounded_row(row.get<std::vector<float>>(), precision); }
-
-// A row that may hold nulls (ConvSAN's dropped boundary heads): the numbers
-// are rounded together, the nulls kept in place.
-json rounded_row_with_nulls(const json& row, int precision) {
-  std::vector<float> values;
-  for (const json& v : row)
-    if (!v.is_null()) values.push_back(v.get<float>());
-  const json rounded = rounded_row(values, precision);
-  json out = json::array();
-  std::size_t k = 0;
-  for (const json& v : row) out.push_back(v.is_null() ? json(nullptr) : rounded[k++]);
-  return out;
-}
-
-// Every floating-point number in v rounded to `precision` decimals.
-json rounded_numbers(const json& v, int precision) {
-  if (v.is_number_float()) return std::round(v.get<double>() * pow10(precision)) / pow10(precision);
-  if (v.is_array() || v.is_object()) {
-    json out = v;
-    for (auto it = out.begin(); it != out.end(); ++it) *it = rounded_numbers(*it, precision);
-    return out;
-  }
-  return v;
-}
-
-// The selected heads of an array indexed by head first.
-json select_heads(const json& per_head, const std::vector<std::int64_t>& heads) {
-  json out = json::array();
-  for (std::int64_t h : heads) out.push_back(per_head.at(static_cast<std::size_t>(h)));
-  return out;
-}
-
-// A mixer's extras as the document shows them (docs/attention-json.md): arrays
-// indexed by head come first and hold the selected heads only, numbers are
-// rounded (distributions keep their sums). Keys a mechanism adds that this
-// code does not know pass through, rounded.
+// A mixer's extras as the document shows them (docs/attention-json.md): its
+// mechanism shapes the keys it knows (nn/mechanism.h); keys it does not know
+// pass through, rounded.
 json shape_extras(const std::string& kind, const json& raw, bool causal, const std::vector<std::int64_t>& heads,
                   int precision) {
-  json e = json::object();
-  if (!raw.is_object()) return e;
+  if (!raw.is_object()) return json::object();
   json rest = raw;
-  auto take = [&rest](const char* key) {
-    json v = rest.contains(key) ? rest[key] : json(nullptr);
-    rest.erase(key);
-    return v;
-  };
-  if (kind == "csan" || kind == "csan2d") {
-    if (raw.contains("head_weights")) {  // [heads][from][head_window], null where a head was dropped
-      json per_head = json::array();
-      for (const json& rows : select_heads(take("head_weights"), heads)) {
-        json out_rows = json::array();
-        for (const json& row : rows) out_rows.push_back(rounded_row_with_nulls(row, precision));
-        per_head.push_back(std::move(out_rows));
-      }
-      e["head_weights"] = std::move(per_head);
-    }
-  } else if (kind == "fastdisa") {
-    if (raw.contains("directions")) e["directions"] = select_heads(take("directions"), heads);
-    e["diagonal"] = causal;  // encoder heads are strict (MECHANISMS.md §0), the causal decoder's include i
-    if (raw.contains("fusion_gate")) {
-      const json gate = take("fusion_gate");  // [heads][from] or null
-      e["fusion_gate"] = gate.is_null() ? json(nullptr) : rounded_numbers(select_heads(gate, heads), precision);
-    }
-  } else if (kind == "muse") {
-    if (raw.contains("kernels")) {
-      const json kernels = take("kernels");
-      e["kernels"] = kernels;
-      json offsets = json::array();  // tap κ of token t reads token t + κ − offset
-      for (const json& k : kernels) offsets.push_back(causal ? k.get<std::int64_t>() - 1 : k.get<std::int64_t>() / 2);
-      e["offsets"] = std::move(offsets);
-    }
-    if (raw.contains("gate")) e["gate"] = rounded_row(take("gate"), precision);
-    if (raw.contains("taps")) {  // mixer: [kernel][token][head][tap] → document: [kernel][head][token][tap]
-      const json taps = take("taps");
-      json per_kernel = json::array();
-      for (const json& tokens : taps) {
-        json per_head = json::array();
-        for (std::int64_t h : heads) {
-          json rows = json::array();
-          for (const json& token : tokens) rows.push_back(rounded_row(token.at(static_cast<std::size_t>(h)), precision));
-          per_head.push_back(std::move(rows));
-        }
-        per_kernel.push_back(std::move(per_head));
-      }
-      e["taps"] = std::move(per_kernel);
-    }
-  }
+  const nn::Mechanism* mechanism = nn::mechanism_of_kind(kind);
+  json e = mechanism ? mechanism->document_extras(rest, causal, heads, precision) : json::object();
   for (auto it = rest.begin(); it != rest.end(); ++it) e[it.key()] = rounded_numbers(it.value(), precision);
   return e;
 }
@@ -278,31 +192,6 @@ void check_selection(const MapsSelection& selection, const model::ModelConfig& c
                              (c == MapComponent::encoder ? "encoder" : "decoder") + " has " + std::to_string(count) +
                              " layers (0-" + std::to_string(count - 1) + "); narrow --layers or --components");
   }
-}
-
-void round_preserving_sum(const float* values, std::int64_t n, int precision, std::int64_t* units) {
-  const double scale = pow10(precision);
-  // (remainder, index) of each value that was rounded down; the spare units go
-  // to the largest remainders, ties to the earlier index.
-  static thread_local std::vector<std::pair<double, std::int64_t>> remainders;
-  remainders.clear();
-  double total = 0.0;
-  std::int64_t sum = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double x = std::max(0.0, static_cast<double>(values[i])) * scale;  // weights are never negative
-    total += x;
-    const auto down = static_cast<std::int64_t>(std::floor(x));
-    units[i] = down;
-    sum += down;
-    if (x > static_cast<double>(down)) remainders.emplace_back(x - static_cast<double>(down), i);
-  }
-  const std::int64_t spare =
-      std::min<std::int64_t>(std::llround(total) - sum, static_cast<std::int64_t>(remainders.size()));
-  if (spare <= 0) return;
-  std::partial_sort(remainders.begin(), remainders.begin() + spare, remainders.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  for (std::int64_t k = 0; k < spare; ++k) ++units[remainders[static_cast<std::size_t>(k)].second];
 }
 
 std::vector<AttendedSentence> attend_chunk(nn::StepContext& ctx, const model::Seq2Seq& model,

@@ -1,5 +1,8 @@
 #include "attn/decode/maps_page.h"
 
+#include <nlohmann/json.hpp>
+
+#include "attn/nn/mechanism.h"
 #include "attn/text/utf8.h"
 
 namespace attn::decode {
@@ -122,8 +125,8 @@ constexpr const char* kPageScript = R"PAGE(<script>
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const NAMES = { encoder: "Encoder self-attention", decoder: "Decoder self-attention", cross: "Cross-attention" };
   const SHORT = { encoder: "encoder", decoder: "decoder", cross: "cross" };
-  const MECH = { mha: "multi-head attention", csan: "ConvSAN 1D window", csan2d: "ConvSAN 2D window",
-                 muse: "MUSE (attention ∥ conv)", fastdisa: "Fast-DiSA" };
+  // Each mechanism's label and note, written from its module (nn/mechanism.h) before this script.
+  const MECH = ATTN_MECHANISMS;
 
   // Colour ramp: white through blue to indigo; exactly 0 is grey (masked).
   const STOPS = [[0, [252, 253, 255]], [0.12, [221, 232, 246]], [0.3, [166, 198, 233]], [0.5, [103, 154, 212]],
@@ -214,7 +217,7 @@ constexpr const char* kPageScript = R"PAGE(<script>
   function gateBars(L) {
     const e = L.extras || {};
     if (!e.gate || !e.kernels) return "";
-    let h = '<div class="gatebars" title="MUSE kernel gate π = softmax(α): how the convolution cells are mixed">';
+    let h = '<div class="gatebars" title="kernel gate π = softmax(α): how the convolution cells are mixed">';
     e.kernels.forEach((k, i) => {
       h += "<span>k=" + k + '</span><span class="bar"><i style="width:' + (100 * e.gate[i]).toFixed(1) + '%"></i></span><span class="v">' + fmt(e.gate[i]) + "</span>";
     });
@@ -279,7 +282,7 @@ constexpr const char* kPageScript = R"PAGE(<script>
     const s = Math.max(2, Math.min(14, Math.floor(per / n)));
     let h = "<h2>" + NAMES[state.component] + " · " + comp.layers.length + " layers × " + comp.heads.length + " heads · rows: " + comp.from.replace("_", " ") + " tokens, columns: " + comp.to.replace("_", " ") + " tokens</h2>";
     comp.layers.forEach((L, li) => {
-      h += '<div class="layer-row"><div class="layer-head"><div class="lname">Layer ' + L.layer + '</div><div class="mech">' + esc(MECH[L.mechanism] || L.mechanism) + "</div>" + gateBars(L) + '</div><div class="thumbs">';
+      h += '<div class="layer-row"><div class="layer-head"><div class="lname">Layer ' + L.layer + '</div><div class="mech">' + esc(MECH[L.mechanism] ? MECH[L.mechanism].label : L.mechanism) + "</div>" + gateBars(L) + '</div><div class="thumbs">';
       comp.heads.forEach((head, hi) => {
         const sel = li === state.layer && hi === state.head ? " sel" : "";
         h += '<figure class="thumb' + sel + '" data-l="' + li + '" data-h="' + hi + '"><figcaption>head ' + head + directionBadge(L, hi) + "</figcaption>" +
@@ -327,23 +330,8 @@ constexpr const char* kPageScript = R"PAGE(<script>
   }
 
   function noteFor(L, comp) {
-    const e = L.extras || {};
-    switch (L.mechanism) {
-      case "csan": case "csan2d":
-        return "ConvSAN: each query attends only to keys in its window [i−" + e.left + ", i+" + e.right + "] (outlined)" +
-          (e.head_window > 1 ? "; in 2D one softmax runs over the window of " + e.head_window + " neighbouring heads (heads outside 0…H−1 are dropped), the map shows each key's weight summed over those heads and the strip the weight each neighbouring head received." : ".");
-      case "fastdisa":
-        return "Fast-DiSA: feature-wise weights averaged over the head's features. Forward heads attend to earlier tokens, backward heads to later ones" +
-          (e.diagonal ? " (the token itself included)" : " (the token itself excluded)") + ". A row with no allowed key is all 0. " +
-          (e.fusion_gate ? "The fusion gate G is the share of the head's own value kept (U = G⊙v + (1−G)⊙attention), averaged over features." : "");
-      case "muse":
-        return "MUSE: the map is the global attention branch. Beside it, each dynamic-convolution cell's taps for this head: tap κ of token t reads token t+κ−offset (" +
-          (e.offsets ? e.offsets.join(", ") : "") + "); the cells are mixed by the gate π.";
-      default:
-        return comp === "cross" ? "Cross-attention: each target position attends to the encoder's output over the source tokens." :
-               comp === "decoder" ? "Causal self-attention: position i sees positions ≤ i. Rows are the predicted tokens; columns the tokens read (<s> first)." :
-               "Multi-head attention: softmax(QKᵀ/√d_h) over the sentence's tokens.";
-    }
+    const m = MECH[L.mechanism] || MECH.mha;
+    return m.note(L.extras || {}, comp);
   }
 
   function renderDetail(S) {
@@ -373,7 +361,7 @@ constexpr const char* kPageScript = R"PAGE(<script>
     g += windowPath(L, F, T, s, left, top);
     g += '<rect id="hover" x="0" y="0" width="' + s + '" height="' + s + '" fill="none" stroke="#111827" stroke-width="1.5" visibility="hidden"></rect></svg>';
     box.innerHTML = '<div class="title"><b>' + NAMES[state.component] + " · layer " + L.layer + " · head " + comp.heads[hi] + "</b>" + directionBadge(L, hi) +
-      '<span class="badge">' + esc(MECH[L.mechanism] || L.mechanism) + "</span></div>" +
+      '<span class="badge">' + esc(MECH[L.mechanism] ? MECH[L.mechanism].label : L.mechanism) + "</span></div>" +
       '<div class="note">' + esc(noteFor(L, state.component)) + "</div>" +
       '<div class="maps"><div>' + g + "</div>" + sideStrips(S, comp, L, hi, F, s, top) + "</div>";
   }
@@ -452,6 +440,15 @@ constexpr const char* kPageScript = R"PAGE(<script>
 
 }  // namespace
 
+std::string mechanisms_script() {
+  std::string js = "<script>\nconst ATTN_MECHANISMS = {\n";
+  for (const nn::Mechanism* m : nn::mechanisms())
+    for (const nn::MapKind& k : m->map_kinds())
+      js += "  " + nlohmann::json(std::string(k.kind)).dump() + ": { label: " + nlohmann::json(std::string(k.label)).dump() +
+            ",\n    note: " + std::string(m->page_note()) + " },\n";
+  return js + "};\n</script>\n";
+}
+
 std::string html_escape(const std::string& s, std::size_t max_chars) {
   std::string out;
   std::size_t chars = 0;
@@ -506,6 +503,7 @@ void MapsPageWriter::add(std::int64_t index, const std::string& source_line, con
 }
 
 void MapsPageWriter::finish() {
+  std::fputs(mechanisms_script().c_str(), out_);
   std::fputs(kPageScript, out_);
   std::fflush(out_);
 }

@@ -212,4 +212,18 @@ void MultiHeadAttention::project_memory(const ParamStore& params, const float* m
   kv.forward(params, memory, kv_out, rows);
 }
 
+MixerMaps maps_from_probs(const float* probs, std::int64_t batch_index, std::int64_t heads, std::int64_t t,
+                          std::int64_t length) {
+  MixerMaps maps;
+  maps.heads = heads;
+  maps.length = length;
+  maps.weights.resize(static_cast<std::size_t>(heads * length * length));
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < length; ++i) {
+      const float* row = probs + ((batch_index * heads + h) * t + i) * t;
+      std::copy(row, row + length, maps.weights.begin() + (h * length + i) * length);
+    }
+  return maps;
+}
+
 }  // namespace attn::nn

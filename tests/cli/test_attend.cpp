@@ -71,9 +71,9 @@ std::string make_model(const test::ScratchDir& dir, const std::string& name, con
   c.dec_layers = 2;
   c.dropout = 0.0f;
   c.max_positions = 128;
-  c.muse_kernels = {3, 7};
-  c.csan_window = 5;
-  c.csan_layers = 1;
+  c.options["muse_kernels"] = {3, 7};
+  c.options["csan_window"] = 5;
+  c.options["csan_layers"] = 1;
   if (words_only) {
     c.share_all_embeddings = false;
     c.share_decoder_output = false;

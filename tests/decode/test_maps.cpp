@@ -43,10 +43,10 @@ model::ModelConfig small_config(const std::string& arch = "transformer", const s
   c.dropout = 0.0f;
   c.norm = norm;
   c.max_positions = 64;
-  c.muse_kernels = {3, 7};
-  c.muse_tap_dropout = 0.0f;
-  c.csan_window = 3;
-  c.csan_layers = 1;
+  c.options["muse_kernels"] = {3, 7};
+  c.options["muse_tap_dropout"] = 0.0f;
+  c.options["csan_window"] = 3;
+  c.options["csan_layers"] = 1;
   return c;
 }
 

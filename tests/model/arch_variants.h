@@ -40,9 +40,9 @@ inline ModelConfig arch_config(const ArchVariant& v) {
   ModelConfig c = tiny_config(v.norm, true, true);
   c.arch = v.arch;
   c.decoder_mixer = v.decoder_mixer;
-  c.muse_kernels = {3, 7};
-  c.csan_window = 3;
-  c.csan_layers = 1;
+  c.options["muse_kernels"] = {3, 7};
+  c.options["csan_window"] = 3;
+  c.options["csan_layers"] = 1;
   return c;
 }
 

@@ -10,9 +10,9 @@
 #include "attn/core/arena.h"
 #include "attn/core/error.h"
 #include "attn/nn/attention.h"
-#include "attn/nn/band_attention.h"
-#include "attn/nn/csan_mixer.h"
-#include "attn/nn/mha_mixer.h"
+#include "attn/nn/mechanisms/csan/band_attention.h"
+#include "attn/nn/mechanisms/csan/csan_mixer.h"
+#include "attn/nn/mechanisms/mha/mha_mixer.h"
 
 using namespace attn;
 using namespace attn::nn;
@@ -312,11 +312,10 @@ using Fixture = attn::test::LayerFixture;
 
 MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std::int64_t head_window, bool causal) {
   MixerSpec spec;
-  spec.kind = head_window > 1 ? "csan2d" : "csan";
+  spec.mechanism = "csan";
   spec.d = d;
   spec.heads = heads;
-  spec.window = window;
-  spec.head_window = head_window;
+  spec.options = {{"csan_window", window}, {"csan_head_window", head_window}};
   spec.causal = causal;
   return spec;
 }

@@ -9,7 +9,7 @@
 #include "attn/core/arena.h"
 #include "attn/core/error.h"
 #include "attn/kernels/elementwise.h"
-#include "attn/nn/fast_disa.h"
+#include "attn/nn/mechanisms/fast_disa/fast_disa.h"
 
 using namespace attn;
 using namespace attn::nn;
@@ -23,12 +23,11 @@ using Fixture = attn::test::LayerFixture;
 
 MixerSpec disa_spec(std::int64_t d, std::int64_t heads, bool causal, bool gate, const std::string& t2t) {
   MixerSpec spec;
-  spec.kind = "fastdisa";
+  spec.mechanism = "fastdisa";
   spec.d = d;
   spec.heads = heads;
   spec.causal = causal;
-  spec.disa_gate = gate;
-  spec.disa_t2t = t2t;
+  spec.options = {{"disa_gate", gate}, {"disa_t2t", t2t}};
   return spec;
 }
 
@@ -64,8 +63,8 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
   const float* b1 = f.value(name + ".s1.bias");
   const float* w2 = f.value(name + ".s2.weight");
   const float* b2 = f.value(name + ".s2.bias");
-  const float* wg = spec.disa_gate ? f.value(name + ".gate.weight") : nullptr;
-  const float* bg = spec.disa_gate ? f.value(name + ".gate.bias") : nullptr;
+  const float* wg = spec.options.at("disa_gate").get<bool>() ? f.value(name + ".gate.weight") : nullptr;
+  const float* bg = spec.options.at("disa_gate").get<bool>() ? f.value(name + ".gate.bias") : nullptr;
   Reference ref;
   ref.y.assign(B * T * d, 0.0);
   ref.o.assign(B * T * d, 0.0);
@@ -117,14 +116,14 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
           double fmax = -INFINITY;
           for (std::int64_t j = 0; j < L; ++j)
             if (allowed(spec, h, i, j)) {
-              const double t2t = spec.disa_t2t == "exp" ? R[i * L + j] : log_sigmoid(R[i * L + j]);
+              const double t2t = spec.options.at("disa_t2t") == "exp" ? R[i * L + j] : log_sigmoid(R[i * L + j]);
               fmax = std::max(fmax, t2t + S[j * dh + c]);
             }
           if (fmax == -INFINITY) continue;  // no key: P = 0, O = 0
           double den = 0;
           for (std::int64_t j = 0; j < L; ++j)
             if (allowed(spec, h, i, j)) {
-              const double t2t = spec.disa_t2t == "exp" ? R[i * L + j] : log_sigmoid(R[i * L + j]);
+              const double t2t = spec.options.at("disa_t2t") == "exp" ? R[i * L + j] : log_sigmoid(R[i * L + j]);
               P[(i * L + j) * dh + c] = std::exp(t2t + S[j * dh + c] - fmax);
               den += P[(i * L + j) * dh + c];
             }

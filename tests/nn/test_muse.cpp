@@ -7,8 +7,8 @@
 
 #include "attn/core/arena.h"
 #include "attn/core/threads.h"
-#include "attn/nn/dynamic_conv.h"
-#include "attn/nn/muse_mixer.h"
+#include "attn/nn/mechanisms/muse/dynamic_conv.h"
+#include "attn/nn/mechanisms/muse/muse_mixer.h"
 #include "grad_check.h"
 
 using namespace attn;
@@ -141,13 +141,12 @@ Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vec
 MixerSpec muse_spec(std::int64_t d, std::int64_t heads, std::vector<std::int64_t> kernels, bool causal,
                     float tap_dropout = 0.0f, bool separate = false) {
   MixerSpec spec;
-  spec.kind = "muse";
+  spec.mechanism = "muse";
   spec.d = d;
   spec.heads = heads;
-  spec.kernels = std::move(kernels);
+  spec.options = {{"muse_kernels", std::move(kernels)}, {"muse_tap_dropout", tap_dropout},
+                  {"muse_separate_projection", separate}};
   spec.causal = causal;
-  spec.tap_dropout = tap_dropout;
-  spec.separate_conv_projection = separate;
   return spec;
 }
 

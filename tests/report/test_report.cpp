@@ -93,7 +93,7 @@ std::int64_t write_model(const fs::path& path, const std::string& arch) {
   c.ffn_dim = 32;
   c.enc_layers = 1;
   c.dec_layers = 1;
-  c.muse_kernels = {3};
+  c.options["muse_kernels"] = nlohmann::json::array({3});
   model::Seq2Seq m(c);
   Rng init(5);
   m.initialize(init);

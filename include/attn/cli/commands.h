@@ -3,6 +3,9 @@
 // process exit status.
 #pragma once
 #include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace CLI {
 class App;
@@ -28,5 +31,8 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action);
 
 // Adds --threads to a subcommand.
 void add_common_options(CLI::App& sub, CommonOptions& common);
+// Every mechanism option's flag (nn/mechanism.h); a flag given sets given[option key].
+void add_mechanism_flags(CLI::App& sub, nlohmann::json& given);
+std::string decoder_mixer_help();
 
 }  // namespace attn::cli

@@ -25,6 +25,7 @@
 #include "attn/decode/search.h"
 #include "attn/model/seq2seq.h"
 #include "attn/nn/context.h"
+#include "attn/nn/map_json.h"
 #include "attn/text/bpe.h"
 
 namespace attn::decode {
@@ -55,11 +56,7 @@ std::vector<std::int64_t> parse_indices(const std::string& text, const std::stri
 // chosen component, heads < H, 1 ≤ precision ≤ 9. Throws Error naming the flag.
 void check_selection(const MapsSelection& selection, const model::ModelConfig& config);
 
-// Rounds n values to `precision` decimals without losing their sum: returns
-// integer units of 10^-precision, each the floor or the ceiling of the value,
-// summing to round(Σ values) units (largest remainders get the spare units).
-// Zeros stay exactly 0 and no unit is ever negative.
-void round_preserving_sum(const float* values, std::int64_t n, int precision, std::int64_t* units);
+using nn::round_preserving_sum;  // (nn/map_json.h) the rounding every map row goes through
 
 // One sentence's result: the tokens, the score and the maps.
 struct AttendedSentence {

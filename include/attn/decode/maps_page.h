@@ -40,5 +40,8 @@ std::string html_escape(const std::string& s, std::size_t max_chars = std::strin
 // JSON text made safe inside an HTML <script> element: every '<' becomes \u003c
 // (JSON has '<' only inside strings, where the escape means the same).
 std::string script_safe(const std::string& json);
+// <script> defining ATTN_MECHANISMS: each map kind's label and note function,
+// from the mechanism modules (nn/mechanism.h). The page and attn serve read it.
+std::string mechanisms_script();
 
 }  // namespace attn::decode

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/nn/token_mixer.h"
+#include "attn/model/presets.h"
+#include "attn/nn/mechanism.h"
 
 namespace attn::model {
 
@@ -24,17 +25,12 @@ struct ModelConfig {
   bool share_all_embeddings = true; // one table for source, target and the output projection
   bool share_decoder_output = true; // target embedding tied to the output projection
   std::int64_t max_positions = 1024;
-  // Mechanisms (MECHANISMS.md §0); each only matters for the archs that use it.
-  std::vector<std::int64_t> muse_kernels{3, 15};  // muse: dynamic convolution kernel sizes
-  float muse_tap_dropout = 0.1f;                  // muse: DropConnect on the normalised taps
-  std::int64_t csan_window = 11;                  // convsan*: keys within ±(window−1)/2
-  std::int64_t csan_head_window = 3;              // convsan2d: neighbouring heads in the joint softmax
-  std::int64_t csan_layers = -1;                  // convsan*: lowest encoder layers windowed (−1: ⌈L/2⌉)
-  bool disa_gate = true;                          // fastdisa: fusion gate
-  std::string disa_t2t = "exp";                   // fastdisa: token2token weight, exp | sigmoid
-  std::string decoder_mixer;                      // "" (the arch's own) | mha | csan | fastdisa | muse
+  // Every mechanism's options by their keys (nn/mechanism.h), e.g. "csan_window": 11;
+  // each only matters for the archs that use it. Stored flat in the config JSON.
+  nlohmann::json options = nn::preset_options();
+  std::string decoder_mixer;  // "" (the arch's own) or a mechanism's name: our causal variants
 
-  // MUSE's parallel layer layout (muse, muse-simple, muse-separate).
+  // MUSE's parallel layer layout (the arch's preset says).
   bool parallel_layers() const;
   // The self-attention mixer of encoder layer i, and of every decoder layer (causal).
   nn::MixerSpec encoder_mixer(std::int64_t layer) const;
@@ -47,11 +43,8 @@ struct ModelConfig {
   void validate() const;
 };
 
-// The named presets of `--arch` (fairseq-style): fills the defaults an arch
-// implies; flags given by the user then override them.
+// The named presets of `--arch` (fairseq-style; model/presets.h): fills the
+// defaults an arch implies; flags given by the user then override them.
 ModelConfig preset(const std::string& arch);
-bool is_known_arch(const std::string& arch);
-// "transformer, muse, muse-simple, muse-separate, convsan, convsan2d, fastdisa"
-std::string known_archs();
 
 }  // namespace attn::model

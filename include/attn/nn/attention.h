@@ -11,6 +11,7 @@
 
 #include "attn/nn/context.h"
 #include "attn/nn/linear.h"
+#include "attn/nn/token_mixer.h"
 
 namespace attn::nn {
 
@@ -89,5 +90,9 @@ struct MultiHeadAttention {
   // memory: [rows, d] → kv: [rows, 2d].
   void project_memory(const ParamStore& params, const float* memory, float* kv_out, std::int64_t rows) const;
 };
+
+// The [heads, L, L] block of sequence b out of probs [B, H, T, T].
+MixerMaps maps_from_probs(const float* probs, std::int64_t batch_index, std::int64_t heads, std::int64_t t,
+                          std::int64_t length);
 
 }  // namespace attn::nn

@@ -29,19 +29,12 @@ struct MixerMaps {
 
 // Everything that shapes a mixer; built from the model config per layer.
 struct MixerSpec {
-  std::string kind = "mha";  // "mha" | "csan" | "csan2d" | "muse" | "fastdisa"
+  std::string mechanism = "mha";  // a registry name (nn/mechanism.h): mha, csan, muse, fastdisa
   std::int64_t d = 0, heads = 0;
   bool causal = false;  // decoder self-attention
-  // ConvSAN: keys within ±(window−1)/2 (causal: [i−(window−1)/2, i]); 2D: joint softmax over head_window heads.
-  std::int64_t window = 11, head_window = 1;
-  // MUSE: dynamic convolution kernel sizes and DropConnect on the normalised taps.
-  std::vector<std::int64_t> kernels{3, 15};
-  float tap_dropout = 0.1f;
-  // MUSE-separate: the conv cells read their own projection W_c·x instead of the shared V.
-  bool separate_conv_projection = false;
-  // Fast-DiSA: fusion gate on/off; token2token weight "exp" or "sigmoid".
-  bool disa_gate = true;
-  std::string disa_t2t = "exp";
+  // The mechanism's options by their model-config keys ("csan_window": 11);
+  // a missing key means the option's preset value.
+  nlohmann::json options = nlohmann::json::object();
 };
 
 class TokenMixer {
@@ -74,12 +67,12 @@ class TokenMixer {
   // The weights the forward that produced `saved` used for sequence b.
   virtual MixerMaps export_maps(const Saved& saved, std::int64_t b) const = 0;
 
-  // The name of this mechanism in maps and logs ("mha", "csan", "csan2d", "muse", "fastdisa").
+  // The name of this mixer's variant in maps and logs: one of its mechanism's map_kinds().
   virtual std::string kind() const = 0;
 };
 
-// Declares the parameters of the mixer the spec names under `name` (e.g.
-// "enc.0.self_attn") and returns it. Throws attn::Error for impossible specs.
+// Declares the parameters of the mixer of the spec's mechanism under `name`
+// (e.g. "enc.0.self_attn") and returns it. Throws attn::Error for impossible specs.
 std::unique_ptr<TokenMixer> make_mixer(ParamStore& params, const std::string& name, const MixerSpec& spec);
 
 }  // namespace attn::nn

@@ -10,7 +10,7 @@
 // ("<name>.{q,k,v,o}.{weight,bias}", q/k/v fused into one [3d, d] GEMM).
 #pragma once
 #include "attn/nn/attention.h"
-#include "attn/nn/band_attention.h"
+#include "attn/nn/mechanisms/csan/band_attention.h"
 #include "attn/nn/token_mixer.h"
 
 namespace attn::nn {

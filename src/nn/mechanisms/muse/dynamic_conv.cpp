@@ -1,4 +1,4 @@
-#include "attn/nn/dynamic_conv.h"
+#include "attn/nn/mechanisms/muse/dynamic_conv.h"
 
 #include <omp.h>
 

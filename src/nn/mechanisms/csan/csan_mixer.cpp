@@ -1,21 +1,24 @@
-#include "attn/nn/csan_mixer.h"
+#include "attn/nn/mechanisms/csan/csan_mixer.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "attn/core/error.h"
+#include "attn/nn/mechanism.h"
 
 namespace attn::nn {
 
 CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
-    : window_(spec.window), head_window_(spec.head_window), causal_(spec.causal) {
+    : window_(option_value<std::int64_t>(spec, "csan_window")),
+      head_window_(option_value<std::int64_t>(spec, "csan_head_window")),
+      causal_(spec.causal) {
   // Checked before anything is declared, so a rejected spec leaves the store untouched.
-  require(spec.window >= 1 && spec.window % 2 == 1,
-          "--csan-window " + std::to_string(spec.window) +
+  require(window_ >= 1 && window_ % 2 == 1,
+          "--csan-window " + std::to_string(window_) +
               " is not allowed: the window is centred on the query (±(window−1)/2 positions), so it must be an odd "
               "number ≥ 1; use e.g. --csan-window 11");
-  require(spec.head_window >= 1 && spec.head_window % 2 == 1,
-          "--csan-head-window " + std::to_string(spec.head_window) +
+  require(head_window_ >= 1 && head_window_ % 2 == 1,
+          "--csan-head-window " + std::to_string(head_window_) +
               " is not allowed: the head area is centred on the query's head, so it must be an odd number ≥ 1; use 1 "
               "(1D) or 3 (2D)");
   require(spec.d > 0 && spec.heads > 0 && spec.d % spec.heads == 0,

@@ -1,4 +1,4 @@
-#include "attn/nn/band_attention.h"
+#include "attn/nn/mechanisms/csan/band_attention.h"
 
 #include <algorithm>
 #include <cmath>

@@ -30,8 +30,4 @@ class MhaMixer final : public TokenMixer {
   bool causal_ = false;
 };
 
-// The [heads, L, L] block of sequence b out of probs [B, H, T, T].
-MixerMaps maps_from_probs(const float* probs, std::int64_t batch_index, std::int64_t heads, std::int64_t t,
-                          std::int64_t length);
-
 }  // namespace attn::nn

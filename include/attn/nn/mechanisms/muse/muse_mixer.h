@@ -15,7 +15,7 @@
 // [H·k_i, d], "<name>.gate" [n], "<name>.o.weight" [d, 2d] (or [d, d]), "<name>.o.bias" [d];
 // MUSE-separate adds "<name>.conv_in.weight" [d, d] after q, k, v.
 #pragma once
-#include "attn/nn/dynamic_conv.h"
+#include "attn/nn/mechanisms/muse/dynamic_conv.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/token_mixer.h"
 

@@ -1,4 +1,4 @@
-#include "attn/nn/muse_mixer.h"
+#include "attn/nn/mechanisms/muse/muse_mixer.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,19 +6,21 @@
 
 #include "attn/core/error.h"
 #include "attn/nn/attention.h"
-#include "attn/nn/mha_mixer.h"
+#include "attn/nn/mechanism.h"
 
 namespace attn::nn {
 
 MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal),
-      separate_(spec.separate_conv_projection && !spec.kernels.empty()) {
+      separate_(option_value<bool>(spec, "muse_separate_projection")) {
+  const auto kernels = option_value<std::vector<std::int64_t>>(spec, "muse_kernels");
+  separate_ = separate_ && !kernels.empty();
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
                                                         std::to_string(heads_) +
                                                         "; choose heads that divide the dimension");
   qkv_ = declare_qkv(params, name, d_);
   if (separate_) conv_in_.declare(params, name + ".conv_in", d_, d_, /*with_bias=*/false);
-  conv_.declare(params, name, d_, heads_, spec.kernels, causal_, spec.tap_dropout);
+  conv_.declare(params, name, d_, heads_, kernels, causal_, option_value<float>(spec, "muse_tap_dropout"));
   o_.declare(params, name + ".o", width(), d_);
 }
 

@@ -1,4 +1,4 @@
-#include "attn/nn/fast_disa.h"
+#include "attn/nn/mechanisms/fast_disa/fast_disa.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attn/core/error.h"
+#include "attn/nn/mechanism.h"
 #include "attn/kernels/gemm.h"
 #include "attn/nn/attention.h"
 
@@ -161,15 +162,15 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
 // The mixer
 
 FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
-    : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(spec.disa_gate) {
+    : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(option_value<bool>(spec, "disa_gate")) {
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0,
           "--dim " + std::to_string(d_) + " is not divisible by --heads " + std::to_string(heads_) +
               "; choose heads that divide the dimension");
   require(causal_ || heads_ % 2 == 0, "--heads must be even for Fast-DiSA's forward and backward heads (got " +
                                           std::to_string(heads_) + "); choose an even number of heads");
-  require(spec.disa_t2t == "exp" || spec.disa_t2t == "sigmoid",
-          "--disa-t2t must be 'exp' or 'sigmoid', not '" + spec.disa_t2t + "'");
-  sigmoid_ = spec.disa_t2t == "sigmoid";
+  const auto t2t = option_value<std::string>(spec, "disa_t2t");
+  require(t2t == "exp" || t2t == "sigmoid", "--disa-t2t must be 'exp' or 'sigmoid', not '" + t2t + "'");
+  sigmoid_ = t2t == "sigmoid";
   head_dim_ = d_ / heads_;
   const std::int64_t H = heads_, dh = head_dim_;
   qkv_ = declare_qkv(params, name, d_);

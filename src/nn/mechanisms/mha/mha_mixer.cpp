@@ -1,6 +1,4 @@
-#include "attn/nn/mha_mixer.h"
-
-#include <algorithm>
+#include "attn/nn/mechanisms/mha/mha_mixer.h"
 
 namespace attn::nn {
 
@@ -23,20 +21,6 @@ void MhaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const 
 void MhaMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
                     std::int64_t t_max) const {
   attn_.step_self(ctx, x, y, n, t, cache, t_max);
-}
-
-MixerMaps maps_from_probs(const float* probs, std::int64_t batch_index, std::int64_t heads, std::int64_t t,
-                          std::int64_t length) {
-  MixerMaps maps;
-  maps.heads = heads;
-  maps.length = length;
-  maps.weights.resize(static_cast<std::size_t>(heads * length * length));
-  for (std::int64_t h = 0; h < heads; ++h)
-    for (std::int64_t i = 0; i < length; ++i) {
-      const float* row = probs + ((batch_index * heads + h) * t + i) * t;
-      std::copy(row, row + length, maps.weights.begin() + (h * length + i) * length);
-    }
-  return maps;
 }
 
 MixerMaps MhaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b) const {

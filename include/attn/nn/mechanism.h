@@ -1,0 +1,117 @@
+// A mechanism module: everything attn knows about one attention mechanism —
+// its options (defaults, checks, JSON keys in the model config, `attn train`
+// flags and their help, all from one table), its mixer factory, the extras it
+// adds to `attn attend`'s maps and how the page describes them, and its label.
+// The registry (mechanisms()) lists the modules; config, the CLI, the maps
+// and the page loop over it and never name a mechanism.
+//
+// Adding a mechanism: a folder src/nn/mechanisms/<name>/ with its mixer and a
+// `mechanism.cpp` defining `const Mechanism& mechanism_<name>()`, one entry in
+// ATTN_MECHANISMS (src/nn/mechanisms/registry.cpp), its tests, and, for a new
+// --arch, one row in the preset table (src/model/presets.cpp).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/nn/token_mixer.h"
+
+namespace attn::nn {
+
+enum class OptionType { integer, number, boolean, text, integer_list };
+
+// One option of a mechanism. Options live flat in the model config's JSON
+// (the keys of files written before mechanisms were modules: old files load).
+struct OptionField {
+  std::string_view key;   // JSON key in the model config, e.g. "csan_window"
+  std::string_view flag;  // `attn train` flag, e.g. "--csan-window"
+  std::string_view help;  // what it does, for --help
+  OptionType type = OptionType::integer;
+  // The value when neither the arch nor the user sets it, as JSON text: "11", "[3, 15]", "\"exp\"".
+  std::string_view preset;
+  // "" when `value` (already of `type`) is allowed, else what is allowed,
+  // completing "--flag must be …", e.g. "an odd number ≥ 1, e.g. 11 for ±5".
+  std::string (*allowed)(const nlohmann::json& value) = nullptr;
+  // Options added after the first model files: left out of the config JSON
+  // while at their preset, so the files and documents of models that do not
+  // use them stay byte for byte what they were.
+  bool omit_at_preset = false;
+};
+
+// What a map's mechanism (a mixer's kind()) is called on the page.
+struct MapKind {
+  std::string_view kind;   // "csan2d"
+  std::string_view label;  // "ConvSAN 2D window"
+};
+
+class Mechanism {
+ public:
+  virtual ~Mechanism() = default;
+  // The name in --decoder-mixer, presets and MixerSpec::mechanism: "csan".
+  virtual std::string_view name() const = 0;
+  // For people: "Convolutional self-attention (ConvSAN)".
+  virtual std::string_view label() const = 0;
+  virtual std::span<const OptionField> options() const = 0;
+  // Checks that need the layer's shape (e.g. Fast-DiSA's even heads when
+  // bidirectional); options are complete and each already allowed. Throws Error.
+  virtual void validate(const MixerSpec& /*spec*/) const {}
+  // Declares the mixer's parameters under `name` and returns it.
+  virtual std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name,
+                                           const MixerSpec& spec) const = 0;
+
+  // The kinds its mixers report in maps, with their labels.
+  virtual std::span<const MapKind> map_kinds() const = 0;
+  // The extras of one layer's map as the document shows them
+  // (docs/attention-json.md), from the mixer's raw MixerMaps::extras: arrays
+  // indexed by head hold the selected heads only, numbers rounded to
+  // `precision` (distributions keep their sums). Keys it does not shape are
+  // passed through rounded by the caller. `raw` is an object.
+  virtual nlohmann::json document_extras(nlohmann::json& raw, bool causal, const std::vector<std::int64_t>& heads,
+                                         int precision) const;
+  // A JavaScript function expression (e, component) → the page's note under
+  // this mechanism's map: e is the layer's extras, component "encoder",
+  // "decoder" or "cross".
+  virtual std::string_view page_note() const = 0;
+};
+
+// The registry, in a fixed order (mha first).
+std::span<const Mechanism* const> mechanisms();
+// The module of this name, or null.
+const Mechanism* mechanism_named(std::string_view name);
+// The same; throws attn::Error listing the known names.
+const Mechanism& find_mechanism(std::string_view name);
+// The module whose mixers report `kind` (a MapKind), or null.
+const Mechanism* mechanism_of_kind(std::string_view kind);
+// "mha, csan, muse, fastdisa"
+std::string mechanism_names();
+
+// Every option of every mechanism at its preset value: a flat JSON object.
+nlohmann::json preset_options();
+// An option's preset as JSON.
+nlohmann::json preset_value(const OptionField& option);
+// The options as the model config stores them (omit_at_preset ones left out at their preset).
+nlohmann::json stored_options(const nlohmann::json& options);
+// The option with this JSON key, or null.
+const OptionField* find_option(std::string_view key);
+// Throws attn::Error "--flag must be …" when `value` is not of the option's
+// type or not allowed.
+void check_option(const OptionField& option, const nlohmann::json& value);
+// A flag's text as the option's type: "3,15" → [3, 15]. Throws Error naming the flag.
+nlohmann::json parse_option(const OptionField& option, const std::string& text);
+
+// A mechanism's option value, typed, from a spec: the spec's value, else the preset.
+template <class T>
+T option_value(const MixerSpec& spec, std::string_view key) {
+  const auto it = spec.options.find(std::string(key));
+  if (it != spec.options.end()) return it->template get<T>();
+  return preset_value(*find_option(key)).template get<T>();
+}
+
+// make_mixer (token_mixer.h) looks the spec's mechanism up here.
+
+}  // namespace attn::nn

@@ -1,0 +1,70 @@
+// Convolutional self-attention (Yang et al. 2019; MECHANISMS.md §2): 1D
+// windows, or 2D windows over neighbouring heads. Its decoder (causal) form is
+// our extension and always 1D.
+#include "attn/nn/map_json.h"
+#include "attn/nn/mechanism.h"
+#include "attn/nn/mechanisms/csan/csan_mixer.h"
+
+namespace attn::nn {
+
+namespace {
+
+using nlohmann::json;
+
+std::string odd_positive(const json& v) {
+  return v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() % 2 == 1 ? "" : "an odd number ≥ 1";
+}
+
+constexpr OptionField kOptions[] = {
+    {"csan_window", "--csan-window", "keys within ±(W−1)/2 of the query", OptionType::integer, "11",
+     [](const json& v) { return odd_positive(v).empty() ? std::string() : "an odd number ≥ 1, e.g. 11 for ±5"; }},
+    {"csan_head_window", "--csan-head-window", "2D: neighbouring heads in one softmax", OptionType::integer, "3",
+     odd_positive},
+    {"csan_layers", "--csan-layers", "lowest encoder layers that are windowed (−1: the lower half)",
+     OptionType::integer, "-1",
+     [](const json& v) { return v.get<std::int64_t>() >= -1 ? std::string() : "−1 (the lower half) or 0 and more"; }},
+};
+
+constexpr MapKind kKinds[] = {{"csan", "ConvSAN 1D window"}, {"csan2d", "ConvSAN 2D window"}};
+
+class Csan final : public Mechanism {
+ public:
+  std::string_view name() const override { return "csan"; }
+  std::string_view label() const override { return "convolutional self-attention (ConvSAN)"; }
+  std::span<const OptionField> options() const override { return kOptions; }
+  std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
+    if (!spec.causal) return std::make_unique<CsanMixer>(params, name, spec);
+    MixerSpec one_d = spec;  // the causal window [i−(W−1)/2, i] of one head
+    one_d.options["csan_head_window"] = 1;
+    return std::make_unique<CsanMixer>(params, name, one_d);
+  }
+  std::span<const MapKind> map_kinds() const override { return kKinds; }
+  json document_extras(json& raw, bool /*causal*/, const std::vector<std::int64_t>& heads,
+                       int precision) const override {
+    json e = json::object();
+    if (raw.contains("head_weights")) {  // [heads][from][head_window], null where a head was dropped
+      json per_head = json::array();
+      for (const json& rows : select_heads(raw["head_weights"], heads)) {
+        json out_rows = json::array();
+        for (const json& row : rows) out_rows.push_back(rounded_row_with_nulls(row, precision));
+        per_head.push_back(std::move(out_rows));
+      }
+      raw.erase("head_weights");
+      e["head_weights"] = std::move(per_head);
+    }
+    return e;
+  }
+  std::string_view page_note() const override {
+    return R"JS((e) => "ConvSAN: each query attends only to keys in its window [i−" + e.left + ", i+" + e.right + "] (outlined)" +
+  (e.head_window > 1 ? "; in 2D one softmax runs over the window of " + e.head_window + " neighbouring heads (heads outside 0…H−1 are dropped), the map shows each key's weight summed over those heads and the strip the weight each neighbouring head received." : "."))JS";
+  }
+};
+
+}  // namespace
+
+const Mechanism& mechanism_csan() {
+  static const Csan m;
+  return m;
+}
+
+}  // namespace attn::nn
