@@ -64,6 +64,20 @@ std::int64_t total_count(const Counts& counts) {
   return total;
 }
 
+// sacreBLEU's _get_match_statistics for one order: hypothesis n-grams (0
+// when the reference has none of this order), reference n-grams, matches.
+template <typename Counts>
+void append_match_counts(const Counts& hyp_ngrams, const Counts& ref_ngrams, ChrfStats& stats) {
+  std::int64_t hyp_count = 0, matches = 0;
+  for (const auto& [ngram, count] : hyp_ngrams) {
+    hyp_count += count;
+    if (auto hit = ref_ngrams.find(ngram); hit != ref_ngrams.end()) matches += std::min(count, hit->second);
+  }
+  stats.counts.push_back(ref_ngrams.empty() ? 0 : hyp_count);
+  stats.counts.push_back(total_count(ref_ngrams));
+  stats.counts.push_back(matches);
+}
+
 }  // namespace
 
 void ChrfStats::add(const ChrfStats& other) {
@@ -102,29 +116,12 @@ ChrfStats Chrf::segment_stats(std::string_view hypothesis, std::span<const std::
     ChrfStats stats;
     stats.counts.reserve(3 * orders);
     for (std::size_t n = 1; n <= orders; ++n) {
-      const CharNgramCounts ref_ngrams = count_char_ngrams(ref, n);
-      std::int64_t hyp_count = 0, matches = 0;
-      for (const auto& [ngram, count] : hyp_ngrams[n - 1]) {
-        hyp_count += count;
-        if (auto hit = ref_ngrams.find(ngram); hit != ref_ngrams.end()) matches += std::min(count, hit->second);
-      }
-      // Hypothesis n-grams do not count when the reference has none of this order.
-      stats.counts.push_back(ref_ngrams.empty() ? 0 : hyp_count);
-      stats.counts.push_back(total_count(ref_ngrams));
-      stats.counts.push_back(matches);
+      append_match_counts(hyp_ngrams[n - 1], count_char_ngrams(ref, n), stats);
     }
     const std::string ref_text = options_.lowercase ? python_lower(reference) : reference;
     const std::vector<std::string_view> ref_words = split_words_and_punctuation(ref_text);
     for (std::size_t n = 1; n <= word_orders; ++n) {
-      const WordNgramCounts ref_ngrams = count_word_ngrams(ref_words, n);
-      std::int64_t hyp_count = 0, matches = 0;
-      for (const auto& [ngram, count] : hyp_words[n - 1]) {
-        hyp_count += count;
-        if (auto hit = ref_ngrams.find(ngram); hit != ref_ngrams.end()) matches += std::min(count, hit->second);
-      }
-      stats.counts.push_back(ref_ngrams.empty() ? 0 : hyp_count);
-      stats.counts.push_back(total_count(ref_ngrams));
-      stats.counts.push_back(matches);
+      append_match_counts(hyp_words[n - 1], count_word_ngrams(ref_words, n), stats);
     }
     const double f = f_score(stats);
     if (f > best_f) {
