@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Cross-checks `attn score` against a small, independent Python version of
-sacreBLEU 2.x's corpus BLEU (13a, exp smoothing) and chrF (order 6, beta 2),
+sacreBLEU 2.x's corpus BLEU (13a, exp smoothing), chrF (order 6, beta 2) and
+chrF++ (plus word orders 1-2),
 for machines where sacreBLEU itself cannot be installed (Debian has no
 package). Python's own str.split/rstrip/lower and re module are the point:
 they are what sacreBLEU's numbers rest on.
@@ -84,14 +85,37 @@ def corpus_bleu(hyps, ref_streams, max_order=4):
     return bp * math.exp(log_sum / max_order)
 
 
-def chrf_stats(hyp, ref, order):
-    hyp, ref = "".join(hyp.split()), "".join(ref.split())
+def split_punctuation(line):
+    """chrF++'s words: one trailing, else one leading, ASCII mark split off."""
+    marks = set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
+    words = []
+    for word in line.split():
+        if len(word) > 1 and word[-1] in marks:
+            words += [word[:-1], word[-1]]
+        elif len(word) > 1 and word[0] in marks:
+            words += [word[0], word[1:]]
+        else:
+            words.append(word)
+    return words
+
+
+def match_stats(h, r):
+    matches = sum(min(count, r[gram]) for gram, count in h.items() if gram in r)
+    return [sum(h.values()) if r else 0, sum(r.values()), matches]
+
+
+def chrf_stats(hyp, ref, order, word_order=0):
     stats = []
+    hyp_chars, ref_chars = "".join(hyp.split()), "".join(ref.split())
     for n in range(1, order + 1):
-        h = Counter(hyp[i:i + n] for i in range(len(hyp) - n + 1))
-        r = Counter(ref[i:i + n] for i in range(len(ref) - n + 1))
-        matches = sum(min(count, r[gram]) for gram, count in h.items() if gram in r)
-        stats += [sum(h.values()) if r else 0, sum(r.values()), matches]
+        h = Counter(hyp_chars[i:i + n] for i in range(len(hyp_chars) - n + 1))
+        r = Counter(ref_chars[i:i + n] for i in range(len(ref_chars) - n + 1))
+        stats += match_stats(h, r)
+    hyp_words, ref_words = split_punctuation(hyp), split_punctuation(ref)
+    for n in range(1, word_order + 1):
+        h = Counter(tuple(hyp_words[i:i + n]) for i in range(len(hyp_words) - n + 1))
+        r = Counter(tuple(ref_words[i:i + n]) for i in range(len(ref_words) - n + 1))
+        stats += match_stats(h, r)
     return stats
 
 
@@ -116,19 +140,19 @@ def chrf_f(stats, order, beta):
     return 100 * score
 
 
-def corpus_chrf(hyps, ref_streams, order=6, beta=2):
-    totals = [0] * (3 * order)
+def corpus_chrf(hyps, ref_streams, order=6, beta=2, word_order=0):
+    totals = [0] * (3 * (order + word_order))
     for i, hyp in enumerate(hyps):
         best, best_f = None, -1.0
         for stream in ref_streams:
             if stream[i] == "":
                 continue
-            stats = chrf_stats(hyp, stream[i], order)
-            f = chrf_f(stats, order, beta)
+            stats = chrf_stats(hyp, stream[i], order, word_order)
+            f = chrf_f(stats, order + word_order, beta)
             if f > best_f:
                 best, best_f = stats, f
         totals = [a + b for a, b in zip(totals, best)]
-    return chrf_f(totals, order, beta)
+    return chrf_f(totals, order + word_order, beta)
 
 
 def read_lines(path):
@@ -166,10 +190,14 @@ def main(argv):
             hyp, refs = argv[2], argv[3:]
         hyps = read_lines(hyp)
         streams = [read_lines(ref) for ref in refs]
-        want = {"BLEU": corpus_bleu(hyps, streams), "chrF2": corpus_chrf(hyps, streams)}
+        want = {"BLEU": corpus_bleu(hyps, streams), "chrF2": corpus_chrf(hyps, streams),
+                "chrF2++": corpus_chrf(hyps, streams, word_order=2)}
         ref_args = [arg for ref in refs for arg in ("-r", ref)]
-        output = subprocess.run([binary, "score", *ref_args, "-i", hyp], check=True, capture_output=True, text=True)
-        got = {item["name"]: item["score"] for item in json.loads(output.stdout)}
+        got = {}
+        for extra in ([], ["-m", "chrf", "--chrf-word-order", "2"]):
+            output = subprocess.run([binary, "score", *ref_args, "-i", hyp, *extra], check=True,
+                                    capture_output=True, text=True)
+            got.update({item["name"]: item["score"] for item in json.loads(output.stdout)})
     agree = True
     for name, value in want.items():
         same = got.get(name) == value

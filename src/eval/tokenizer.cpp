@@ -9,6 +9,7 @@
 
 #include "attn/core/error.h"
 #include "attn/eval/python_text.h"
+#include "attn/eval/unicode_categories.h"
 
 namespace attn::eval {
 namespace {
@@ -87,14 +88,16 @@ std::string join_words(std::string_view text) {
 
 Tokenizer parse_tokenizer(std::string_view name) {
   if (name == "13a") return Tokenizer::v13a;
+  if (name == "intl") return Tokenizer::intl;
   if (name == "none") return Tokenizer::none;
   if (name == "char") return Tokenizer::character;
-  throw Error("unknown tokenizer '" + std::string(name) + "'; use 13a, none or char");
+  throw Error("unknown tokenizer '" + std::string(name) + "'; use 13a, intl, none or char");
 }
 
 std::string_view tokenizer_name(Tokenizer tokenizer) {
   switch (tokenizer) {
     case Tokenizer::v13a: return "13a";
+    case Tokenizer::intl: return "intl";
     case Tokenizer::none: return "none";
     case Tokenizer::character: return "char";
   }
@@ -138,6 +141,50 @@ std::string tokenize_13a(std::string_view line) {
   return join_words(text);
 }
 
+std::string tokenize_intl(std::string_view line) {
+  const auto is = [](char32_t cp, MajorCategory category) { return major_category(cp) == category; };
+  // One re.sub of a two-character pattern: a left-to-right scan that rewrites
+  // a match and skips past it, or copies one character.
+  const auto substitute = [](const std::u32string& text, auto matches, bool space_before) {
+    std::u32string out;
+    out.reserve(text.size() * 2);
+    std::size_t i = 0;
+    while (i < text.size()) {
+      if (i + 1 < text.size() && matches(text[i], text[i + 1])) {
+        if (space_before) out.push_back(U' ');
+        out.push_back(text[i]);
+        out.push_back(U' ');
+        out.push_back(text[i + 1]);
+        if (!space_before) out.push_back(U' ');
+        i += 2;
+      } else {
+        out.push_back(text[i]);
+        ++i;
+      }
+    }
+    return out;
+  };
+  std::u32string text = decode_utf8(line);
+  // (\P{N})(\p{P}) -> "\1 \2 "
+  text = substitute(
+      text, [&](char32_t a, char32_t b) { return !is(a, MajorCategory::number) && is(b, MajorCategory::punctuation); },
+      false);
+  // (\p{P})(\P{N}) -> " \1 \2"
+  text = substitute(
+      text, [&](char32_t a, char32_t b) { return is(a, MajorCategory::punctuation) && !is(b, MajorCategory::number); },
+      true);
+  // (\p{S}) -> " \1 "
+  std::string padded;
+  padded.reserve(text.size() * 2);
+  for (char32_t cp : text) {
+    const bool symbol = is(cp, MajorCategory::symbol);
+    if (symbol) padded.push_back(' ');
+    append_utf8(cp, padded);
+    if (symbol) padded.push_back(' ');
+  }
+  return join_words(padded);
+}
+
 std::string tokenize_chars(std::string_view line) {
   std::string out;
   out.reserve(line.size() * 2);
@@ -151,6 +198,7 @@ std::string tokenize_chars(std::string_view line) {
 std::string tokenize(Tokenizer tokenizer, std::string_view line) {
   switch (tokenizer) {
     case Tokenizer::v13a: return tokenize_13a(line);
+    case Tokenizer::intl: return tokenize_intl(line);
     case Tokenizer::none: return std::string(line);
     case Tokenizer::character: return tokenize_chars(line);
   }

@@ -112,12 +112,136 @@ TEST_CASE("attn score refuses bad input with one line and status 2", "[eval][cli
                          "the hypotheses ('short.txt') have 1 lines but the reference 'ref.txt' has 3");
   require_one_line_error(run_score(dir, "-r short.txt", kHyps),
                          "the hypotheses (standard input) have 3 lines but the reference 'short.txt' has 1");
-  require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt -m bleu,ter"), "unknown metric 'ter'");
-  require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt --tokenize intl"), "unknown tokenizer 'intl'");
+  require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt -m bleu,bert"), "unknown metric 'bert'");
+  require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt --tokenize ja-mecab"), "unknown tokenizer 'ja-mecab'");
   require_one_line_error(run_score(dir, "-r ref.txt -i bad.txt"), "'bad.txt' line 2 is not valid UTF-8");
   require_one_line_error(run_score(dir, "-r bad.txt -i hyp.txt"), "'bad.txt' line 2 is not valid UTF-8");
   require_one_line_error(run_score(dir, "-r blank.txt -i hyp.txt"), "line 2 is empty in every reference file");
   require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt -f xml"), "--format");
   require_one_line_error(run_score(dir, "-i hyp.txt"), "--ref is required");
   require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt --smooth-method add-n"), "unknown smoothing");
+}
+
+TEST_CASE("attn score adds TER, chrF++ and the intl tokenizer with sacreBLEU's names", "[eval][cli]") {
+  ScratchDir dir;
+  dir.write("hyp.txt", "d e f g h a b c\n");
+  dir.write("ref.txt", "a b c d e f g h\n");
+  const Run run = run_score(dir, "-r ref.txt -i hyp.txt -m bleu,chrf,ter --chrf-word-order 2 --tok intl");
+  INFO("stderr: " << run.err);
+  REQUIRE(run.status == 0);
+  const auto json = nlohmann::json::parse(run.out);
+  REQUIRE(json.size() == 3);
+  CHECK(json[0]["tok"] == "intl");
+  CHECK(json[1]["name"] == "chrF2++");
+  CHECK(json[1]["nw"] == "2");
+  CHECK(json[2]["name"] == "TER");
+  CHECK(json[2]["score"].get<double>() == 12.5);  // sacreBLEU's test_ter: one shift fixes it
+  CHECK(json[2]["signature"].get<std::string>().rfind("nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:",
+                                                      0) == 0);
+}
+
+TEST_CASE("attn score --sentence-level prints one JSON line per segment", "[eval][cli]") {
+  ScratchDir dir;
+  dir.write("ref.txt", "producţia de zahăr brut se exprimă în zahăr alb;\na b c d e f g h\n");
+  dir.write("hyp.txt", "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;\nd e f g h a b c\n");
+  const Run run = run_score(dir, "-r ref.txt -i hyp.txt -m bleu,ter --sentence-level");
+  INFO("stderr: " << run.err);
+  REQUIRE(run.status == 0);
+  std::istringstream lines(run.out);
+  std::string line;
+  std::vector<nlohmann::json> rows;
+  while (std::getline(lines, line)) rows.push_back(nlohmann::json::parse(line));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["segment"] == 1);
+  CHECK(std::abs(rows[0]["BLEU"].get<double>() - 8.493) < 1e-3);  // sacreBLEU's test_sentence_bleu
+  CHECK(rows[1]["TER"].get<double>() == 12.5);
+}
+
+TEST_CASE("attn score --paired-bs prints every system with CI and p-value", "[eval][cli]") {
+  ScratchDir dir;
+  dir.write("ref.txt", kRef1);
+  dir.write("base.txt", kHyps);
+  dir.write("same.txt", kHyps);
+  dir.write("ref_as_sys.txt", kRef1);
+  const Run run = run_score(dir, "-r ref.txt -i base.txt same.txt ref_as_sys.txt -m bleu,chrf,ter --paired-bs");
+  INFO("stderr: " << run.err);
+  REQUIRE(run.status == 0);
+  const auto json = nlohmann::json::parse(run.out);
+  REQUIRE(json.size() == 3);
+  CHECK(json[0]["system"] == "Baseline: base.txt");
+  CHECK(json[0]["BLEU"]["p_value"].is_null());
+  CHECK(json[0]["BLEU"]["signature"].get<std::string>().rfind("nrefs:1|bs:1000|seed:12345|case:mixed|", 0) == 0);
+  CHECK(json[1]["BLEU"]["score"] == json[0]["BLEU"]["score"]);
+  CHECK(json[1]["BLEU"]["p_value"].get<double>() == 1.0 / 1001);  // identical systems: sacreBLEU's smallest p
+  CHECK(json[2]["BLEU"]["score"].get<double>() == Approx(100.0).margin(1e-9));
+  CHECK(json[2]["TER"]["score"].get<double>() == 0.0);
+  CHECK(json[0]["chrF2"]["ci"].get<double>() > 0.0);
+
+  const Run text = run_score(dir, "-r ref.txt -i base.txt -i ref_as_sys.txt --paired-ar --paired-ar-n 99 -f text");
+  INFO("stderr: " << text.err);
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("Baseline: base.txt") != std::string::npos);
+  CHECK(text.out.find("Paired approximate randomization test with 99 trials") != std::string::npos);
+  CHECK(text.out.find("|ar:99|seed:12345|") != std::string::npos);
+}
+
+TEST_CASE("attn score --paired-bs agrees with tools/significance_ref.py on the same draws", "[eval][cli]") {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    WARN("python3 is not installed: the reference check is skipped");
+    return;
+  }
+  ScratchDir dir;
+  dir.write("ref.txt", kRef1);
+  dir.write("base.txt", kHyps);
+  dir.write("other.txt", "The dog bit a man.\nIt was not surprising.\nThe man bit him.\n");
+  const std::string tool = fs::absolute("tools/significance_ref.py").string();
+  REQUIRE(fs::exists(tool));
+  for (const std::string test : {"--paired-bs --paired-bs-n 300", "--paired-ar --paired-ar-n 500"}) {
+    const Run run = run_score(dir, "-r ref.txt -i base.txt other.txt ref.txt -m bleu,chrf,ter " + test +
+                                       " --seed 7 --dump-resamples draws.json");
+    INFO("stderr: " << run.err);
+    REQUIRE(run.status == 0);
+    const std::string check = "python3 '" + tool + "' '" + (dir.path() / "draws.json").string() + "' >/dev/null";
+    CHECK(std::system(check.c_str()) == 0);
+  }
+}
+
+TEST_CASE("attn score --by-length prints scores per reference-length bucket", "[eval][cli]") {
+  ScratchDir dir;
+  dir.write("ref.txt", "a b c\n" + std::string("w w w w w w w w w w w w\n"));
+  dir.write("hyp.txt", "a b c\nw w w w w w w w w w w w\n");
+  const Run run = run_score(dir, "-r ref.txt -i hyp.txt --by-length");
+  INFO("stderr: " << run.err);
+  REQUIRE(run.status == 0);
+  const auto json = nlohmann::json::parse(run.out);
+  REQUIRE(json["by_length"].size() == 6);
+  CHECK(json["by_length"][0]["bucket"] == "1-10");
+  CHECK(json["by_length"][0]["segments"] == 1);
+  CHECK(json["by_length"][0]["words"] == 3);
+  CHECK(json["by_length"][1]["BLEU"].get<double>() == Approx(100.0).margin(1e-9));
+  CHECK(json["by_length"][2]["BLEU"].is_null());
+  const Run text = run_score(dir, "-r ref.txt -i hyp.txt --by-length -f text");
+  CHECK(text.out.find("11-20") != std::string::npos);
+}
+
+TEST_CASE("attn score refuses contradicting modes with one line and status 2", "[eval][cli]") {
+  ScratchDir dir;
+  dir.write("ref.txt", kRef1);
+  dir.write("a.txt", kHyps);
+  dir.write("b.txt", kHyps);
+  dir.write("short.txt", "one line\n");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt --paired-bs"), "paired tests compare systems");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt --paired-ar"), "paired tests compare systems");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt b.txt --paired-bs --paired-ar"), "exclude each other");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt short.txt --paired-bs"),
+                         "the hypotheses ('short.txt') have 1 lines but the reference 'ref.txt' has 3");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt b.txt --sentence-level"), "--sentence-level scores one");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt --sentence-level --by-length"), "--by-length cannot");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt b.txt --by-length"), "--by-length scores one");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt b.txt a.txt"), "'a.txt' is given twice");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt a.txt --paired-bs"), "besides the baseline");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt --tokenize zh"), "unknown tokenizer 'zh'");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt -m bleu,meteor"), "unknown metric 'meteor'");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt b.txt --paired-bs --paired-bs-n 0"), "--paired-bs-n");
+  require_one_line_error(run_score(dir, "-r ref.txt -i a.txt b.txt -b"), "--score-only");
 }

@@ -1,6 +1,6 @@
 // BLEU against the values sacreBLEU 2.x publishes in its own test suite
 // (test/test_bleu.py and test/test_sentence_bleu.py), each case one line.
-// Cases that need tokenizers attn does not have (intl, zh, ja-mecab) are left
+// Cases that need tokenizers attn does not have (zh, ja-mecab) are left
 // out. EPSILON is sacreBLEU's own tolerance for each table.
 #include <catch2/catch.hpp>
 
@@ -50,6 +50,7 @@ TEST_CASE("corpus BLEU matches sacreBLEU's test_corpus_bleu", "[eval][bleu]") {
       {kHyps, Tokenizer::v13a, Smoothing::exp, 48.530827},  // default settings
       {{"", "", ""}, Tokenizer::v13a, Smoothing::exp, 0.0},  // empty hypotheses are kept
       {kHyps, Tokenizer::none, Smoothing::exp, 49.1919566},
+      {kHyps, Tokenizer::intl, Smoothing::exp, 43.91623493},
       {kHyps, Tokenizer::v13a, Smoothing::none, 48.530827},
   }));
   BleuOptions options;
@@ -141,6 +142,7 @@ TEST_CASE("sentence BLEU matches sacreBLEU's test_sentence_bleu", "[eval][bleu]"
       {Smoothing::add_k, 1.0, false, Tokenizer::v13a, 14.882},
       {Smoothing::add_k, 2.0, false, Tokenizer::v13a, 21.389},
       {Smoothing::exp, {}, false, Tokenizer::none, 7.347},
+      {Smoothing::exp, {}, false, Tokenizer::intl, 8.493},
       {Smoothing::exp, {}, false, Tokenizer::character, 40.8759},
       {Smoothing::exp, {}, true, Tokenizer::character, 42.0267},
   }));

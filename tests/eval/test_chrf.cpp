@@ -154,3 +154,24 @@ TEST_CASE("chrF refuses inconsistent input", "[eval][chrf]") {
   CHECK_THROWS_AS(Chrf().corpus_score(hyps, std::vector<Lines>{{"a"}}), attn::Error);
   CHECK_THROWS_AS(Chrf().corpus_score(hyps, std::vector<Lines>{{"", "b"}}), attn::Error);
 }
+
+TEST_CASE("chrF++ adds word unigrams and bigrams after sacreBLEU's punctuation split", "[eval][chrf]") {
+  ChrfOptions options;
+  options.word_order = 2;
+  const Chrf chrf_pp(options);
+  CHECK(chrf_pp.name() == "chrF2++");
+  CHECK(chrf_pp.signature(1) ==
+        "nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:" + attn::eval::signature_version());
+  // Words "a b" against "a b c": unigrams 2 of 3, bigrams 1 of 2 (by hand: F2 = 35/55).
+  const Lines refs = {"a b c"};
+  const auto stats = chrf_pp.segment_stats("a b", refs);
+  REQUIRE(stats.counts.size() == 3 * 8);
+  CHECK(std::vector<std::int64_t>(stats.counts.begin() + 18, stats.counts.end()) ==
+        std::vector<std::int64_t>{2, 3, 2, 1, 2, 1});
+  CHECK(std::abs(chrf_pp.sentence_score("a b", refs).score - 100.0 * 35 / 55) < 1e-12);
+  // "(hi)," keeps its '(' (only one mark is split, the trailing one first).
+  const Lines paren = {"(hi) ,"};
+  const auto split = chrf_pp.segment_stats("(hi),", paren);
+  CHECK(split.counts[18] == 2);  // hypothesis words "(hi)" and ","
+  CHECK(split.counts[20] == 1);  // "," matches; "(hi)" does not match "(hi" + ")"
+}

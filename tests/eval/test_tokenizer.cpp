@@ -54,7 +54,17 @@ TEST_CASE("char and none tokenizers follow sacreBLEU", "[eval][tokenizer]") {
   CHECK(parse_tokenizer("13a") == Tokenizer::v13a);
   CHECK(parse_tokenizer("char") == Tokenizer::character);
   CHECK(tokenizer_name(parse_tokenizer("none")) == "none");
-  CHECK_THROWS_AS(parse_tokenizer("intl"), attn::Error);
+  CHECK(tokenizer_name(parse_tokenizer("intl")) == "intl");
+  CHECK_THROWS_AS(parse_tokenizer("zh"), attn::Error);
+}
+
+// Below: mteval-v14's rules as sacreBLEU's docstring states them (its BLEU
+// golden values for intl are in test_bleu.cpp).
+TEST_CASE("intl tokenizer splits Unicode punctuation and symbols, not number separators", "[eval][tokenizer]") {
+  CHECK(tokenize_intl("Hello, world! 1,000.5 $5 a.b (x)") == "Hello , world ! 1,000.5 $ 5 a . b ( x )");
+  CHECK(tokenize_intl("«Grüß Gott»—sagte er…") == "« Grüß Gott » — sagte er …");  // Pi, Pf, Pd, Po
+  CHECK(tokenize_intl("5€ × 2") == "5 € × 2");                                    // Sc, Sm
+  CHECK(tokenize_intl("Jahr 2019.") == "Jahr 2019.");  // a number keeps a final period (as mteval-v14)
 }
 
 TEST_CASE("UTF-8 validation rejects what Python's strict decoder rejects", "[eval][utf8]") {

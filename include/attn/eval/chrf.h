@@ -5,7 +5,10 @@
 // over the corpus, and the F-beta score (beta 2) is taken of the precision
 // and recall averaged over the orders present ("effective order", sacreBLEU's
 // default) or, with eps_smoothing, averaged per-order F-scores (chrF++.py).
-// Word n-grams (chrF++) are not implemented.
+// With word_order > 0 (2: chrF++), word n-grams of orders 1..word_order
+// follow the character orders in the statistics and the averages; words are
+// split on whitespace with one leading or trailing ASCII punctuation mark
+// split off (sacreBLEU's _remove_punctuation).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -19,23 +22,24 @@ namespace attn::eval {
 
 struct ChrfOptions {
   int char_order = 6;
+  int word_order = 0;  // 2 gives chrF++
   int beta = 2;
   bool lowercase = false;
   bool whitespace = false;     // keep whitespace inside the character n-grams
   bool eps_smoothing = false;  // chrF++.py / NLTK / Moses averaging instead of effective order
 };
 
-// Per order n = 1..char_order, three counts: hypothesis n-grams (0 when the
+// Per character order n = 1..char_order, then per word order, three counts: hypothesis n-grams (0 when the
 // reference has none of that order), reference n-grams, matches.
 struct ChrfStats {
-  std::vector<std::int64_t> counts;  // [3 * char_order]: hyp, ref, match per order
+  std::vector<std::int64_t> counts;  // [3 * (char_order + word_order)]: hyp, ref, match per order
 
   void add(const ChrfStats& other);
 };
 
 struct ChrfScore {
   double score = 0.0;  // 0..100
-  std::string name;    // "chrF2"
+  std::string name;    // "chrF2", "chrF2++"
 };
 
 class Chrf {
@@ -58,7 +62,9 @@ class Chrf {
   // sacreBLEU 2.x's signature, e.g. "nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attn-0.1.0".
   std::string signature(ReferenceCount nrefs) const;
 
-  std::string name() const { return "chrF" + std::to_string(options_.beta); }
+  std::string name() const {
+    return "chrF" + std::to_string(options_.beta) + std::string(static_cast<std::size_t>(options_.word_order), '+');
+  }
   const ChrfOptions& options() const { return options_; }
 
  private:
