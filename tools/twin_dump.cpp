@@ -21,7 +21,7 @@
 //       the first N training batches `attn train --seed S` makes (tools/bench.sh): the corpus
 //       encoded with TRAINED.attn's BPE (the one that run learned), cut by attn's batcher
 //       (plan_batches, epoch 1, 2, …); INIT.attn: the parameters that run started from
-//       (its config, initialize(Rng(seed)), as run_training does). OUT.json:
+//       (its config, initialize(Rng(seed)), as the Trainer does). OUT.json:
 //       {"seed", "max_tokens", "max_len", "config", "batches": [{"sources": [[id]],
 //       "targets": [[id]], "target_tokens": n, "epoch": e}], "init_eval_loss": the label-smoothed
 //       loss sum of INIT.attn on batch 0 in evaluation mode, for the twin to check}.
@@ -232,7 +232,7 @@ struct BatchesOptions {
   float label_smoothing = 0.1f;
 };
 
-// The batches of attn::train::run_training for a fresh run with these options.
+// The batches of an attn::train::Trainer run for a fresh run with these options.
 void run_batches(const BatchesOptions& o) {
   require(o.count >= 1, "--count must be at least 1");
   attn::model::LoadedModel trained = attn::model::load_model_file(o.trained);

@@ -1,10 +1,11 @@
-// attn train: flags → TrainOptions → run_training.
+// attn train: flags → TrainOptions → a Trainer run.
 #include <CLI/CLI.hpp>
 
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/model/config.h"
 #include "attn/train/communicator.h"
+#include "attn/train/pause_hooks.h"
 #include "attn/train/trainer.h"
 
 namespace attn::cli {
@@ -26,6 +27,7 @@ struct TrainFlags {
   double max_time_minutes = 0;
   std::string save_dir = "runs/default", log_json, resume;
   bool update_freq_given = false;
+  std::string test_pause_at;  // hidden: train/pause_hooks.h
 };
 
 // The file for one side of one split: --train-src FILE, else --train PREFIX + ".<src>".
@@ -75,7 +77,9 @@ int run(TrainFlags& f) {
   if (comm.size() > 1 && !f.update_freq_given) o.update_freq = comm.size();
   train::TrainResult r;
   try {
-    r = train::run_training(o);
+    std::unique_ptr<train::TrainHooks> hooks;
+    if (!f.test_pause_at.empty()) hooks = train::pause_hooks(f.test_pause_at, o.save_dir);
+    r = train::Trainer(o, hooks.get()).run();
   } catch (const Error& e) {
     if (comm.size() == 1) throw;
     comm.abort(e.what(), 2);  // one rank's error must end every rank, not leave them waiting
@@ -151,7 +155,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--log-json", f.log_json, "append one JSON object per log line to this file (default: SAVE_DIR/log.jsonl, which attn report reads)");
   sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str();
   sub->add_flag("--quiet,-q", o.quiet, "no progress output");
-  sub->add_option("--test-pause-at", o.test_pause_at, "for attn's own tests")->group("");
+  sub->add_option("--test-pause-at", f.test_pause_at, "for attn's own tests")->group("");
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
 }
 

@@ -7,13 +7,11 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <limits>
-#include <thread>
+#include <optional>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
@@ -69,7 +67,7 @@ struct Validation {
 // scores BLEU, and every rank gets the same numbers back.
 // arena: the training step's, free between updates (a fresh one would fault
 // its pages in again at every validation).
-Validation validate(Communicator& comm, model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
+Validation validation_scores(Communicator& comm, model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
                     const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens,
                     Arena& arena) {
   Rng rng(0);
@@ -124,37 +122,6 @@ Validation validate(Communicator& comm, model::Seq2Seq& model, const text::Bpe& 
   return v;
 }
 
-// --test-pause-at: "update:N" pauses before the update after N, "valid:N" as
-// the validation after update N begins.
-struct PausePoint {
-  std::string where;  // "" none, "update", "valid"
-  std::int64_t update = -1;
-  bool at(const std::string& w, std::int64_t u) const { return where == w && update == u; }
-};
-
-PausePoint parse_pause_point(const std::string& text) {
-  if (text.empty()) return {};
-  const std::size_t colon = text.find(':');
-  PausePoint p;
-  p.where = text.substr(0, colon);
-  try {
-    if (colon != std::string::npos) p.update = std::stoll(text.substr(colon + 1));
-  } catch (const std::exception&) {
-  }
-  require((p.where == "update" || p.where == "valid") && p.update >= 0,
-          "--test-pause-at '" + text + "': expected update:N or valid:N");
-  return p;
-}
-
-// Announces the pause in SAVE_DIR/paused and waits for SIGINT/SIGTERM, so a
-// test can signal the process at a known point; gives up after 60 s so a
-// test that never signals cannot hang.
-void pause_for_signal(const fs::path& save_dir, const StopSignals& signals) {
-  { std::ofstream(save_dir / "paused") << ::getpid() << '\n'; }
-  for (int waited_ms = 0; waited_ms < 60000 && !signals.requested(); waited_ms += 5)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-}
-
 // The dropout stream of batch `batch` of epoch `epoch`: a Philox counter
 // range of its own (2^28 blocks, far more than a batch draws), so whichever
 // rank computes a batch draws the same masks, and a run resumed with another
@@ -172,302 +139,361 @@ void prune_periodic(const fs::path& dir, std::int64_t keep) {
 
 }  // namespace
 
-TrainResult run_training(const TrainOptions& o) {
-  require(o.max_tokens > 0, "--max-tokens must be positive");
-  require(o.update_freq > 0, "--update-freq must be positive");
-  require(o.best_metric == "bleu" || o.best_metric == "loss", "--best-metric must be bleu or loss");
-  std::error_code ec;
-  fs::create_directories(o.save_dir, ec);
-  require(!ec && fs::is_directory(o.save_dir), o.save_dir.string() + ": cannot create the save directory (" +
-                                                   ec.message() + ")");
-  Communicator& comm = Communicator::world();
-  const bool root = comm.is_root();  // rank 0 alone logs and writes files
-  TrainLog log(root ? o.log_json : fs::path(), o.quiet || !root);
-  StopSignals signals;
-  const PausePoint pause = parse_pause_point(o.test_pause_at);
-  if (root) remove_abandoned_temporaries(o.save_dir);  // of a process killed while saving
-  if (!comm.describe().empty()) log.message(comm.describe());
+int pending_stop_signal() { return g_stop_signal.load(); }
 
-  // Data (raw text first: a bad corpus fails before any work).
-  const ParallelText train_text = read_parallel(o.train_src, o.train_tgt);
-  const ParallelText valid_text = read_parallel(o.valid_src, o.valid_tgt);
+// One run's state, and its steps.
+class Trainer::Run {
+ public:
+  Run(TrainOptions options, TrainHooks* hooks)
+      : o_(std::move(options)), hooks_(hooks ? hooks : &no_hooks_), comm_(Communicator::world()),
+        root_(comm_.is_root()), last_path_(o_.save_dir / "last.attn"), best_path_(o_.save_dir / "best.attn") {}
 
-  // Model, BPE and state: resumed or new.
-  const fs::path last_path = o.save_dir / "last.attn", best_path = o.save_dir / "best.attn";
-  fs::path resume_from = o.resume;
-  if (resume_from.empty() && fs::exists(last_path)) resume_from = last_path;
-  std::unique_ptr<model::Seq2Seq> model;
-  text::Bpe bpe;
-  TrainState state;
-  std::unique_ptr<Adam> optimizer;
-  if (!resume_from.empty()) {
-    model::LoadedModel loaded = model::load_model_file(resume_from);
-    if (loaded.model->config().arch != o.model.arch)
-      throw Error(resume_from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
-                  o.model.arch + "'; use another --save-dir or the same --arch");
-    state = read_train_state(loaded);
-    model = std::move(loaded.model);
-    bpe = std::move(loaded.bpe);
-    optimizer = std::make_unique<Adam>(model->params(), o.optimizer);
-    restore_optimizer(loaded, *optimizer);
-    log.message("resuming from " + resume_from.string() + " at update " + std::to_string(state.update) + ", epoch " +
-                std::to_string(state.epoch));
-  } else {
-    const auto t0 = Clock::now();
-    std::vector<std::string> lines = train_text.src;
-    lines.insert(lines.end(), train_text.tgt.begin(), train_text.tgt.end());
-    text::Bpe::Options bpe_options;
-    bpe_options.vocab_size = static_cast<std::int32_t>(o.vocab_size);
-    bpe = text::Bpe::learn(lines, bpe_options);
-    char msg[128];
-    std::snprintf(msg, sizeof msg, "learned a joint BPE of %d pieces in %.1f s", bpe.vocab().size(), seconds_since(t0));
-    log.message(msg);
-    model::ModelConfig config = o.model;
-    config.vocab_size = bpe.vocab().size();
-    model = std::make_unique<model::Seq2Seq>(config);
-    Rng init(o.seed);
-    model->initialize(init);
-    optimizer = std::make_unique<Adam>(model->params(), o.optimizer);
-    state.rng = Rng(o.seed + 1).state();
-  }
-  log.message("model: " + model->config().arch + ", " + std::to_string(model->parameter_count()) + " parameters");
-  log.started(model->config(), model->parameter_count(), state.update, state.elapsed_s);
-
-  const EncodedCorpus train = encode_corpus(train_text, bpe, o.max_len);
-  const EncodedCorpus valid = encode_corpus(valid_text, bpe, o.max_len);
-  require(!train.examples.empty(), o.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
-  if (train.skipped_empty || train.skipped_long)
-    log.message("train: skipped " + std::to_string(train.skipped_empty) + " pairs with an empty side and " +
-                std::to_string(train.skipped_long) + " longer than --max-len " + std::to_string(o.max_len));
-
-  Arena arena;
-  Rng rng(0);
-  rng.set_state(state.rng);
-  nn::StepContext ctx{model->params(), arena, rng, true};
-  // The gradient all-reduce over ranks, chunk by chunk as backward finishes them.
-  const std::vector<std::pair<std::int64_t, std::int64_t>> chunks = model->gradient_chunks();
-  Communicator::GradientSum gradient_sum(comm, model->params().grads(), chunks);
-  // A rank's second and later batches of an update are computed from zero
-  // gradients and added to the sum of the earlier ones (kept in `earlier`),
-  // so one process with --update-freq 2 adds g0 + g1 exactly as 2 ranks' sum does.
-  std::vector<float> earlier;
-  bool add_earlier = false;
-  const std::function<void(std::size_t)> chunk_done = [&](std::size_t chunk) {
-    if (add_earlier) {
-      const auto [begin, end] = chunks[chunk];
-      float* g = model->params().grads().data();
-      kernels::add(earlier.data() + begin, g + begin, g + begin, end - begin);
+  TrainResult run() {
+    open();
+    bool stop = false;
+    while (!stop && (o_.max_epochs <= 0 || state_.epoch <= o_.max_epochs) && !limits_reached()) {
+      const auto batches = plan_batches(train_.examples, o_.max_tokens, o_.seed, state_.epoch, true);
+      const auto n_batches = static_cast<std::int64_t>(batches.size());
+      while (state_.batch_in_epoch < n_batches) {
+        hooks_->before_update(state_.update);
+        if (stop_requested() || hooks_->stop(updates_this_run_)) return interrupted();
+        if (!update(batches)) continue;  // skipped: its batches are consumed, the update number stays
+        if (o_.valid_every > 0 && state_.update % o_.valid_every == 0 && validate()) stop = true;
+        if (stop || limits_reached()) {
+          stop = true;
+          break;
+        }
+      }
+      if (state_.batch_in_epoch >= n_batches) {
+        ++state_.epoch;
+        state_.batch_in_epoch = 0;
+        ++result_.epochs_done;
+        if (o_.valid_every <= 0 && validate()) {
+          log_->message("early stop: no improvement in " + std::to_string(o_.patience) + " validations");
+          stop = true;
+        }
+      }
     }
-    gradient_sum.start(chunk);
-  };
-  TrainResult result;
-  result.last = last_path;
-  result.best = best_path;
+    return finish();
+  }
 
-  const auto run_start = Clock::now();
-  const double elapsed_before = state.elapsed_s;
-  auto elapsed = [&] { return elapsed_before + seconds_since(run_start); };
-  std::int64_t updates_this_run = 0;
-  std::int64_t attempts_this_run = 0, bad_skipped = 0;  // update attempts, and those skipped as NaN/Inf
-  auto save_last = [&] {
-    state.rng = rng.state();
-    state.elapsed_s = elapsed();
-    if (root) save_checkpoint(last_path, *model, bpe, state, optimizer.get());
-  };
+ private:
+  // Checks the options, reads the data (a bad corpus fails before any work)
+  // and resumes the model, its BPE and the training state from a checkpoint,
+  // or starts them.
+  void open() {
+    require(o_.max_tokens > 0, "--max-tokens must be positive");
+    require(o_.update_freq > 0, "--update-freq must be positive");
+    require(o_.best_metric == "bleu" || o_.best_metric == "loss", "--best-metric must be bleu or loss");
+    std::error_code ec;
+    fs::create_directories(o_.save_dir, ec);
+    require(!ec && fs::is_directory(o_.save_dir), o_.save_dir.string() + ": cannot create the save directory (" +
+                                                      ec.message() + ")");
+    log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
+    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
+    if (!comm_.describe().empty()) log_->message(comm_.describe());
+    train_text_ = read_parallel(o_.train_src, o_.train_tgt);
+    valid_text_ = read_parallel(o_.valid_src, o_.valid_tgt);
+    fs::path resume_from = o_.resume;
+    if (resume_from.empty() && fs::exists(last_path_)) resume_from = last_path_;
+    if (!resume_from.empty()) resume(resume_from);
+    else start();
+    log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) + " parameters");
+    log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s);
 
-  auto run_validation = [&]() -> bool {  // returns true when patience is exhausted
-    if (pause.at("valid", state.update)) pause_for_signal(o.save_dir, signals);
-    const Validation v = validate(comm, *model, bpe, valid, valid_text.tgt, o.label_smoothing, o.max_tokens, arena);
-    state.last_valid_bleu = v.bleu;
-    state.last_valid_loss = v.loss;
+    train_ = encode_corpus(train_text_, bpe_, o_.max_len);
+    valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
+    require(!train_.examples.empty(),
+            o_.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
+    if (train_.skipped_empty || train_.skipped_long)
+      log_->message("train: skipped " + std::to_string(train_.skipped_empty) + " pairs with an empty side and " +
+                   std::to_string(train_.skipped_long) + " longer than --max-len " + std::to_string(o_.max_len));
+    rng_.set_state(state_.rng);
+    ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
+    chunks_ = model_->gradient_chunks();
+    gradient_sum_ = std::make_unique<Communicator::GradientSum>(comm_, model_->params().grads(), chunks_);
+    result_.last = last_path_;
+    result_.best = best_path_;
+    run_start_ = Clock::now();
+    elapsed_before_ = state_.elapsed_s;
+    window_start_ = Clock::now();
+  }
+
+  void resume(const fs::path& from) {
+    model::LoadedModel loaded = model::load_model_file(from);
+    if (loaded.model->config().arch != o_.model.arch)
+      throw Error(from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
+                  o_.model.arch + "'; use another --save-dir or the same --arch");
+    state_ = read_train_state(loaded);
+    model_ = std::move(loaded.model);
+    bpe_ = std::move(loaded.bpe);
+    optimizer_ = std::make_unique<Adam>(model_->params(), o_.optimizer);
+    restore_optimizer(loaded, *optimizer_);
+    log_->message("resuming from " + from.string() + " at update " + std::to_string(state_.update) + ", epoch " +
+                 std::to_string(state_.epoch));
+  }
+
+  void start() {
+    const auto t0 = Clock::now();
+    std::vector<std::string> lines = train_text_.src;
+    lines.insert(lines.end(), train_text_.tgt.begin(), train_text_.tgt.end());
+    text::Bpe::Options bpe_options;
+    bpe_options.vocab_size = static_cast<std::int32_t>(o_.vocab_size);
+    bpe_ = text::Bpe::learn(lines, bpe_options);
+    char msg[128];
+    std::snprintf(msg, sizeof msg, "learned a joint BPE of %d pieces in %.1f s", bpe_.vocab().size(), seconds_since(t0));
+    log_->message(msg);
+    model::ModelConfig config = o_.model;
+    config.vocab_size = bpe_.vocab().size();
+    model_ = std::make_unique<model::Seq2Seq>(config);
+    Rng init(o_.seed);
+    model_->initialize(init);
+    optimizer_ = std::make_unique<Adam>(model_->params(), o_.optimizer);
+    state_.rng = Rng(o_.seed + 1).state();
+  }
+
+  // One update over the next update_freq batches of the epoch. Rank r
+  // computes those at k ≡ r (mod ranks); the gradients are summed over ranks
+  // (the last of a rank's batches starts that as backward goes), then averaged
+  // per token. False when the update was skipped for a NaN/Inf (throws once
+  // --skip-bad-batches are used up).
+  bool update(const std::vector<BatchIndices>& batches) {
+    const auto n_batches = static_cast<std::int64_t>(batches.size());
+    model_->params().zero_grads();
+    const std::int64_t first = state_.batch_in_epoch, count = std::min(o_.update_freq, n_batches - first);
+    double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
+    accumulate_gradients(batches, first, count, sums);
+    comm_.sum(sums);
+    state_.batch_in_epoch = first + count;
+    double loss = sums[0];
+    const auto tokens = static_cast<std::int64_t>(sums[2]);
+    auto grads = model_->params().grads();
+    kernels::scale(grads.data(), 1.0f / static_cast<float>(std::max<std::int64_t>(tokens, 1)),
+                   static_cast<std::int64_t>(grads.size()));
+    if (hooks_->poison(++attempts_this_run_)) loss = std::numeric_limits<double>::quiet_NaN();
+    if (!std::isfinite(loss) || !kernels::all_finite(grads.data(), static_cast<std::int64_t>(grads.size()))) {
+      skip_bad_update(n_batches);
+      return false;
+    }
+    const Adam::StepInfo step = optimizer_->step(model_->params());
+    ++state_.update;
+    ++updates_this_run_;
+    state_.target_tokens += tokens;
+    log_progress(step, loss, sums[1], tokens, n_batches);
+    return true;
+  }
+
+  // This rank's batches of the update, forward and backward. A rank's second
+  // and later batches are computed from zero gradients and added to the sum of
+  // the earlier ones (kept in earlier_), so one process with --update-freq 2
+  // adds g0 + g1 exactly as 2 ranks' sum does.
+  void accumulate_gradients(const std::vector<BatchIndices>& batches, std::int64_t first, std::int64_t count,
+                            double* sums) {
+    std::int64_t last_mine = -1;
+    for (std::int64_t k = comm_.rank(); k < count; k += comm_.size()) last_mine = k;
+    add_earlier_ = false;
+    const std::function<void(std::size_t)> chunk_done = [this](std::size_t chunk) { gradient_chunk_done(chunk); };
+    for (std::int64_t k = comm_.rank(); k < count; k += comm_.size()) {
+      if (k > comm_.rank()) {  // not this rank's first batch of the update
+        auto g = model_->params().grads();
+        if (!add_earlier_) earlier_.assign(g.begin(), g.end());
+        else kernels::add(earlier_.data(), g.data(), earlier_.data(), static_cast<std::int64_t>(g.size()));
+        model_->params().zero_grads();
+        add_earlier_ = true;
+      }
+      arena_.reset();
+      rng_.set_state(batch_rng_state(state_.rng.seed, state_.epoch, first + k));
+      const model::Batch batch = gather_batch(train_.examples, batches[first + k]);
+      const nn::LossSums batch_sums = model_->forward_backward(*ctx_, batch, o_.label_smoothing, true, 1.0f,
+                                                               k == last_mine ? &chunk_done : nullptr);
+      sums[0] += batch_sums.loss;
+      sums[1] += batch_sums.nll;
+      sums[2] += static_cast<double>(batch_sums.tokens);
+    }
+    for (std::size_t chunk = gradient_sum_->started(); chunk < chunks_.size(); ++chunk) gradient_chunk_done(chunk);
+    gradient_sum_->finish();
+  }
+
+  // A chunk of the gradient is final on this rank: add the earlier batches' part, start its sum over ranks.
+  void gradient_chunk_done(std::size_t chunk) {
+    if (add_earlier_) {
+      const auto [begin, end] = chunks_[chunk];
+      float* g = model_->params().grads().data();
+      kernels::add(earlier_.data() + begin, g + begin, g + begin, end - begin);
+    }
+    gradient_sum_->start(chunk);
+  }
+
+  void skip_bad_update(std::int64_t n_batches) {
+    const std::string where = "update " + std::to_string(state_.update + 1) + " (epoch " +
+                              std::to_string(state_.epoch) + ", batch " + std::to_string(state_.batch_in_epoch) +
+                              " of " + std::to_string(n_batches) + ")";
+    if (bad_skipped_ >= o_.skip_bad_batches)
+      throw Error("the loss or a gradient became NaN/Inf at " + where + "; the last good checkpoint is " +
+                  last_path_.string() + "; try a lower --lr or --clip-norm, or --skip-bad-batches N to skip a few");
+    ++bad_skipped_;
+    log_->message("skipped " + where + ": the loss or a gradient is NaN/Inf (" + std::to_string(bad_skipped_) +
+                 " of --skip-bad-batches " + std::to_string(o_.skip_bad_batches) + ")");
+  }
+
+  // The progress line (at most every 0.5 s) and, every --log-every updates, a log record.
+  void log_progress(const Adam::StepInfo& step, double loss, double nll, std::int64_t tokens, std::int64_t n_batches) {
+    window_tokens_ += tokens;
+    window_loss_ += loss;
+    window_nll_ += nll;
+    const bool print = state_.update % o_.log_every == 0;
+    const double window_s = seconds_since(window_start_);
+    if (!print && window_s <= 0.5) return;
+    const auto per_token = static_cast<double>(std::max<std::int64_t>(window_tokens_, 1));
+    LogRecord r;
+    r.split = "train";
+    r.update = state_.update;
+    r.epoch = state_.epoch;
+    r.loss = window_loss_ / per_token;
+    r.nll = window_nll_ / per_token;
+    r.lr = step.lr;
+    r.grad_norm = step.grad_norm;
+    r.tokens_per_s = window_s > 0 ? static_cast<double>(window_tokens_) / window_s : 0.0;
+    r.elapsed_s = elapsed();
+    r.epoch_fraction = static_cast<double>(state_.batch_in_epoch) / static_cast<double>(n_batches);
+    r.target_tokens = state_.target_tokens;
+    if (o_.max_time_s > 0) r.eta_s = o_.max_time_s - r.elapsed_s;
+    log_->train(r, print);
+    if (!print) return;
+    window_start_ = Clock::now();
+    window_tokens_ = 0;
+    window_loss_ = window_nll_ = 0.0;
+  }
+
+  // Loss and BLEU on the validation set, the best score and patience, then the
+  // checkpoints. True when patience is exhausted.
+  bool validate() {
+    hooks_->before_validation(state_.update);
+    const Validation v = validation_scores(comm_, *model_, bpe_, valid_, valid_text_.tgt, o_.label_smoothing,
+                                           o_.max_tokens, arena_);
+    state_.last_valid_bleu = v.bleu;
+    state_.last_valid_loss = v.loss;
     LogRecord r;
     r.split = "valid";
-    r.update = state.update;
-    r.epoch = state.epoch;
+    r.update = state_.update;
+    r.epoch = state_.epoch;
     r.loss = v.loss;
     r.nll = v.nll;
     r.bleu = v.bleu;
     r.elapsed_s = elapsed();
-    r.target_tokens = state.target_tokens;
-    r.lr = inverse_sqrt_lr(o.optimizer, state.update);
-    log.valid(r);
-    const double metric = o.best_metric == "bleu" ? v.bleu : -v.loss;
-    const bool improved = !state.has_best || metric > state.best_metric;
+    r.target_tokens = state_.target_tokens;
+    r.lr = inverse_sqrt_lr(o_.optimizer, state_.update);
+    log_->valid(r);
+    const double metric = o_.best_metric == "bleu" ? v.bleu : -v.loss;
+    const bool improved = !state_.has_best || metric > state_.best_metric;
     if (improved) {
-      state.has_best = true;
-      state.best_metric = metric;
-      state.best_update = state.update;
-      state.bad_validations = 0;
+      state_.has_best = true;
+      state_.best_metric = metric;
+      state_.best_update = state_.update;
+      state_.bad_validations = 0;
     } else {
-      ++state.bad_validations;
+      ++state_.bad_validations;
     }
-    save_last();
-    if (!root) return o.patience > 0 && state.bad_validations >= o.patience;
-    if (improved) save_checkpoint(best_path, *model, bpe, state, nullptr);
-    if (o.keep_last > 0) {
-      save_checkpoint(o.save_dir / ("ckpt." + std::to_string(state.update) + ".attn"), *model, bpe, state,
-                      optimizer.get());
-      prune_periodic(o.save_dir, o.keep_last);
-    }
-    return o.patience > 0 && state.bad_validations >= o.patience;
-  };
+    checkpoint(improved);
+    return o_.patience > 0 && state_.bad_validations >= o_.patience;
+  }
 
-  // Every rank stops at the same update: rank 0's clock and any rank's signal decide.
-  auto agreed_elapsed = [&] {
-    double t[1] = {root ? elapsed() : 0.0};
-    comm.sum(t);
-    return t[0];
-  };
-  auto stop_requested = [&] {
-    double requested[1] = {signals.requested() ? 1.0 : 0.0};
-    comm.sum(requested);
-    return requested[0] > 0.0;
-  };
-  auto limits_reached = [&] {
-    return (o.max_updates > 0 && state.update >= o.max_updates) ||
-           (o.max_time_s > 0 && agreed_elapsed() >= o.max_time_s);
-  };
-
-  // Progress window for tokens/s.
-  auto window_start = Clock::now();
-  std::int64_t window_tokens = 0;
-  double window_loss = 0.0, window_nll = 0.0;
-  std::int64_t window_loss_tokens = 0;
-
-  bool stop = false;
-  while (!stop && (o.max_epochs <= 0 || state.epoch <= o.max_epochs) && !limits_reached()) {
-    const auto batches = plan_batches(train.examples, o.max_tokens, o.seed, state.epoch, true);
-    const std::int64_t n_batches = static_cast<std::int64_t>(batches.size());
-    while (state.batch_in_epoch < n_batches) {
-      if (pause.at("update", state.update)) pause_for_signal(o.save_dir, signals);
-      if (stop_requested() || (o.stop_after_updates > 0 && updates_this_run >= o.stop_after_updates)) {
-        save_last();
-        log.message("stopped: a resumable checkpoint is in " + last_path.string());
-        log.ended(state.update, elapsed(), "interrupted");
-        result.interrupted = true;
-        result.signal = signals.which();
-        result.updates = state.update;
-        return result;
-      }
-      // One update over the next update_freq batches. Rank r computes those at
-      // k ≡ r (mod ranks); the gradients are summed over ranks (the last of a
-      // rank's batches starts that as backward goes), then averaged per token.
-      model->params().zero_grads();
-      const std::int64_t first = state.batch_in_epoch, count = std::min(o.update_freq, n_batches - first);
-      std::int64_t last_mine = -1;
-      for (std::int64_t k = comm.rank(); k < count; k += comm.size()) last_mine = k;
-      double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
-      add_earlier = false;
-      for (std::int64_t k = comm.rank(); k < count; k += comm.size()) {
-        if (k > comm.rank()) {  // not this rank's first batch of the update
-          auto g = model->params().grads();
-          if (!add_earlier) earlier.assign(g.begin(), g.end());
-          else kernels::add(earlier.data(), g.data(), earlier.data(), static_cast<std::int64_t>(g.size()));
-          model->params().zero_grads();
-          add_earlier = true;
-        }
-        arena.reset();
-        rng.set_state(batch_rng_state(state.rng.seed, state.epoch, first + k));
-        const model::Batch batch = gather_batch(train.examples, batches[first + k]);
-        const nn::LossSums batch_sums = model->forward_backward(ctx, batch, o.label_smoothing, true, 1.0f,
-                                                                k == last_mine ? &chunk_done : nullptr);
-        sums[0] += batch_sums.loss;
-        sums[1] += batch_sums.nll;
-        sums[2] += static_cast<double>(batch_sums.tokens);
-      }
-      for (std::size_t chunk = gradient_sum.started(); chunk < chunks.size(); ++chunk) chunk_done(chunk);
-      gradient_sum.finish();
-      comm.sum(sums);
-      state.batch_in_epoch = first + count;
-      double loss = sums[0];
-      const double nll = sums[1];
-      const auto tokens = static_cast<std::int64_t>(sums[2]);
-      auto grads = model->params().grads();
-      kernels::scale(grads.data(), 1.0f / static_cast<float>(std::max<std::int64_t>(tokens, 1)),
-                     static_cast<std::int64_t>(grads.size()));
-      ++attempts_this_run;
-      if (attempts_this_run >= o.poison_from && attempts_this_run < o.poison_from + o.poison_count)
-        loss = std::numeric_limits<double>::quiet_NaN();
-      if (!std::isfinite(loss) || !kernels::all_finite(grads.data(), static_cast<std::int64_t>(grads.size()))) {
-        const std::string where = "update " + std::to_string(state.update + 1) + " (epoch " +
-                                  std::to_string(state.epoch) + ", batch " + std::to_string(state.batch_in_epoch) +
-                                  " of " + std::to_string(n_batches) + ")";
-        if (bad_skipped >= o.skip_bad_batches)
-          throw Error("the loss or a gradient became NaN/Inf at " + where + "; the last good checkpoint is " +
-                      last_path.string() + "; try a lower --lr or --clip-norm, or --skip-bad-batches N to skip a few");
-        ++bad_skipped;
-        log.message("skipped " + where + ": the loss or a gradient is NaN/Inf (" + std::to_string(bad_skipped) +
-                    " of --skip-bad-batches " + std::to_string(o.skip_bad_batches) + ")");
-        continue;  // its batches are consumed; no optimizer step, the update number stays
-      }
-      const Adam::StepInfo step = optimizer->step(model->params());
-      ++state.update;
-      ++updates_this_run;
-      state.target_tokens += tokens;
-      window_tokens += tokens;
-      window_loss += loss;
-      window_nll += nll;
-      window_loss_tokens += tokens;
-
-      const bool print = state.update % o.log_every == 0;
-      const double window_s = seconds_since(window_start);
-      if (print || window_s > 0.5) {
-        LogRecord r;
-        r.split = "train";
-        r.update = state.update;
-        r.epoch = state.epoch;
-        r.loss = window_loss / static_cast<double>(std::max<std::int64_t>(window_loss_tokens, 1));
-        r.nll = window_nll / static_cast<double>(std::max<std::int64_t>(window_loss_tokens, 1));
-        r.lr = step.lr;
-        r.grad_norm = step.grad_norm;
-        r.tokens_per_s = window_s > 0 ? static_cast<double>(window_tokens) / window_s : 0.0;
-        r.elapsed_s = elapsed();
-        r.epoch_fraction = static_cast<double>(state.batch_in_epoch) / static_cast<double>(n_batches);
-        r.target_tokens = state.target_tokens;
-        if (o.max_time_s > 0) r.eta_s = o.max_time_s - r.elapsed_s;
-        log.train(r, print);
-        if (print) {
-          window_start = Clock::now();
-          window_tokens = 0;
-          window_loss = window_nll = 0.0;
-          window_loss_tokens = 0;
-        }
-      }
-      if (o.valid_every > 0 && state.update % o.valid_every == 0 && run_validation()) {
-        stop = true;
-        break;
-      }
-      if (limits_reached()) {
-        stop = true;
-        break;
-      }
-    }
-    if (state.batch_in_epoch >= n_batches) {
-      ++state.epoch;
-      state.batch_in_epoch = 0;
-      ++result.epochs_done;
-      if (o.valid_every <= 0 && run_validation()) {
-        log.message("early stop: no improvement in " + std::to_string(o.patience) + " validations");
-        stop = true;
-      }
+  // last.attn, and after a validation best.attn when it improved and ckpt.<update>.attn with --keep-last.
+  void checkpoint(std::optional<bool> improved = std::nullopt) {
+    state_.rng = rng_.state();
+    state_.elapsed_s = elapsed();
+    if (!root_) return;
+    save_checkpoint(last_path_, *model_, bpe_, state_, optimizer_.get());
+    if (!improved) return;
+    if (*improved) save_checkpoint(best_path_, *model_, bpe_, state_, nullptr);
+    if (o_.keep_last > 0) {
+      save_checkpoint(o_.save_dir / ("ckpt." + std::to_string(state_.update) + ".attn"), *model_, bpe_, state_,
+                      optimizer_.get());
+      prune_periodic(o_.save_dir, o_.keep_last);
     }
   }
+
+  TrainResult interrupted() {
+    checkpoint();
+    log_->message("stopped: a resumable checkpoint is in " + last_path_.string());
+    log_->ended(state_.update, elapsed(), "interrupted");
+    result_.interrupted = true;
+    result_.signal = signals_.which();
+    result_.updates = state_.update;
+    return result_;
+  }
+
   // A final validation when the run ended mid-epoch (time or update limit), so
   // best reflects the end. A run that had nothing left to do changes nothing.
-  if (updates_this_run > 0) {
-    if (state.batch_in_epoch > 0 && o.valid_every <= 0) run_validation();
-    else save_last();
+  TrainResult finish() {
+    if (updates_this_run_ > 0) {
+      if (state_.batch_in_epoch > 0 && o_.valid_every <= 0) validate();
+      else checkpoint();
+    }
+    result_.updates = state_.update;
+    result_.best_metric = state_.best_metric;
+    if (comm_.size() > 1)
+      log_->message("all-reduce: waited " + format_fixed(gradient_sum_->wait_seconds(), 2) +
+                   " s for the gradient sums over " + std::to_string(updates_this_run_) + " updates");
+    log_->ended(state_.update, elapsed(), "finished");
+    log_->message("done: " + std::to_string(state_.update) + " updates; best " + o_.best_metric + " " +
+                 std::to_string(o_.best_metric == "bleu" ? state_.best_metric : -state_.best_metric) +
+                 " at update " + std::to_string(state_.best_update) + "; models in " + o_.save_dir.string());
+    return result_;
   }
-  result.updates = state.update;
-  result.best_metric = state.best_metric;
-  if (comm.size() > 1)
-    log.message("all-reduce: waited " + format_fixed(gradient_sum.wait_seconds(), 2) + " s for the gradient sums over " +
-                std::to_string(updates_this_run) + " updates");
-  log.ended(state.update, elapsed(), "finished");
-  log.message("done: " + std::to_string(state.update) + " updates; best " + o.best_metric + " " +
-              std::to_string(o.best_metric == "bleu" ? state.best_metric : -state.best_metric) + " at update " +
-              std::to_string(state.best_update) + "; models in " + o.save_dir.string());
-  return result;
-}
+
+  double elapsed() const { return elapsed_before_ + seconds_since(run_start_); }
+
+  // Every rank stops at the same update: rank 0's clock and any rank's signal decide.
+  bool stop_requested() {
+    double requested[1] = {signals_.requested() ? 1.0 : 0.0};
+    comm_.sum(requested);
+    return requested[0] > 0.0;
+  }
+  bool limits_reached() {
+    if (o_.max_updates > 0 && state_.update >= o_.max_updates) return true;
+    if (o_.max_time_s <= 0) return false;
+    double t[1] = {root_ ? elapsed() : 0.0};
+    comm_.sum(t);
+    return t[0] >= o_.max_time_s;
+  }
+
+  const TrainOptions o_;
+  TrainHooks no_hooks_;
+  TrainHooks* hooks_;
+  Communicator& comm_;
+  const bool root_;  // rank 0 alone logs and writes files
+  std::unique_ptr<TrainLog> log_;  // opened once the save directory exists
+  StopSignals signals_;
+  const fs::path last_path_, best_path_;
+
+  ParallelText train_text_, valid_text_;
+  EncodedCorpus train_, valid_;
+  std::unique_ptr<model::Seq2Seq> model_;
+  text::Bpe bpe_;
+  TrainState state_;
+  std::unique_ptr<Adam> optimizer_;
+  Arena arena_;
+  Rng rng_{0};
+  std::unique_ptr<nn::StepContext> ctx_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> chunks_;
+  std::unique_ptr<Communicator::GradientSum> gradient_sum_;
+  std::vector<float> earlier_;
+  bool add_earlier_ = false;
+  TrainResult result_;
+
+  Clock::time_point run_start_;
+  double elapsed_before_ = 0.0;
+  std::int64_t updates_this_run_ = 0;
+  std::int64_t attempts_this_run_ = 0, bad_skipped_ = 0;  // update attempts, and those skipped as NaN/Inf
+  // Progress window for tokens/s and the mean loss.
+  Clock::time_point window_start_;
+  std::int64_t window_tokens_ = 0;
+  double window_loss_ = 0.0, window_nll_ = 0.0;
+};
+
+Trainer::Trainer(TrainOptions options, TrainHooks* hooks) : run_(std::make_unique<Run>(std::move(options), hooks)) {}
+Trainer::~Trainer() = default;
+TrainResult Trainer::run() { return run_->run(); }
 
 }  // namespace attn::train

@@ -18,6 +18,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The test seams: stop after N updates of a run; NaN losses on some update attempts.
+struct TestHooks final : train::TrainHooks {
+  std::int64_t stop_after = 0, poison_from = 0, poison_count = 0;
+  bool stop(std::int64_t updates_this_run) override { return stop_after > 0 && updates_this_run >= stop_after; }
+  bool poison(std::int64_t attempt) override { return attempt >= poison_from && attempt < poison_from + poison_count; }
+};
+
+train::TrainResult train_run(const train::TrainOptions& o, train::TrainHooks* hooks = nullptr) {
+  return train::Trainer(o, hooks).run();
+}
+
 struct TempDir {
   fs::path path;
   explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("attn-test-" + name)) {
@@ -86,22 +97,22 @@ TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted ru
   auto straight = tiny_options(tmp.path);
   straight.save_dir = tmp.path / "straight";
   straight.max_updates = 12;
-  const auto a = train::run_training(straight);
+  const auto a = train_run(straight);
   REQUIRE(a.updates == 12);
 
   auto again = straight;
   again.save_dir = tmp.path / "again";
-  train::run_training(again);
+  train_run(again);
   REQUIRE(weights(straight.save_dir / "last.attn") == weights(again.save_dir / "last.attn"));
 
   // Interrupted after 4 updates (mid-epoch), then after 4 more, then finished.
   auto interrupted = straight;
   interrupted.save_dir = tmp.path / "interrupted";
-  interrupted.stop_after_updates = 4;
-  REQUIRE(train::run_training(interrupted).interrupted);
-  REQUIRE(train::run_training(interrupted).interrupted);
-  interrupted.stop_after_updates = 0;
-  const auto c = train::run_training(interrupted);
+  TestHooks stop_after_4;
+  stop_after_4.stop_after = 4;
+  REQUIRE(train_run(interrupted, &stop_after_4).interrupted);
+  REQUIRE(train_run(interrupted, &stop_after_4).interrupted);
+  const auto c = train_run(interrupted);
   REQUIRE_FALSE(c.interrupted);
   REQUIRE(c.updates == 12);
   REQUIRE(weights(straight.save_dir / "last.attn") == weights(interrupted.save_dir / "last.attn"));
@@ -117,7 +128,7 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
   o.max_epochs = 3;
   o.keep_last = 2;
   o.log_json = tmp.path / "log.jsonl";
-  train::run_training(o);
+  train_run(o);
   std::ifstream log(o.log_json);
   std::string line;
   double first_loss = -1, last_loss = -1;
@@ -153,7 +164,7 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
   flat.best_metric = "loss";
   flat.optimizer.lr = 0.0f;
   flat.optimizer.warmup_init_lr = 0.0f;
-  const auto r = train::run_training(flat);
+  const auto r = train_run(flat);
   REQUIRE(r.epochs_done == 2);
 }
 
@@ -165,18 +176,19 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
   auto o = tiny_options(tmp.path);
   o.max_updates = 6;
   o.save_dir = tmp.path / "clean";
-  train::run_training(o);
+  train_run(o);
   const std::vector<float> clean = weights(o.save_dir / "last.attn");
 
   // No tolerance: the error names the update and batch, and the good checkpoint stays as it was.
   o.save_dir = tmp.path / "stops";
   o.max_updates = 3;
-  train::run_training(o);
+  train_run(o);
   const std::vector<float> good = weights(o.save_dir / "last.attn");
   o.max_updates = 6;
-  o.poison_from = 2;  // the 5th update overall
-  o.poison_count = 1;
-  REQUIRE_THROWS_WITH(train::run_training(o),
+  TestHooks poison;
+  poison.poison_from = 2;  // the 5th update overall
+  poison.poison_count = 1;
+  REQUIRE_THROWS_WITH(train_run(o, &poison),
                       Catch::Contains("NaN/Inf at update 5 (epoch 1, batch 5 of") &&
                           Catch::Contains("--skip-bad-batches"));
   REQUIRE(weights(o.save_dir / "last.attn") == good);
@@ -185,9 +197,9 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
   // update 6 with finite weights that differ from the clean run's (it saw other batches).
   o.save_dir = tmp.path / "skips";
   o.skip_bad_batches = 2;
-  o.poison_from = 3;
-  o.poison_count = 2;
-  const auto r = train::run_training(o);
+  poison.poison_from = 3;
+  poison.poison_count = 2;
+  const auto r = train_run(o, &poison);
   REQUIRE(r.updates == 6);
   const std::vector<float> skipped = weights(o.save_dir / "last.attn");
   REQUIRE(kernels::all_finite(skipped.data(), static_cast<std::int64_t>(skipped.size())));
@@ -195,6 +207,6 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
 
   // A third bad attempt is one too many.
   o.save_dir = tmp.path / "too-many";
-  o.poison_count = 3;
-  REQUIRE_THROWS_WITH(train::run_training(o), Catch::Contains("NaN/Inf at update 3"));
+  poison.poison_count = 3;
+  REQUIRE_THROWS_WITH(train_run(o, &poison), Catch::Contains("NaN/Inf at update 3"));
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "attn/model/config.h"
@@ -37,15 +38,6 @@ struct TrainOptions {
   // consumed, no optimizer step) before training stops with an error. The
   // count starts again at 0 in each run (a resume).
   std::int64_t skip_bad_batches = 0;
-  // For tests: the update attempts [poison_from, poison_from + poison_count)
-  // of this run (counted from 1, skipped ones included) get a NaN loss.
-  std::int64_t poison_from = 0, poison_count = 0;
-  // For tests: stop (as on SIGINT) after this many updates in this run; 0: never.
-  std::int64_t stop_after_updates = 0;
-  // For the tests that send real signals (hidden flag --test-pause-at):
-  // "update:N" or "valid:N" pauses there, writes SAVE_DIR/paused and waits
-  // for SIGINT/SIGTERM (at most 60 s). Empty: never.
-  std::string test_pause_at;
 };
 
 struct TrainResult {
@@ -56,6 +48,43 @@ struct TrainResult {
   std::filesystem::path last, best;
 };
 
-TrainResult run_training(const TrainOptions& options);
+// Where a test can step into a run; production passes none. Every hook has
+// a do-nothing default.
+class TrainHooks {
+ public:
+  virtual ~TrainHooks() = default;
+  // Before the update that follows `update`, and as the validation after `update` begins.
+  virtual void before_update(std::int64_t /*update*/) {}
+  virtual void before_validation(std::int64_t /*update*/) {}
+  // True: stop as on SIGINT before the next update (updates done in this run so far).
+  virtual bool stop(std::int64_t /*updates_this_run*/) { return false; }
+  // True: this update attempt of this run (counted from 1, skipped ones
+  // included) gets a NaN loss.
+  virtual bool poison(std::int64_t /*attempt*/) { return false; }
+};
+
+// A training run in named steps: open() reads the data and resumes or starts
+// the model; then update() after update() — validate() at the end of each
+// epoch (or every --valid-every updates), which also writes the checkpoints —
+// until a limit, early stopping or a signal; finish() logs the end. run() is
+// that loop.
+class Trainer {
+ public:
+  explicit Trainer(TrainOptions options, TrainHooks* hooks = nullptr);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  TrainResult run();
+
+ private:
+  class Run;
+  std::unique_ptr<Run> run_;
+};
+
+// A stop signal (SIGINT/SIGTERM) arrived during the current run: its number, else 0.
+int pending_stop_signal();
+
+
 
 }  // namespace attn::train
