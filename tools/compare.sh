@@ -5,7 +5,7 @@
 # time: includes its speed) — and the same thread count, then is scored with
 # beam 5 on test2016 and on its long-input probes (test2016 joined 2, 4 and 6
 # sentences at a time, tools/make_long_test.py), with best.attn and with the
-# average of the last 5 checkpoints. attn report OUT/*/* draws the result.
+# average of the last 5 checkpoints. attn report OUT/*/seed* --refs OUT/refs draws the result.
 #
 # Re-running the same command continues: a finished step is never redone (each
 # writes its file atomically), an interrupted training resumes from its
@@ -95,6 +95,14 @@ for k in $probes; do
   sets+=("$test.join$k")
 done
 set_prefix() { if [ "$1" = "$test" ]; then echo "$data/$1"; else echo "$out/data/$1"; fi; }
+# The references beside the runs (and the archive): attn report --refs DIR scores
+# the kept translations itself (by length, and paired tests between archs).
+for keep in "$out" ${archive:+"$archive"}; do
+  mkdir -p "$keep/refs"
+  for set in "${sets[@]}"; do
+    [ -f "$keep/refs/$set.$tgt" ] || cp "$(set_prefix "$set").$tgt" "$keep/refs/$set.$tgt"
+  done
+done
 
 # One (arch, seed) run, every step skipped when its file exists.
 run_one() {
@@ -143,13 +151,19 @@ run_one() {
 
 # Ctrl-C or a kill of this script stops its runs too (attn train saves a resumable checkpoint on SIGINT/SIGTERM).
 trap 'trap - INT TERM; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 130' INT TERM
-status=0
 for seed in $seeds; do
   for arch in "${archs[@]}"; do
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || status=$?; done
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
     run_one "$arch" "$seed" &
   done
 done
-while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || status=$?; done
-[ "$status" -eq 0 ] || { echo "compare: some runs failed; rerun the same command to continue" >&2; exit "$status"; }
-echo "== all runs done: $out; attn report ${archive:-$out}/*/seed* -o report.html"
+wait
+unfinished=()
+for seed in $seeds; do
+  for arch in "${archs[@]}"; do
+    [ -f "$out/$arch/seed$seed/done" ] || { [ -n "$archive" ] && [ -f "$archive/$arch/seed$seed/done" ]; } ||
+      unfinished+=("$arch/seed$seed")
+  done
+done
+[ ${#unfinished[@]} -eq 0 ] || { echo "compare: not finished: ${unfinished[*]}; rerun the same command to continue" >&2; exit 1; }
+echo "== all runs done: $out; attn report ${archive:-$out}/*/seed* --refs ${archive:-$out}/refs -o report.html"

@@ -66,17 +66,24 @@ int run(const TranslateFlags& f) {
   }
   progress.finish();
 
+  // One output line per input line: a model can emit the byte pieces of a line
+  // break (an untrained one does), which would shift every later line.
+  auto one_line = [&loaded](const std::vector<std::int32_t>& tokens) {
+    std::string text = loaded.bpe.decode(tokens);
+    std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    return text;
+  };
   std::string out;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (f.search.nbest == 1) {
-      out += results[i].empty() ? "" : loaded.bpe.decode(results[i][0].tokens);
+      out += results[i].empty() ? "" : one_line(results[i][0].tokens);
       out += '\n';
       continue;
     }
     for (const decode::Hypothesis& h : results[i]) {
       char score[32];
       std::snprintf(score, sizeof score, "%.4f", h.score);
-      out += std::to_string(i) + " ||| " + loaded.bpe.decode(h.tokens) + " ||| " + score + '\n';
+      out += std::to_string(i) + " ||| " + one_line(h.tokens) + " ||| " + score + '\n';
     }
   }
   if (f.output.empty() || f.output == "-") {

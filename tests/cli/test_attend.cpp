@@ -49,8 +49,10 @@ std::string lines_text(const std::vector<std::string>& lines) {
 // is rigged so that the model says only whole words that are one piece each
 // (and </s>); its printed output then reads back through the BPE to the
 // tokens it emitted.
+// With `favoured` (a piece), that piece wins every step instead of words until the length limit.
 std::string make_model(const test::ScratchDir& dir, const std::string& name, const std::string& arch,
-                       const std::string& decoder_mixer, std::uint64_t seed, bool words_only = false) {
+                       const std::string& decoder_mixer, std::uint64_t seed, bool words_only = false,
+                       const std::string& favoured = "") {
   std::vector<std::string> corpus;
   for (int r = 0; r < 3; ++r) {
     corpus.insert(corpus.end(), kSources.begin(), kSources.end());
@@ -99,7 +101,8 @@ std::string make_model(const test::ScratchDir& dir, const std::string& name, con
       const std::string& piece = bpe.vocab().piece(w);
       const bool word = piece.rfind(text::kWordMarkerText, 0) == 0 && piece.size() > text::kWordMarkerText.size() + 1 &&
                         bpe.encode(piece.substr(text::kWordMarkerText.size())) == std::vector<std::int32_t>{w};
-      const float sign = word ? 1.0f : w == text::kEos ? 0.6f : -1.0f;  // </s> a little less likely than a word
+      const bool wins = favoured.empty() ? word : piece == favoured;
+      const float sign = wins ? 1.0f : w == text::kEos ? 0.6f : -1.0f;  // </s> a little less likely than a word
       for (std::int64_t k = 0; k < d; ++k)
         out[w * d + k] = sign * u[static_cast<std::size_t>(k)] + 0.6f * noise[static_cast<std::size_t>(w * d + k)];
     }
@@ -351,4 +354,17 @@ TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to
     REQUIRE(fs::exists(shot));
     REQUIRE(fs::file_size(shot) > 10000);
   }
+}
+
+TEST_CASE("translate: a model that emits line breaks still writes one line per input", "[cli][decode]") {
+  test::ScratchDir dir;
+  // Its favourite piece is the byte 0x0A: every hypothesis is a run of line breaks.
+  const std::string model = make_model(dir, "newline.attn", "transformer", "", 11, true, "<0x0A>");
+  const auto r = run_attn("translate -m " + model + " --beam 2", "red cat\nblue dog sees\n");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(std::count(r.out.begin(), r.out.end(), '\n') == 2);
+  REQUIRE(r.out.find(' ') != std::string::npos);  // the breaks became spaces
+  const auto nbest = run_attn("translate -m " + model + " --beam 2 --nbest 2", "red cat\n");
+  REQUIRE(std::count(nbest.out.begin(), nbest.out.end(), '\n') == 2);
 }
