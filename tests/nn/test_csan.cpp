@@ -152,6 +152,62 @@ std::vector<double> expand_band(const std::vector<float>& band, const BandDims& 
   return dense;
 }
 
+// The authors' boundary heads (wrap_heads) in double, slot by slot: query
+// (b, h, i) reads, in head slot o, keys of head (h+o−n) mod H and values of
+// head clamp(h+o−n, 0, H−1). out: [B, T, d]; grad: dq | dk | dv in the Qkv layout.
+DenseRef wrap_reference(const Qkv& x, std::vector<float> qkv, const std::vector<float>& dout,
+                        const std::vector<std::int32_t>& lengths, std::int64_t left, std::int64_t right,
+                        std::int64_t N) {
+  const std::int64_t B = x.B, T = x.T, H = x.H, dh = x.dh, d = x.d, n = (N - 1) / 2;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dh));
+  auto val = [&](int which, std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t e) {
+    return static_cast<double>(x.at(qkv, which, b, t, h, e));
+  };
+  DenseRef r;
+  r.out.assign(B * T * d, 0.0);
+  r.grad.assign(B * T * 3 * d, 0.0);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t h = 0; h < H; ++h)
+      for (std::int64_t i = 0; i < lengths[b]; ++i) {
+        std::vector<double> p(N * T, 0.0), ga(N * T, 0.0);
+        std::vector<bool> ok(N * T, false);
+        double mx = -1e300, sum = 0.0, c = 0.0;
+        for (std::int64_t o = 0; o < N; ++o)
+          for (std::int64_t j = std::max<std::int64_t>(0, i - left); j < std::min<std::int64_t>(lengths[b], i + right + 1); ++j) {
+            const std::int64_t kh = ((h + o - n) % H + H) % H;
+            double dot = 0;
+            for (std::int64_t e = 0; e < dh; ++e) dot += val(0, b, i, h, e) * val(1, b, j, kh, e);
+            p[o * T + j] = scale * dot;
+            ok[o * T + j] = true;
+            mx = std::max(mx, p[o * T + j]);
+          }
+        for (std::int64_t k = 0; k < N * T; ++k)
+          if (ok[k]) sum += (p[k] = std::exp(p[k] - mx));
+        for (std::int64_t k = 0; k < N * T; ++k) {
+          if (!ok[k]) continue;
+          p[k] /= sum;
+          const std::int64_t o = k / T, j = k % T, vh = std::clamp<std::int64_t>(h + o - n, 0, H - 1);
+          for (std::int64_t e = 0; e < dh; ++e) {
+            r.out[(b * T + i) * d + h * dh + e] += p[k] * val(2, b, j, vh, e);
+            ga[k] += dout[(b * T + i) * d + h * dh + e] * val(2, b, j, vh, e);
+          }
+          c += p[k] * ga[k];
+        }
+        for (std::int64_t k = 0; k < N * T; ++k) {
+          if (!ok[k]) continue;
+          const std::int64_t o = k / T, j = k % T, kh = ((h + o - n) % H + H) % H,
+                             vh = std::clamp<std::int64_t>(h + o - n, 0, H - 1);
+          const double ds = scale * p[k] * (ga[k] - c);
+          for (std::int64_t e = 0; e < dh; ++e) {
+            r.grad[(b * T + i) * 3 * d + h * dh + e] += ds * val(1, b, j, kh, e);
+            r.grad[(b * T + j) * 3 * d + d + kh * dh + e] += ds * val(0, b, i, h, e);
+            r.grad[(b * T + j) * 3 * d + 2 * d + vh * dh + e] += p[k] * dout[(b * T + i) * d + h * dh + e];
+          }
+        }
+      }
+  return r;
+}
+
 void require_close_d(const std::vector<double>& got, const std::vector<double>& want, double atol, double rtol) {
   std::vector<float> g(got.begin(), got.end());
   test::require_close(g, want, atol, rtol);
@@ -207,6 +263,46 @@ TEST_CASE("band attention: bitwise the same result for 1 and 2 threads, 1D and 2
     REQUIRE(one.grad == two.grad);
   }
   set_threads(saved);
+}
+
+TEST_CASE("band attention, the authors' boundary heads: keys wrap, values clamp, against a slot reference", "[csan]") {
+  for (std::int64_t window : {1, 5})
+    for (std::int64_t T : {3, 7})
+      for (std::int64_t H : {1, 2, 3, 5})
+        for (std::int64_t N : {1, 3, 5})
+          for (bool causal : {false, true}) {
+            INFO("window " << window << " T " << T << " H " << H << " head_window " << N << " causal " << causal);
+            const std::int64_t half = (window - 1) / 2, dh = 3;
+            BandDims dims{2, H, dh, T, half, causal ? 0 : half, N};
+            dims.wrap_heads = true;
+            const std::vector<std::int32_t> lengths{static_cast<std::int32_t>(T), static_cast<std::int32_t>(T - 1)};
+            const Qkv x(2, T, H, dh, 300 + T * 10 + H);
+            const std::vector<float> dout = test::random_vector(2 * T * x.d, 17 + T + H);
+            const std::vector<float> initial(2 * T * 3 * x.d, 0.0f);
+            const KernelRun run = run_kernel(x, x.data, dout, lengths, dims, initial);
+            const DenseRef ref = wrap_reference(x, x.data, dout, lengths, dims.left, dims.right, N);
+            test::require_close(run.out, ref.out, 1e-5, 1e-4);
+            test::require_close(run.grad, ref.grad, 1e-5, 1e-4);
+            if (N > 1 && H > 1) {  // the boundary really differs from dropping heads
+              BandDims drop = dims;
+              drop.wrap_heads = false;
+              REQUIRE(run_kernel(x, x.data, dout, lengths, drop, initial).out != run.out);
+            }
+          }
+  // Bitwise the same for 1 and 2 threads.
+  const int saved = num_threads();
+  BandDims dims{3, 4, 8, 12, 3, 3, 3};
+  dims.wrap_heads = true;
+  const Qkv x(3, 12, 4, 8, 79);
+  const std::vector<std::int32_t> lengths{12, 7, 1};
+  const std::vector<float> dout = test::random_vector(3 * 12 * x.d, 80), initial(3 * 12 * 3 * x.d, 0.0f);
+  set_threads(1);
+  const KernelRun one = run_kernel(x, x.data, dout, lengths, dims, initial);
+  set_threads(2);
+  const KernelRun two = run_kernel(x, x.data, dout, lengths, dims, initial);
+  set_threads(saved);
+  REQUIRE(one.out == two.out);
+  REQUIRE(one.grad == two.grad);
 }
 
 TEST_CASE("band attention: a window of 2T-1 or more is global attention", "[csan]") {
@@ -310,24 +406,27 @@ namespace {
 
 using Fixture = attn::test::LayerFixture;
 
-MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std::int64_t head_window, bool causal) {
+MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std::int64_t head_window, bool causal,
+                    const std::string& head_boundary = "drop") {
   MixerSpec spec;
   spec.mechanism = "csan";
   spec.d = d;
   spec.heads = heads;
-  spec.options = {{"csan_window", window}, {"csan_head_window", head_window}};
+  spec.options = {{"csan_window", window}, {"csan_head_window", head_window}, {"csan_head_boundary", head_boundary}};
   spec.causal = causal;
   return spec;
 }
 
 }  // namespace
 
-TEST_CASE("csan mixer: gradients of parameters and input match finite differences (1D, 2D, causal)", "[csan]") {
+TEST_CASE("csan mixer: gradients of parameters and input match finite differences (1D, 2D, causal, wrap)", "[csan]") {
   for (std::int64_t N : {1, 3})
-    for (bool causal : {false, true}) {
-      INFO("head_window " << N << " causal " << causal);
+    for (bool causal : {false, true})
+    for (const char* boundary : {"drop", "wrap"}) {
+      if (std::string(boundary) == "wrap" && (N == 1 || causal)) continue;  // only the 2D encoder form differs
+      INFO("head_window " << N << " causal " << causal << " boundary " << boundary);
       Fixture f;
-      const CsanMixer mixer(f.params, "enc.0.self_attn", csan_spec(12, 3, 3, N, causal));
+      const CsanMixer mixer(f.params, "enc.0.self_attn", csan_spec(12, 3, 3, N, causal, boundary));
       f.ready();
       const std::int64_t B = 2, T = 6, d = 12;
       const std::vector<std::int32_t> lengths{6, 4};
@@ -345,12 +444,13 @@ TEST_CASE("csan mixer: gradients of parameters and input match finite difference
     }
 }
 
-TEST_CASE("csan mixer: a padded batch equals each sequence run alone (1D and 2D)", "[csan]") {
-  for (std::int64_t N : {1, 3}) {
-    INFO("head_window " << N);
+TEST_CASE("csan mixer: a padded batch equals each sequence run alone (1D, 2D, 2D wrap)", "[csan]") {
+  const std::pair<std::int64_t, const char*> variants[] = {{1, "drop"}, {3, "drop"}, {3, "wrap"}};
+  for (const auto& [N, boundary] : variants) {
+    INFO("head_window " << N << " boundary " << boundary);
     Fixture f;
     const std::int64_t d = 16, T = 8;
-    const CsanMixer mixer(f.params, "enc.0.self_attn", csan_spec(d, 4, 5, N, false));
+    const CsanMixer mixer(f.params, "enc.0.self_attn", csan_spec(d, 4, 5, N, false, boundary));
     f.ready(2);
     const std::vector<std::int32_t> lengths{8, 5}, alone{5};
     std::vector<float> x = test::random_vector(2 * T * d, 91), y(2 * T * d), y_alone(5 * d);

@@ -11,23 +11,35 @@ namespace attn::nn {
 
 namespace {
 
-// The valid slots of one query row: key heads [s_lo, s_hi), positions [j_lo, j_hi).
+// The valid slots of one query row: head slots [o_lo, o_hi) (slot o reads key
+// head key_head(o) and value head value_head(o)), positions [j_lo, j_hi).
 // Non-empty whenever i < len: the query's own key (head h, position i) is always in.
 struct RowRange {
-  std::int64_t s_lo, s_hi, j_lo, j_hi;
+  std::int64_t o_lo, o_hi, j_lo, j_hi;
 };
 
 RowRange row_range(const BandDims& d, std::int64_t h, std::int64_t i, std::int64_t len) {
   const std::int64_t n = (d.head_window - 1) / 2;
-  return {std::max<std::int64_t>(0, h - n), std::min<std::int64_t>(d.heads, h + n + 1),
-          std::max<std::int64_t>(0, i - d.left), std::min<std::int64_t>(len, i + d.right + 1)};
+  const std::int64_t j_lo = std::max<std::int64_t>(0, i - d.left), j_hi = std::min<std::int64_t>(len, i + d.right + 1);
+  if (d.wrap_heads) return {0, d.head_window, j_lo, j_hi};
+  return {std::max<std::int64_t>(0, n - h), std::min<std::int64_t>(d.head_window, d.heads - h + n), j_lo, j_hi};
+}
+
+// The key and value heads of head slot o of query head h.
+std::int64_t key_head(const BandDims& d, std::int64_t h, std::int64_t o) {
+  const std::int64_t s = h + o - (d.head_window - 1) / 2;
+  return d.wrap_heads ? ((s % d.heads) + d.heads) % d.heads : s;
+}
+std::int64_t value_head(const BandDims& d, std::int64_t h, std::int64_t o) {
+  const std::int64_t s = h + o - (d.head_window - 1) / 2;
+  return d.wrap_heads ? std::clamp<std::int64_t>(s, 0, d.heads - 1) : s;
 }
 
 // One query row (b, h, i) against its band: q_row [dh] → out_row [dh] and
 // p_row [N, M], both written. Shared by the batch forward and decoding steps.
 void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, const HeadsView& v, std::int64_t b,
                  std::int64_t h, std::int64_t i, std::int64_t len, float scale, float* p_row, float* out_row) {
-  const std::int64_t dh = d.head_dim, M = d.width(), n = (d.head_window - 1) / 2;
+  const std::int64_t dh = d.head_dim, M = d.width();
   std::fill(p_row, p_row + d.slots(), 0.0f);
   std::fill(out_row, out_row + dh, 0.0f);
   if (i >= len) return;  // padded query: output 0
@@ -35,14 +47,14 @@ void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, cons
   const std::int64_t count = r.j_hi - r.j_lo, first_slot = r.j_lo - i + d.left;
   // Logits of every valid slot; their max over the whole (s, j) area.
   float max_logit = -std::numeric_limits<float>::infinity();
-  for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
-    float* logits = p_row + (s - h + n) * M + first_slot;  // [count]
-    kernels::strided_dots(q_row, k.at(b, r.j_lo) + s * dh, k.row_stride, count, dh, scale, logits);
+  for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+    float* logits = p_row + o * M + first_slot;  // [count]
+    kernels::strided_dots(q_row, k.at(b, r.j_lo) + key_head(d, h, o) * dh, k.row_stride, count, dh, scale, logits);
     for (std::int64_t c = 0; c < count; ++c) max_logit = std::max(max_logit, logits[c]);
   }
   float sum = 0.0f;
-  for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
-    float* e = p_row + (s - h + n) * M + first_slot;
+  for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+    float* e = p_row + o * M + first_slot;
     for (std::int64_t c = 0; c < count; ++c) {
       e[c] = std::exp(e[c] - max_logit);
       sum += e[c];
@@ -51,10 +63,10 @@ void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, cons
   // sum ≥ 1 (the max slot contributes exp(0)), so a real row never divides by 0;
   // a NaN or Inf in the inputs propagates, as in every other layer, for training to catch.
   const float inv_sum = 1.0f / sum;
-  for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
-    float* p = p_row + (s - h + n) * M + first_slot;
+  for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+    float* p = p_row + o * M + first_slot;
     for (std::int64_t c = 0; c < count; ++c) p[c] *= inv_sum;
-    kernels::accumulate_rows(p, v.at(b, r.j_lo) + s * dh, v.row_stride, count, dh, out_row);
+    kernels::accumulate_rows(p, v.at(b, r.j_lo) + value_head(d, h, o) * dh, v.row_stride, count, dh, out_row);
   }
 }
 
@@ -120,15 +132,17 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
         const RowRange r = row_range(d, h, i, len);
         const std::int64_t count = r.j_hi - r.j_lo, first_slot = r.j_lo - i + d.left;
         float c = 0.0f;  // Σ a·ga over the row
-        for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
-          const std::int64_t at = (s - h + n) * M + first_slot;
-          kernels::strided_dots(g, v.at(b, r.j_lo) + s * dh, v.row_stride, count, dh, 1.0f, ds_row + at);
+        for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+          const std::int64_t at = o * M + first_slot;
+          kernels::strided_dots(g, v.at(b, r.j_lo) + value_head(d, h, o) * dh, v.row_stride, count, dh, 1.0f,
+                                ds_row + at);
           for (std::int64_t e = 0; e < count; ++e) c += p_row[at + e] * ds_row[at + e];
         }
-        for (std::int64_t s = r.s_lo; s < r.s_hi; ++s) {
-          const std::int64_t at = (s - h + n) * M + first_slot;
+        for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+          const std::int64_t at = o * M + first_slot;
           for (std::int64_t e = 0; e < count; ++e) ds_row[at + e] = scale * p_row[at + e] * (ds_row[at + e] - c);
-          kernels::accumulate_rows(ds_row + at, k.at(b, r.j_lo) + s * dh, k.row_stride, count, dh, dq_i);
+          kernels::accumulate_rows(ds_row + at, k.at(b, r.j_lo) + key_head(d, h, o) * dh, k.row_stride, count, dh,
+                                   dq_i);
         }
       }
     }
@@ -136,29 +150,43 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
 
 #pragma omp parallel
   {
-    // Coefficients of one (key row, query head) gather: ds and a over the queries i_lo..i_hi−1.
-    std::vector<float> ds_coef(static_cast<std::size_t>(M)), a_coef(static_cast<std::size_t>(M));
+    // Coefficients of one (key row, query head slot) gather: ds or a over the queries i_lo..i_hi−1.
+    std::vector<float> coef(static_cast<std::size_t>(M));
+    std::vector<std::int64_t> key_pairs, value_pairs;  // (h, o) pairs, flattened
+    key_pairs.reserve(static_cast<std::size_t>(2 * H * d.head_window));
+    value_pairs.reserve(static_cast<std::size_t>(2 * H * d.head_window));
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t s = 0; s < H; ++s) {
         const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
-        const std::int64_t h_lo = std::max<std::int64_t>(0, s - n), h_hi = std::min<std::int64_t>(H, s + n + 1);
+        // The (query head, slot) pairs that read head s, by ascending query head:
+        // as keys (dk) and as values (dv). Without wrap_heads they are the same
+        // pairs, h ∈ [s−n, s+n], slot s − h + n.
+        key_pairs.clear();
+        value_pairs.clear();
+        const std::int64_t h_first = d.wrap_heads ? 0 : std::max<std::int64_t>(0, s - n),
+                           h_end = d.wrap_heads ? H : std::min<std::int64_t>(H, s + n + 1);
+        for (std::int64_t h = h_first; h < h_end; ++h) {
+          const RowRange r = row_range(d, h, 0, 1);
+          for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+            if (key_head(d, h, o) == s) key_pairs.insert(key_pairs.end(), {h, o});
+            if (value_head(d, h, o) == s) value_pairs.insert(value_pairs.end(), {h, o});
+          }
+        }
         for (std::int64_t j = 0; j < len; ++j) {
-          float* dk_j = dk.at(b, j) + s * dh;
-          float* dv_j = dv.at(b, j) + s * dh;
           // Queries whose window holds j: i ∈ [j−right, j+left]; query i sees j in slot j − i + left.
           const std::int64_t i_lo = std::max<std::int64_t>(0, j - d.right),
                              i_hi = std::min<std::int64_t>(len, j + d.left + 1), count = i_hi - i_lo;
-          for (std::int64_t h = h_lo; h < h_hi; ++h) {
-            // Row (b, h, i), slot (s − h + n, j − i + left): consecutive i are NM − 1 floats apart.
-            const std::int64_t first = ((b * H + h) * T + i_lo) * NM + (s - h + n) * M + (j - i_lo + d.left);
-            for (std::int64_t e = 0; e < count; ++e) {
-              ds_coef[e] = scratch[first + e * (NM - 1)];
-              a_coef[e] = probs[first + e * (NM - 1)];
-            }
-            kernels::accumulate_rows(ds_coef.data(), q.at(b, i_lo) + h * dh, q.row_stride, count, dh, dk_j);
-            kernels::accumulate_rows(a_coef.data(), dout.at(b, i_lo) + h * dh, dout.row_stride, count, dh, dv_j);
-          }
+          // Row (b, h, i), slot (o, j − i + left): consecutive i are NM − 1 floats apart.
+          auto gather = [&](const float* from, std::int64_t h, std::int64_t o, const HeadsView& rows, float* to) {
+            const std::int64_t first = ((b * H + h) * T + i_lo) * NM + o * M + (j - i_lo + d.left);
+            for (std::int64_t e = 0; e < count; ++e) coef[e] = from[first + e * (NM - 1)];
+            kernels::accumulate_rows(coef.data(), rows.at(b, i_lo) + h * dh, rows.row_stride, count, dh, to);
+          };
+          for (std::size_t p = 0; p < key_pairs.size(); p += 2)
+            gather(scratch, key_pairs[p], key_pairs[p + 1], q, dk.at(b, j) + s * dh);
+          for (std::size_t p = 0; p < value_pairs.size(); p += 2)
+            gather(probs, value_pairs[p], value_pairs[p + 1], dout, dv.at(b, j) + s * dh);
         }
       }
     }

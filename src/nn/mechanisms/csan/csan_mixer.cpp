@@ -11,6 +11,7 @@ namespace attn::nn {
 CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : window_(option_value<std::int64_t>(spec, "csan_window")),
       head_window_(option_value<std::int64_t>(spec, "csan_head_window")),
+      wrap_heads_(option_value<std::string>(spec, "csan_head_boundary") == "wrap"),
       causal_(spec.causal) {
   // Checked before anything is declared, so a rejected spec leaves the store untouched.
   require(window_ >= 1 && window_ % 2 == 1,
@@ -32,7 +33,7 @@ CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpe
 BandDims CsanMixer::dims_for(std::int64_t batch, std::int64_t t) const {
   const std::int64_t reach = std::max<std::int64_t>(t - 1, 0);  // no key is further than t−1 away
   return {batch, attn_.heads, attn_.d / attn_.heads, t, std::min(left_, reach), std::min(right_, reach),
-          head_window_};
+          head_window_, wrap_heads_};
 }
 
 std::unique_ptr<TokenMixer::Saved> CsanMixer::forward(StepContext& ctx, const float* x, float* y,
@@ -104,7 +105,7 @@ MixerMaps CsanMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
       nlohmann::json per_head = nlohmann::json::array();
       for (std::int64_t s_off = 0; s_off < N; ++s_off) {
         const std::int64_t key_head = h + s_off - n;
-        if (key_head < 0 || key_head >= H) {
+        if (!wrap_heads_ && (key_head < 0 || key_head >= H)) {
           per_head.push_back(nullptr);  // dropped at the boundary
           continue;
         }
@@ -123,7 +124,7 @@ MixerMaps CsanMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
   }
   maps.extras = {{"window", window_},           {"left", left_},
                  {"right", right_},             {"head_window", head_window_},
-                 {"head_policy", "truncate"},   {"head_weights", std::move(head_weights)}};
+                 {"head_policy", wrap_heads_ ? "wrap" : "truncate"},   {"head_weights", std::move(head_weights)}};
   return maps;
 }
 

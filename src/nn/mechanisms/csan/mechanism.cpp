@@ -23,6 +23,10 @@ constexpr OptionField kOptions[] = {
     {"csan_layers", "--csan-layers", "lowest encoder layers that are windowed (−1: the lower half)",
      OptionType::integer, "-1",
      [](const json& v) { return v.get<std::int64_t>() >= -1 ? std::string() : "−1 (the lower half) or 0 and more"; }},
+    {"csan_head_boundary", "--csan-head-boundary",
+     "2D heads beyond 0..H−1: drop them (ours), or wrap keys and clamp values (the authors' code)", OptionType::text,
+     "\"drop\"", [](const json& v) { return v == "drop" || v == "wrap" ? std::string() : "drop or wrap"; },
+     /*omit_at_preset=*/true},
 };
 
 constexpr MapKind kKinds[] = {{"csan", "ConvSAN 1D window"}, {"csan2d", "ConvSAN 2D window"}};
@@ -56,7 +60,8 @@ class Csan final : public Mechanism {
   }
   std::string_view page_note() const override {
     return R"JS((e) => "ConvSAN: each query attends only to keys in its window [i−" + e.left + ", i+" + e.right + "] (outlined)" +
-  (e.head_window > 1 ? "; in 2D one softmax runs over the window of " + e.head_window + " neighbouring heads (heads outside 0…H−1 are dropped), the map shows each key's weight summed over those heads and the strip the weight each neighbouring head received." : "."))JS";
+  (e.head_window > 1 ? "; in 2D one softmax runs over the window of " + e.head_window + " neighbouring heads (" +
+  (e.head_policy === "wrap" ? "keys wrap around the heads and values clamp to 0…H−1, as in the authors' code" : "heads outside 0…H−1 are dropped") + "), the map shows each key's weight summed over those heads and the strip the weight each neighbouring head received." : "."))JS";
   }
 };
 

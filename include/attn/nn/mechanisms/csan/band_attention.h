@@ -5,12 +5,15 @@
 // key/value heads s ∈ [h−n, h+n] ∩ [0, H), head_window = 2n+1, with ONE
 // softmax jointly over all (s, j) slots. head_window 1 is 1D-CSAN (head h
 // only), 3 is the paper's 2D area. Heads outside 0..H−1 are dropped for keys
-// and values alike ("truncate", §0).
+// and values alike ("truncate", §0) — or, with wrap_heads, as the authors'
+// code does (§2.1): the key head wraps around (h+o−n mod H) while the value
+// head is clamped to 0..H−1, so every slot is valid.
 //
 // The weights are stored as a band, never T×T: probs [B, H, T, N, M] with
 // N = head_window, M = left+right+1. Slot (s_off, o) of row (b, h, i) is key
-// head s = h + s_off − n at position j = i + o − left; invalid slots (out of
-// range, padded, dropped head) hold exactly 0. Cost O(B·H·T·N·M·d_h).
+// head s = h + s_off − n (wrapped with wrap_heads) at position j = i + o − left;
+// invalid slots (out of range, padded, dropped head) hold exactly 0. Cost
+// O(B·H·T·N·M·d_h).
 //
 // Same tensor conventions as attention_forward (attention.h): element
 // (b, t, h, x) of a HeadsView is at data[b·batch_stride + t·row_stride + h·d_h + x].
@@ -25,6 +28,7 @@ struct BandDims {
   std::int64_t batch = 0, heads = 0, head_dim = 0, t = 0;
   std::int64_t left = 0, right = 0;  // encoder: (window−1)/2 each side; causal: left = (window−1)/2, right = 0
   std::int64_t head_window = 1;      // N = 2n+1: 1 = 1D, 3 = 2D
+  bool wrap_heads = false;           // the authors' boundary heads: keys wrap, values clamp
 
   std::int64_t width() const { return left + right + 1; }        // M: positions per head slot
   std::int64_t slots() const { return head_window * width(); }   // N·M: one softmax row

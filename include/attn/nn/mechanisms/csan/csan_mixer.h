@@ -2,7 +2,8 @@
 // TokenMixer: multi-head attention whose queries see only a window of
 // `window` positions around themselves (1D) or, with head_window 3, the same
 // window in the neighbouring heads too, under one joint softmax (2D; heads
-// outside 0..H−1 are dropped). The causal variant (our extension, §2.2) sees
+// outside 0..H−1 are dropped, or with csan_head_boundary "wrap" handled as
+// the authors' code does: keys wrap, values clamp). The causal variant (our extension, §2.2) sees
 // [i−(window−1)/2, i].
 //
 // No new parameters: the projections are MultiHeadAttention's, so a ConvSAN
@@ -38,8 +39,8 @@ class CsanMixer final : public TokenMixer {
   void step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
             std::int64_t t_max) const override;
   // Weights [heads][L][L] (2D: summed over the key heads), extras: window,
-  // left, right, head_window, head_weights [heads][L][head_window] (null for
-  // dropped heads).
+  // left, right, head_window, head_policy (truncate | wrap), head_weights
+  // [heads][L][head_window] (null for dropped heads).
   MixerMaps export_maps(const TokenMixer::Saved& saved, std::int64_t b) const override;
   std::string kind() const override { return head_window_ > 1 ? "csan2d" : "csan"; }
 
@@ -55,6 +56,7 @@ class CsanMixer final : public TokenMixer {
 
   MultiHeadAttention attn_;
   std::int64_t window_ = 1, left_ = 0, right_ = 0, head_window_ = 1;
+  bool wrap_heads_ = false;  // the authors' boundary heads (band_attention.h)
   bool causal_ = false;
 };
 
