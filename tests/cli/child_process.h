@@ -52,6 +52,8 @@ class ChildProcess {
   }
 
   void signal(int sig) const { REQUIRE(::kill(pid_, sig) == 0); }
+  // The child's whole process group, when it leads one (started through setsid).
+  void signal_group(int sig) const { REQUIRE(::kill(-pid_, sig) == 0); }
   bool running() const { return pid_ > 0; }
 
   // The exit status, or −N when signal N killed it.
