@@ -115,6 +115,7 @@ class ScratchDir {
     return text.str();
   }
   const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
  private:
   std::filesystem::path path_;

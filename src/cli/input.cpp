@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "attn/core/error.h"
-#include "attn/core/text_file.h"
+#include "attn/text/text_file.h"
 #include "attn/text/utf8.h"
 
 namespace attn::cli {
@@ -15,7 +15,7 @@ std::vector<std::string> read_input(const std::string& path) {
   if (path.empty() || path == "-") {
     std::string line;
     while (std::getline(std::cin, line)) {
-      strip_cr(line);
+      text::strip_cr(line);
       lines.push_back(std::move(line));
     }
   } else {
@@ -29,7 +29,7 @@ std::vector<std::string> read_input(const std::string& path) {
     while ((c = std::fgetc(f)) != EOF) {
       any = true;
       if (c == '\n') {
-        strip_cr(line);
+        text::strip_cr(line);
         lines.push_back(std::move(line));
         line.clear();
         any = false;

@@ -9,7 +9,7 @@
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
 #include "attn/core/progress.h"
-#include "attn/core/text_file.h"
+#include "attn/text/text_file.h"
 #include "attn/decode/search.h"
 #include "attn/model/model_file.h"
 #include "input.h"

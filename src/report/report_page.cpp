@@ -6,13 +6,13 @@
 #include <optional>
 
 #include "attn/core/format.h"
-#include "attn/decode/maps_page.h"
+#include "attn/text/html.h"
 
 namespace attn::report {
 
 namespace {
 
-using decode::html_escape;
+using text::html_escape;
 
 // Distinct on white and for the common kinds of colour blindness (Okabe–Ito, then Tableau).
 constexpr const char* kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
@@ -403,7 +403,7 @@ std::string report_page(const std::vector<RunSummary>& runs) {
       "by tools/quality_m30k.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
       "report.</footer>\n";
   page += "<script type=\"application/json\" id=\"attn-report\">" +
-          decode::script_safe(runs_json(runs).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+          text::script_safe(runs_json(runs).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
           "</script>\n";
   page += kScript;
   page += "</body>\n</html>\n";

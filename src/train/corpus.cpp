@@ -1,12 +1,12 @@
 #include "attn/train/corpus.h"
 
 #include "attn/core/error.h"
-#include "attn/core/text_file.h"
+#include "attn/text/text_file.h"
 
 namespace attn::train {
 
 ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt) {
-  ParallelText text{read_lines(src), read_lines(tgt)};
+  ParallelText text{text::read_lines(src), text::read_lines(tgt)};
   if (text.src.size() != text.tgt.size())
     throw Error(src.string() + " has " + std::to_string(text.src.size()) + " lines but " + tgt.string() + " has " +
                 std::to_string(text.tgt.size()) + "; line i of one must translate line i of the other");

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support.h"
 #include "run_attn.h"
 
 using attn::test::require_user_error;
@@ -10,18 +11,7 @@ using attn::test::run_attn;
 namespace fs = std::filesystem;
 
 namespace {
-struct Dir {
-  fs::path path = fs::temp_directory_path() / "attn-cli-errors";
-  Dir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& content) {
-    std::ofstream(path / name, std::ios::binary) << content;
-    return (path / name).string();
-  }
-};
+using Dir = attn::test::ScratchDir;
 }  // namespace
 
 TEST_CASE("cli: --help, --version and unknown flags", "[cli]") {
@@ -40,32 +30,32 @@ TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
   const std::string good = "a b c\nd e f\n";
   d.write("ok.src", good);
   d.write("ok.tgt", good);
-  const std::string valid = " --valid " + (d.path / "ok").string();
-  const std::string save = " --save-dir " + (d.path / "run").string();
-  require_user_error(run_attn("train --train " + (d.path / "missing").string() + valid + save), "no such file");
+  const std::string valid = " --valid " + (d.path() / "ok").string();
+  const std::string save = " --save-dir " + (d.path() / "run").string();
+  require_user_error(run_attn("train --train " + (d.path() / "missing").string() + valid + save), "no such file");
   d.write("short.src", "a\nb\nc\n");
   d.write("short.tgt", "a\nb\n");
-  require_user_error(run_attn("train --train " + (d.path / "short").string() + valid + save), "3 lines");
+  require_user_error(run_attn("train --train " + (d.path() / "short").string() + valid + save), "3 lines");
   d.write("empty.src", "");
   d.write("empty.tgt", "");
-  require_user_error(run_attn("train --train " + (d.path / "empty").string() + valid + save), "empty");
+  require_user_error(run_attn("train --train " + (d.path() / "empty").string() + valid + save), "empty");
   d.write("latin.src", "caf\xe9\n");
   d.write("latin.tgt", "cafe\n");
-  require_user_error(run_attn("train --train " + (d.path / "latin").string() + valid + save), "latin.src:1: invalid UTF-8");
+  require_user_error(run_attn("train --train " + (d.path() / "latin").string() + valid + save), "latin.src:1: invalid UTF-8");
   d.write("nul.src", std::string("a\0b\n", 4));
   d.write("nul.tgt", "ab\n");
-  require_user_error(run_attn("train --train " + (d.path / "nul").string() + valid + save), "NUL");
-  const std::string ok = " --train " + (d.path / "ok").string() + valid + save;
+  require_user_error(run_attn("train --train " + (d.path() / "nul").string() + valid + save), "NUL");
+  const std::string ok = " --train " + (d.path() / "ok").string() + valid + save;
   require_user_error(run_attn("train" + ok + " --dim 250 --heads 4"), "not divisible");
   require_user_error(run_attn("train" + ok + " --norm sideways"), "--norm");
   require_user_error(run_attn("train" + ok + " --arch lstm"), "--arch lstm");
   require_user_error(run_attn("train --valid x"), "--train");
-  REQUIRE_FALSE(fs::exists(d.path / "run" / "last.attn"));
+  REQUIRE_FALSE(fs::exists(d.path() / "run" / "last.attn"));
 }
 
 TEST_CASE("cli: bad model files get one line and exit status 2", "[cli]") {
   Dir d;
-  require_user_error(run_attn("translate -m " + (d.path / "none.attn").string(), "hello\n"), "none.attn");
+  require_user_error(run_attn("translate -m " + (d.path() / "none.attn").string(), "hello\n"), "none.attn");
   const std::string junk = d.write("junk.attn", "this is not a model file at all");
   require_user_error(run_attn("translate -m " + junk, "hello\n"), "junk.attn");
   require_user_error(run_attn("info " + junk), "junk.attn");

@@ -19,20 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("attn-test-atomic-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
+using TempDir = test::ScratchDir;
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -91,10 +78,10 @@ std::string write_with_size_limit(rlim_t max_bytes, const std::function<void()>&
 
 TEST_CASE("atomic file: commit publishes the content, with umask permissions and no temp left", "[io]") {
   TempDir dir;
-  const fs::path path = dir.path / "out.txt";
+  const fs::path path = dir.path() / "out.txt";
   {
     AtomicFile out(path);
-    REQUIRE(out.temp_path().parent_path() == dir.path);
+    REQUIRE(out.temp_path().parent_path() == dir.path());
     REQUIRE(fs::exists(out.temp_path()));
     REQUIRE_FALSE(fs::exists(path));
     std::fprintf(out.stream(), "line %d\n", 1);
@@ -103,7 +90,7 @@ TEST_CASE("atomic file: commit publishes the content, with umask permissions and
     REQUIRE_THROWS_AS(out.commit(), std::logic_error);
   }
   REQUIRE(read_text(path) == "line 1\nline 2\n");
-  REQUIRE(entries(dir.path) == std::vector<std::string>{"out.txt"});
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"out.txt"});
   const mode_t mask = ::umask(0);
   ::umask(mask);
   struct stat status {};
@@ -112,19 +99,19 @@ TEST_CASE("atomic file: commit publishes the content, with umask permissions and
 
   // A relative path with no directory part writes into the working directory.
   const fs::path saved = fs::current_path();
-  fs::current_path(dir.path);
+  fs::current_path(dir.path());
   {
     AtomicFile out("relative.txt");
     out.write(std::string_view("r"));
     out.commit();
   }
   fs::current_path(saved);
-  REQUIRE(read_text(dir.path / "relative.txt") == "r");
+  REQUIRE(read_text(dir.path() / "relative.txt") == "r");
 }
 
 TEST_CASE("atomic file: not committed means nothing written, the old file untouched", "[io]") {
   TempDir dir;
-  const fs::path path = dir.path / "keep.txt";
+  const fs::path path = dir.path() / "keep.txt";
   {
     std::ofstream(path) << "old";
   }
@@ -134,31 +121,31 @@ TEST_CASE("atomic file: not committed means nothing written, the old file untouc
     // e.g. an exception unwinds here
   }
   REQUIRE(read_text(path) == "old");
-  REQUIRE(entries(dir.path) == std::vector<std::string>{"keep.txt"});
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"keep.txt"});
 }
 
 TEST_CASE("atomic file: a directory that does not exist is an Error naming the path", "[io]") {
   TempDir dir;
-  const fs::path path = dir.path / "no" / "such" / "dir" / "model.attn";
+  const fs::path path = dir.path() / "no" / "such" / "dir" / "model.attn";
   REQUIRE_THROWS_WITH(AtomicFile(path), Catch::Contains(path.string()) && Catch::Contains("does not exist"));
   REQUIRE_THROWS_WITH(write_safetensors(path, {}, {}), Catch::Contains("does not exist"));
-  REQUIRE(entries(dir.path).empty());
+  REQUIRE(entries(dir.path()).empty());
 }
 
 TEST_CASE("atomic file: a failed rename leaves no temp behind", "[io]") {
   TempDir dir;
-  const fs::path target = dir.path / "taken";
+  const fs::path target = dir.path() / "taken";
   fs::create_directories(target / "inside");  // a non-empty directory cannot be renamed over
   AtomicFile out(target);
   out.write(std::string_view("x"));
   REQUIRE_THROWS_WITH(out.commit(), Catch::Contains(target.string()) && Catch::Contains("renaming"));
-  REQUIRE(entries(dir.path) == std::vector<std::string>{"taken"});
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"taken"});
   REQUIRE(fs::is_directory(target / "inside"));
 }
 
 TEST_CASE("atomic file: a write that fails (file size limit, like a full disk) keeps the old file", "[io]") {
   TempDir dir;
-  const fs::path path = dir.path / "model.attn";
+  const fs::path path = dir.path() / "model.attn";
   const std::vector<float> old_values{1.0f, 2.0f, 3.0f};
   const TensorRef old_tensor{"w", Shape{3}, old_values};
   write_safetensors(path, std::span(&old_tensor, 1), {{"generation", "old"}});
@@ -173,18 +160,18 @@ TEST_CASE("atomic file: a write that fails (file size limit, like a full disk) k
   REQUIRE(contains(report, "cannot write " + path.string()));
   REQUIRE(contains(report, "File too large"));
   REQUIRE(read_text(path) == old_bytes);
-  REQUIRE(entries(dir.path) == std::vector<std::string>{"model.attn"});
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"model.attn"});
   REQUIRE(SafetensorsFile::read(path).metadata().at("generation") == "old");
 
   // The same through the stream interface (fprintf), failing in the final flush.
-  const fs::path text = dir.path / "log.txt";
+  const fs::path text = dir.path() / "log.txt";
   const std::string stream_report = write_with_size_limit(1000, [&] {
     AtomicFile out(text);
     for (int i = 0; i < 300; ++i) std::fprintf(out.stream(), "line %d\n", i);
     out.commit();
   });
   REQUIRE(contains(stream_report, "cannot write " + text.string()));
-  REQUIRE(entries(dir.path) == std::vector<std::string>{"model.attn"});
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"model.attn"});
 
   // And a write that fits is unaffected by the limit.
   REQUIRE(write_with_size_limit(1 << 20, [&] {

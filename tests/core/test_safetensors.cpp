@@ -15,22 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory under /tmp, removed with everything in it at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("attn-test-safetensors-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  fs::path operator/(const std::string& name) const { return path / name; }
-};
+using TempDir = test::ScratchDir;
 
 std::string read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -267,7 +252,7 @@ TEST_CASE("safetensors: every kind of bad file is a one-line Error that says wha
     } catch (const Error& e) {
       REQUIRE(contains(e.what(), "nope.attn: no such file"));
     }
-    REQUIRE_THROWS_WITH(SafetensorsFile::read(dir.path), Catch::Contains("not a regular file"));
+    REQUIRE_THROWS_WITH(SafetensorsFile::read(dir.path()), Catch::Contains("not a regular file"));
   }
   SECTION("too short for the header length") {
     for (std::size_t n = 0; n < 8; ++n) {

@@ -11,6 +11,7 @@
 #include "attn/train/batching.h"
 #include "attn/train/checkpoint.h"
 #include "attn/train/trainer.h"
+#include "../support.h"
 #include "tiny_corpus.h"
 
 using namespace attn;
@@ -28,15 +29,6 @@ struct TestHooks final : train::TrainHooks {
 train::TrainResult train_run(const train::TrainOptions& o, train::TrainHooks* hooks = nullptr) {
   return train::Trainer(o, hooks).run();
 }
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / ("attn-test-" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 train::TrainOptions tiny_options(const fs::path& dir) {
   train::TrainOptions o;
@@ -90,24 +82,24 @@ TEST_CASE("batching: token budget respected, same seed and epoch give the same p
 
 TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted run resumes bit-identical",
           "[train][slow]") {
-  TempDir tmp("resume");
-  test::write_tiny_corpus(tmp.path, "train", 300, 1);
-  test::write_tiny_corpus(tmp.path, "valid", 20, 2);
+  test::ScratchDir tmp;
+  test::write_tiny_corpus(tmp.path(), "train", 300, 1);
+  test::write_tiny_corpus(tmp.path(), "valid", 20, 2);
 
-  auto straight = tiny_options(tmp.path);
-  straight.save_dir = tmp.path / "straight";
+  auto straight = tiny_options(tmp.path());
+  straight.save_dir = tmp.path() / "straight";
   straight.max_updates = 12;
   const auto a = train_run(straight);
   REQUIRE(a.updates == 12);
 
   auto again = straight;
-  again.save_dir = tmp.path / "again";
+  again.save_dir = tmp.path() / "again";
   train_run(again);
   REQUIRE(weights(straight.save_dir / "last.attn") == weights(again.save_dir / "last.attn"));
 
   // Interrupted after 4 updates (mid-epoch), then after 4 more, then finished.
   auto interrupted = straight;
-  interrupted.save_dir = tmp.path / "interrupted";
+  interrupted.save_dir = tmp.path() / "interrupted";
   TestHooks stop_after_4;
   stop_after_4.stop_after = 4;
   REQUIRE(train_run(interrupted, &stop_after_4).interrupted);
@@ -120,14 +112,14 @@ TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted ru
 }
 
 TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", "[train][slow]") {
-  TempDir tmp("learn");
-  test::write_tiny_corpus(tmp.path, "train", 300, 3);
-  test::write_tiny_corpus(tmp.path, "valid", 20, 4);
-  auto o = tiny_options(tmp.path);
-  o.save_dir = tmp.path / "run";
+  test::ScratchDir tmp;
+  test::write_tiny_corpus(tmp.path(), "train", 300, 3);
+  test::write_tiny_corpus(tmp.path(), "valid", 20, 4);
+  auto o = tiny_options(tmp.path());
+  o.save_dir = tmp.path() / "run";
   o.max_epochs = 3;
   o.keep_last = 2;
-  o.log_json = tmp.path / "log.jsonl";
+  o.log_json = tmp.path() / "log.jsonl";
   train_run(o);
   std::ifstream log(o.log_json);
   std::string line;
@@ -156,7 +148,7 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
 
   // Patience 1 with the best metric loss and a zero learning rate: the second validation does not improve.
   auto flat = o;
-  flat.save_dir = tmp.path / "flat";
+  flat.save_dir = tmp.path() / "flat";
   flat.log_json.clear();
   flat.keep_last = 0;
   flat.max_epochs = 10;
@@ -170,17 +162,17 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
 
 TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped with --skip-bad-batches",
           "[train]") {
-  TempDir tmp("nan");
-  test::write_tiny_corpus(tmp.path, "train", 300, 1);
-  test::write_tiny_corpus(tmp.path, "valid", 20, 2);
-  auto o = tiny_options(tmp.path);
+  test::ScratchDir tmp;
+  test::write_tiny_corpus(tmp.path(), "train", 300, 1);
+  test::write_tiny_corpus(tmp.path(), "valid", 20, 2);
+  auto o = tiny_options(tmp.path());
   o.max_updates = 6;
-  o.save_dir = tmp.path / "clean";
+  o.save_dir = tmp.path() / "clean";
   train_run(o);
   const std::vector<float> clean = weights(o.save_dir / "last.attn");
 
   // No tolerance: the error names the update and batch, and the good checkpoint stays as it was.
-  o.save_dir = tmp.path / "stops";
+  o.save_dir = tmp.path() / "stops";
   o.max_updates = 3;
   train_run(o);
   const std::vector<float> good = weights(o.save_dir / "last.attn");
@@ -195,7 +187,7 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
 
   // Tolerating two: two poisoned attempts are skipped, their batches consumed, and the run ends at
   // update 6 with finite weights that differ from the clean run's (it saw other batches).
-  o.save_dir = tmp.path / "skips";
+  o.save_dir = tmp.path() / "skips";
   o.skip_bad_batches = 2;
   poison.poison_from = 3;
   poison.poison_count = 2;
@@ -206,7 +198,7 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
   REQUIRE(skipped != clean);
 
   // A third bad attempt is one too many.
-  o.save_dir = tmp.path / "too-many";
+  o.save_dir = tmp.path() / "too-many";
   poison.poison_count = 3;
   REQUIRE_THROWS_WITH(train_run(o, &poison), Catch::Contains("NaN/Inf at update 3"));
 }

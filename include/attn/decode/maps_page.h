@@ -32,14 +32,6 @@ class MapsPageWriter {
   std::FILE* out_;
 };
 
-// Text made safe inside HTML text and attribute values (& " < > escaped,
-// invalid UTF-8 replaced by U+FFFD), cut to max_chars characters plus "…".
-// attn report's page uses it too.
-std::string html_escape(const std::string& s, std::size_t max_chars = std::string::npos);
-
-// JSON text made safe inside an HTML <script> element: every '<' becomes \u003c
-// (JSON has '<' only inside strings, where the escape means the same).
-std::string script_safe(const std::string& json);
 // <script> defining ATTN_MECHANISMS: each map kind's label and note function,
 // from the mechanism modules (nn/mechanism.h). The page and attn serve read it.
 std::string mechanisms_script();

@@ -1,4 +1,4 @@
-#include "attn/core/text_file.h"
+#include "attn/text/text_file.h"
 
 #include <cstring>
 #include <fstream>
@@ -6,7 +6,7 @@
 #include "attn/core/error.h"
 #include "attn/text/utf8.h"
 
-namespace attn {
+namespace attn::text {
 
 void strip_cr(std::string& line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -19,7 +19,7 @@ void check_lines(std::vector<std::string>& lines, const std::string& origin) {
     if (std::memchr(line.data(), '\0', line.size()))
       throw Error(origin + ":" + std::to_string(i + 1) + ": contains a NUL byte; is this a binary file?");
     std::size_t offset = 0;
-    if (!text::valid_utf8(line, &offset))
+    if (!valid_utf8(line, &offset))
       throw Error(origin + ":" + std::to_string(i + 1) + ": invalid UTF-8 at byte " + std::to_string(offset + 1) +
                   "; convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)");
   }
@@ -43,4 +43,4 @@ std::vector<std::string> read_lines(const std::filesystem::path& path) {
   return lines;
 }
 
-}  // namespace attn
+}  // namespace attn::text

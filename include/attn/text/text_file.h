@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace attn {
+namespace attn::text {
 
 // All lines of a file (without their line ends). Throws Error: the file is
 // missing or unreadable, a line is not valid UTF-8 or holds a NUL byte.
@@ -20,4 +20,4 @@ void check_lines(std::vector<std::string>& lines, const std::string& origin);
 // Strips a trailing '\r' (CRLF files).
 void strip_cr(std::string& line);
 
-}  // namespace attn
+}  // namespace attn::text
