@@ -1,5 +1,5 @@
 """The PyTorch twin of attn's models (src/model/seq2seq.cpp, src/nn/*.cpp): every architecture
-(transformer, muse, muse-simple, convsan, convsan2d, fastdisa, and --decoder-mixer variants).
+(transformer, muse, muse-simple, muse-separate, convsan, convsan2d, fastdisa, and --decoder-mixer variants).
 
 Same computation, same parameter names and shapes, so an attn model file loads
 with load_state_dict(strict=True). Used to cross-check attn's forward and
@@ -16,7 +16,7 @@ The model, as attn defines it:
     pre-norm    x = x + Drop(Sublayer(LN(x)))   and a final LayerNorm on each stack ("enc.ln", "dec.ln")
     post-norm   x = LN(x + Drop(Sublayer(x)))
     names       enc.<i>.{self_attn, ln_attn, ffn, ln_ffn}, dec.<i>.{self_attn, ln_self, cross_attn, ln_cross, ffn, ln_ffn}
-  parallel layers (muse, muse-simple), one residual block per layer, the branches reading the same input:
+  parallel layers (muse, muse-simple, muse-separate), one residual block per layer, the branches reading the same input:
     pre-norm    x = x + Drop(Mixer(h)) [+ Drop(Cross(h, memory))] + Drop(FFN(h)),  h = LN(x)
     post-norm   x = LN(x + Drop(Mixer(x)) [+ Drop(Cross(x, memory))] + Drop(FFN(x)))
     names       enc.<i>.{self_attn, ln, ffn}, dec.<i>.{self_attn, cross_attn, ln, ffn}
@@ -50,7 +50,8 @@ from mechanisms import (MixerSpec, MultiHeadAttention, make_mixer,  # noqa: E402
                         reset_mixer_parameters)
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3  # include/attn/text/vocab.h
-ARCHS = ("transformer", "muse", "muse-simple", "convsan", "convsan2d", "fastdisa")
+ARCHS = ("transformer", "muse", "muse-simple", "muse-separate", "convsan", "convsan2d", "fastdisa")
+MUSE_ARCHS = ("muse", "muse-separate")  # MUSE mixers in the encoder and the decoder (src/model/presets.cpp)
 
 
 @dataclasses.dataclass
@@ -73,6 +74,9 @@ class ModelConfig:
     # Mechanisms (MECHANISMS.md §0); each only matters for the archs that use it.
     muse_kernels: List[int] = dataclasses.field(default_factory=lambda: [3, 15])
     muse_tap_dropout: float = 0.1
+    # The conv cells read their own projection (--muse-separate-projection); attn stores the key only
+    # when true, and not for the arch muse-separate, which implies it.
+    muse_separate_projection: bool = False
     csan_window: int = 11
     csan_head_window: int = 3
     csan_layers: int = -1  # -1: ceil(enc_layers / 2)
@@ -115,16 +119,17 @@ class ModelConfig:
 
     # src/model/config.cpp
     def parallel_layers(self) -> bool:
-        return self.arch in ("muse", "muse-simple")
+        return self.arch in MUSE_ARCHS + ("muse-simple",)
 
     def _spec(self) -> MixerSpec:
         return MixerSpec(d=self.dim, heads=self.heads, window=self.csan_window, kernels=list(self.muse_kernels),
-                         tap_dropout=self.muse_tap_dropout, disa_gate=self.disa_gate, disa_t2t=self.disa_t2t)
+                         tap_dropout=self.muse_tap_dropout, disa_gate=self.disa_gate, disa_t2t=self.disa_t2t,
+                         muse_separate=self.muse_separate_projection or self.arch == "muse-separate")
 
     def encoder_mixer(self, layer: int) -> MixerSpec:
         spec = self._spec()
         windowed = self.csan_layers if self.csan_layers >= 0 else (self.enc_layers + 1) // 2
-        if self.arch == "muse":
+        if self.arch in MUSE_ARCHS:
             spec.kind = "muse"
         elif self.arch in ("convsan", "convsan2d") and layer < windowed:
             spec.kind = "csan" if self.arch == "convsan" else "csan2d"
@@ -137,7 +142,7 @@ class ModelConfig:
         spec = self._spec()
         spec.causal = True
         spec.head_window = 1
-        spec.kind = self.decoder_mixer or ("muse" if self.arch == "muse" else "mha")
+        spec.kind = self.decoder_mixer or ("muse" if self.arch in MUSE_ARCHS else "mha")
         return spec
 
 

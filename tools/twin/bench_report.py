@@ -56,7 +56,8 @@ def mixer_flops(kind: str, c: dict, n: int, causal: bool, layer_windowed: bool) 
         return 4 * lin + 2 * 2.0 * keys * dh * head_slots
     if kind == "muse":
         conv = sum(2.0 * n * d * heads * k + 2.0 * n * d * k for k in c["muse_kernels"])  # filters, convolution
-        return 3 * lin + 2 * 2.0 * pairs * d + conv + 2.0 * n * (2 * d) * d  # o: [att; conv] -> d
+        conv_in = lin if c["arch"] == "muse-separate" or c.get("muse_separate_projection") else 0.0  # the cells' own
+        return 3 * lin + conv_in + 2 * 2.0 * pairs * d + conv + 2.0 * n * (2 * d) * d  # o: [att; conv] -> d
     if kind == "fastdisa":
         dir_pairs = pairs if causal else n * (n - 1) // 2  # every head sees one side
         per_head = 2.0 * n * dh * dh  # one d_h x d_h per-head linear, all heads: x heads
@@ -65,10 +66,13 @@ def mixer_flops(kind: str, c: dict, n: int, causal: bool, layer_windowed: bool) 
     raise ValueError(f"no FLOP count for mixer {kind!r}")
 
 
+MUSE_ARCHS = ("muse", "muse-separate")  # as attn_twin.MUSE_ARCHS (this script runs without torch)
+
+
 def encoder_kind(c: dict, layer: int) -> str:
     arch = c["arch"]
     windowed = c["csan_layers"] if c["csan_layers"] >= 0 else (c["enc_layers"] + 1) // 2
-    if arch == "muse":
+    if arch in MUSE_ARCHS:
         return "muse"
     if arch in ("convsan", "convsan2d") and layer < windowed:
         return "csan" if arch == "convsan" else "csan2d"
@@ -78,7 +82,7 @@ def encoder_kind(c: dict, layer: int) -> str:
 
 
 def decoder_kind(c: dict) -> str:
-    return c.get("decoder_mixer") or ("muse" if c["arch"] == "muse" else "mha")
+    return c.get("decoder_mixer") or ("muse" if c["arch"] in MUSE_ARCHS else "mha")
 
 
 def sentence_flops(c: dict, n: int, m: int) -> float:

@@ -78,6 +78,19 @@ MATRIX = [
                                                      "--muse-kernels", "4,7", "--vocab", "300", "--dim", "24",
                                                      "--heads", "2", "--ffn-dim", "48"], 22,
      [(9, 3), (2, 8), (11, 11), (1, 0)]),
+    # MUSE-separate: the cells read their own projection conv_in(x); the arch implies it (no config key),
+    # --muse-separate-projection with --arch muse stores the key.
+    ("muse-separate pre  k=3,15 d=32 h=2", ["--arch", "muse-separate", "--norm", "pre", "--vocab", "300", "--dim",
+                                            "32", "--heads", "2", "--ffn-dim", "64"], 25,
+     [(7, 5), (3, 9), (1, 0), (12, 4), (0, 2)]),
+    ("muse-separate post k=4,7  d=24 h=2 share=none", ["--arch", "muse-separate", "--norm", "post", "--share", "none",
+                                                       "--muse-kernels", "4,7", "--vocab", "300", "--dim", "24",
+                                                       "--heads", "2", "--ffn-dim", "48"], 26,
+     [(9, 3), (2, 8), (11, 11), (1, 0)]),
+    ("muse        pre  --muse-separate-projection k=3,5 d=32 h=4 share=decoder",
+     ["--arch", "muse", "--muse-separate-projection", "--norm", "pre", "--share", "decoder", "--muse-kernels", "3,5",
+      "--vocab", "300", "--dim", "32", "--heads", "4", "--ffn-dim", "64"], 27,
+     [(6, 4), (10, 7), (0, 3), (4, 12)]),
     ("muse-simple pre  d=32 h=4", ["--arch", "muse-simple", "--norm", "pre", "--vocab", "300", "--dim", "32",
                                    "--heads", "4", "--ffn-dim", "64"], 23,
      [(6, 4), (10, 7), (1, 0), (4, 12)]),
@@ -414,22 +427,26 @@ def mechanism_self_test() -> List[Tuple[str, float]]:
         results.append((f"csan h={heads} W={window}x{head_window}{' causal' if causal else ''} vs loops",
                         float((rows(y) - rows(ref)).abs().max())))
 
-    for heads, kernels, causal in [(2, [3, 15], False), (4, [4, 1], False), (2, [3, 5], True), (2, [2], True)]:
-        spec = M.MixerSpec(kind="muse", d=d, heads=heads, kernels=kernels, causal=causal)
+    for heads, kernels, causal, separate in [(2, [3, 15], False, False), (4, [4, 1], False, False),
+                                             (2, [3, 5], True, False), (2, [2], True, False),
+                                             (2, [3, 15], False, True), (4, [3, 5], True, True)]:
+        spec = M.MixerSpec(kind="muse", d=d, heads=heads, kernels=kernels, causal=causal, muse_separate=separate)
         mixer = M.make_mixer(spec).double().eval()
         _random_parameters(mixer, 2)
         y = mixer(x, valid)
         qh, kh, vh = (M.split_heads(f(x), heads) for f in (mixer.q, mixer.k, mixer.v))
         allowed = valid[:, None, None, :] & (M.causal_mask(t) if causal else True)
         att = M.dot_attention(qh, kh, vh, allowed, valid)
-        v = mixer.v(x).detach().numpy()
+        cells_in = (x @ mixer.conv_in.weight.T) if separate else mixer.v(x)  # what the cells read
         pi = torch.softmax(mixer.gate, 0).detach().numpy()
         cmix = 0
         for i, cell in enumerate(mixer.conv):
-            taps = cell.taps(mixer.v(x), 0.0).detach().numpy()
-            cmix = cmix + pi[i] * naive_dynamic_conv(taps, v, lengths, mixer.offset(cell.kernel))
+            taps = cell.taps(cells_in, 0.0).detach().numpy()
+            cmix = cmix + pi[i] * naive_dynamic_conv(taps, cells_in.detach().numpy(), lengths,
+                                                     mixer.offset(cell.kernel))
         ref = mixer.o(torch.cat([att, torch.from_numpy(cmix)], -1))
-        results.append((f"muse h={heads} k={kernels}{' causal' if causal else ''} vs loops",
+        results.append((f"muse{'-separate' if separate else ''} h={heads} k={kernels}{' causal' if causal else ''}"
+                        " vs loops",
                         float((rows(y) - rows(ref)).abs().max())))
 
     for heads, t2t, gate, causal in [(2, "exp", True, False), (4, "sigmoid", False, False), (2, "exp", True, True),
@@ -479,6 +496,8 @@ SELF_TEST_CONFIGS = [
     {"arch": "muse"},
     {"arch": "muse", "norm": "post", "muse_kernels": [4, 1], "share_all_embeddings": False},
     {"arch": "muse-simple"},
+    {"arch": "muse-separate"},
+    {"arch": "muse", "muse_separate_projection": True, "norm": "post", "muse_kernels": [4, 1]},
     {"arch": "convsan", "csan_window": 3},
     {"arch": "convsan2d", "csan_window": 5, "heads": 4, "csan_layers": 2},
     {"arch": "fastdisa"},
@@ -487,6 +506,7 @@ SELF_TEST_CONFIGS = [
     {"arch": "transformer", "decoder_mixer": "fastdisa", "heads": 1},
     {"arch": "transformer", "decoder_mixer": "fastdisa", "disa_t2t": "sigmoid", "norm": "post"},
     {"arch": "transformer", "decoder_mixer": "muse", "muse_kernels": [3, 5]},
+    {"arch": "transformer", "decoder_mixer": "muse", "muse_separate_projection": True},
     {"arch": "convsan2d", "decoder_mixer": "muse", "norm": "post", "csan_window": 3},
 ]
 

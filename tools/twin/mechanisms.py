@@ -14,7 +14,8 @@ an independent formulation of what attn computes with bands, ring buffers and fa
 
 Parameter names and shapes (weights [out, in] as in PyTorch), under "<layer>.self_attn":
   mha, csan, csan2d   q, k, v, o: .weight [d, d], .bias [d]
-  muse                q, k, v as mha; conv.<i>.weight [H*k_i, d] (no bias); gate [n]; o.weight [d, 2d], o.bias [d]
+  muse                q, k, v as mha; conv.<i>.weight [H*k_i, d] (no bias); gate [n]; o.weight [d, 2d], o.bias [d];
+                      muse-separate adds conv_in.weight [d, d] (no bias), declared after q, k, v
   fastdisa            q, k, v, o as mha; s1.weight [H, d_h, d_h], s1.bias [H, d_h]; s2 likewise;
                       gate.weight [H, d_h, 2 d_h], gate.bias [H, d_h] (with the fusion gate)
 
@@ -25,7 +26,9 @@ The mechanisms (MECHANISMS.md):
   muse      attention over (q, k, v) and, in parallel, dynamic depth-wise convolutions of the same v:
             per kernel k_i, taps w = softmax_k(v W_i^T) per head, C_i[t] = sum_kappa w[t, kappa] v[t + kappa - P]
             with P = k // 2 (encoder) or k - 1 (decoder), v zero at padded and out-of-range positions;
-            Cmix = sum_i softmax(gate)_i C_i;  y = [Att ; Cmix] W_o^T + b_o
+            Cmix = sum_i softmax(gate)_i C_i;  y = [Att ; Cmix] W_o^T + b_o.
+            muse-separate (the paper's "unified semantic space" ablation): the cells read their own
+            projection c = x W_c^T instead of v (taps from c, the convolution over c), attention keeps v
   fastdisa  per head: R = q k^T / sqrt(d_h); S = ELU(v W_s1^T + b_s1) W_s2^T + b_s2 (per key, per feature);
             a feature-wise softmax over the allowed keys of log phi(R_ij) + S_jk (phi = exp: R itself;
             phi = sigmoid: log sigma(R)); O_ik = sum_j P_ijk v_jk; gate G = sigma([v ; O] W_g^T + b_g),
@@ -57,6 +60,7 @@ class MixerSpec:
     head_window: int = 1
     kernels: List[int] = dataclasses.field(default_factory=lambda: [3, 15])
     tap_dropout: float = 0.1
+    muse_separate: bool = False  # muse: the conv cells read conv_in(x), not v
     disa_gate: bool = True
     disa_t2t: str = "exp"
 
@@ -221,7 +225,7 @@ class CsanMixer(MhaMixer):
 
 
 # ---------------------------------------------------------------------------
-# muse: shared v feeding attention and dynamic depth-wise convolutions
+# muse: shared v feeding attention and dynamic depth-wise convolutions (muse-separate: their own projection)
 
 class ConvCell(nn.Module):
     """One kernel's filter generator: "<name>.conv.<i>.weight" [H*k, d], no bias."""
@@ -262,12 +266,18 @@ class MuseMixer(nn.Module):
         self.q = nn.Linear(spec.d, spec.d)
         self.k = nn.Linear(spec.d, spec.d)
         self.v = nn.Linear(spec.d, spec.d)
+        # muse-separate: "<name>.conv_in.weight" [d, d], the cells' own input (attn: only with kernels)
+        self.conv_in = nn.Linear(spec.d, spec.d, bias=False) if spec.muse_separate and self.kernels else None
         self.conv = nn.ModuleList([ConvCell(spec.d, spec.heads, k) for k in self.kernels])
         self.gate = nn.Parameter(torch.zeros(len(self.kernels)))
         self.o = nn.Linear(2 * spec.d, spec.d)
 
     def offset(self, k: int) -> int:
         return k - 1 if self.causal else k // 2
+
+    def conv_input(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """What the conv cells read: v, or (muse-separate) their own projection of x."""
+        return v if self.conv_in is None else self.conv_in(x)
 
     def forward(self, x: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         t = valid.shape[1]
@@ -277,18 +287,22 @@ class MuseMixer(nn.Module):
             allowed = allowed & causal_mask(t, x.device)
         att = dot_attention(split_heads(q, self.heads), split_heads(k, self.heads), split_heads(v, self.heads),
                             allowed, valid)
-        keep = valid[:, :, None].to(v.dtype)
-        v_read = v * keep  # padded positions feed nothing into real ones
+        c = self.conv_input(x, v)
+        keep = valid[:, :, None].to(c.dtype)
+        c_read = c * keep  # padded positions feed nothing into real ones
         pi = torch.softmax(self.gate, dim=0)
         cmix = 0
         for i, cell in enumerate(self.conv):
-            taps = cell.taps(v, self.tap_dropout) * keep[:, :, :, None]  # padded rows have no taps
-            cmix = cmix + pi[i] * dynamic_conv(taps, v_read, self.offset(cell.kernel))
+            taps = cell.taps(c, self.tap_dropout) * keep[:, :, :, None]  # padded rows have no taps
+            cmix = cmix + pi[i] * dynamic_conv(taps, c_read, self.offset(cell.kernel))
         return self.o(torch.cat([att, cmix], dim=-1))
 
     def new_cache(self, n: int, t_max: int, like: torch.Tensor) -> Cache:
         empty = like.new_zeros(n, self.heads, t_max, self.head_dim)
-        return {"k": empty, "v": empty.clone()}
+        cache = {"k": empty, "v": empty.clone()}
+        if self.conv_in is not None:
+            cache["c"] = empty.clone()  # the cells' input (muse-separate)
+        return cache
 
     def step(self, x: torch.Tensor, t: int, cache: Cache) -> torch.Tensor:
         if not self.causal:
@@ -298,13 +312,17 @@ class MuseMixer(nn.Module):
         cache["v"][:, :, t:t + 1] = split_heads(v, self.heads)
         att = dot_attention(split_heads(q, self.heads), cache["k"][:, :, :t + 1], cache["v"][:, :, :t + 1], None,
                             None)
+        c, cached = v, cache["v"]
+        if self.conv_in is not None:
+            c, cached = self.conv_in(x), cache["c"]
+            cached[:, :, t:t + 1] = split_heads(c, self.heads)
         pi = torch.softmax(self.gate, dim=0)
         cmix = 0
         for i, cell in enumerate(self.conv):
             kk = cell.kernel
-            taps = cell.taps(v[:, 0], self.tap_dropout)  # [N, H, k]
+            taps = cell.taps(c[:, 0], self.tap_dropout)  # [N, H, k]
             first = max(0, t - kk + 1)
-            window = cache["v"][:, :, first:t + 1]  # [N, H, m, dh]: positions t - k + 1 .. t that exist
+            window = cached[:, :, first:t + 1]  # [N, H, m, dh]: positions t - k + 1 .. t that exist
             window = F.pad(window, (0, 0, kk - window.shape[2], 0))  # positions before 0 read zeros
             conv = torch.einsum("nhk,nhkc->nhc", taps, window)
             cmix = cmix + pi[i] * conv.reshape(x.shape[0], 1, self.d)
