@@ -295,14 +295,17 @@ TEST_CASE("muse mixer: parameters, and forward equals a naive double reference",
   }
 }
 
-TEST_CASE("muse mixer: gradients of all parameters and the input match finite differences", "[muse][grad]") {
+TEST_CASE("muse mixer: gradients of all parameters and the input match finite differences (also MUSE-separate)",
+          "[muse][grad]") {
   const std::int64_t B = 2, T = 5, d = 8, H = 2;
   const std::vector<std::int32_t> lengths{5, 3};
   for (const auto& kernels : {std::vector<std::int64_t>{3, 15}, std::vector<std::int64_t>{}}) {
-    for (bool causal : {false, true}) {
-      INFO("kernels " << kernels.size() << " causal " << causal);
+    for (bool causal : {false, true})
+    for (bool separate : {false, true}) {
+      if (separate && kernels.empty()) continue;  // no cells, nothing to project
+      INFO("kernels " << kernels.size() << " causal " << causal << " separate " << separate);
       Fixture f;
-      MuseMixer mixer(f.params, "mix", muse_spec(d, H, kernels, causal));
+      MuseMixer mixer(f.params, "mix", muse_spec(d, H, kernels, causal, 0.0f, separate));
       f.ready(31);
       std::vector<float> x = test::random_vector(B * T * d, 32), w = test::random_vector(B * T * d, 33);
       zero_pad_rows(w, T, d, lengths);
@@ -374,13 +377,15 @@ TEST_CASE("muse mixer: causal outputs never see later tokens", "[muse]") {
   }
 }
 
-TEST_CASE("muse mixer: step() equals the full causal forward at every position", "[muse]") {
+TEST_CASE("muse mixer: step() equals the full causal forward at every position (also MUSE-separate)", "[muse]") {
   const std::int64_t d = 8, H = 2, n = 2;
   for (const auto& kernels : {std::vector<std::int64_t>{3, 15}, std::vector<std::int64_t>{4}, std::vector<std::int64_t>{}}) {
-    for (std::int64_t T : {7, 20}) {
-      INFO("kernels " << kernels.size() << " T " << T);
+    for (std::int64_t T : {7, 20})
+    for (bool separate : {false, true}) {
+      if (separate && kernels.empty()) continue;
+      INFO("kernels " << kernels.size() << " T " << T << " separate " << separate);
       Fixture f;
-      MuseMixer mixer(f.params, "dec", muse_spec(d, H, kernels, true));
+      MuseMixer mixer(f.params, "dec", muse_spec(d, H, kernels, true, 0.0f, separate));
       f.ready(61);
       const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
       std::vector<float> x = test::random_vector(n * T * d, 62 + T), y(n * T * d);
@@ -401,12 +406,13 @@ TEST_CASE("muse mixer: step() equals the full causal forward at every position",
   }
 }
 
-TEST_CASE("muse mixer: a sentence alone equals the same sentence in a padded batch", "[muse]") {
+TEST_CASE("muse mixer: a sentence alone equals the same sentence in a padded batch (also MUSE-separate)", "[muse]") {
   const std::int64_t d = 8, H = 2, L = 4, T = 9;
-  for (bool causal : {false, true}) {
-    INFO("causal " << causal);
+  for (bool causal : {false, true})
+  for (bool separate : {false, true}) {
+    INFO("causal " << causal << " separate " << separate);
     Fixture f;
-    MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal));
+    MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, separate));
     f.ready(71);
     std::vector<float> alone = test::random_vector(L * d, 72), y_alone(L * d);
     const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
@@ -549,56 +555,4 @@ TEST_CASE("muse-separate mixer: forward equals the naive reference, and V no lon
   MuseMixer simple(g.params, "mix", muse_spec(d, H, {}, false, 0.0f, true));
   REQUIRE_FALSE(simple.separate_conv_projection());
   REQUIRE(g.params.find("mix.conv_in.weight") < 0);
-}
-
-TEST_CASE("muse-separate mixer: gradients of all parameters and the input match finite differences", "[muse][grad]") {
-  const std::int64_t B = 2, T = 5, d = 8, H = 2;
-  const std::vector<std::int32_t> lengths{5, 3};
-  for (bool causal : {false, true}) {
-    INFO("causal " << causal);
-    Fixture f;
-    MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, true));
-    f.ready(121);
-    std::vector<float> x = test::random_vector(B * T * d, 122), w = test::random_vector(B * T * d, 123);
-    zero_pad_rows(w, T, d, lengths);
-    test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
-    auto loss = [&] { return run.loss(); };
-    std::vector<float> dx = run.backward();
-    check_all_parameters(f.params, loss, {.samples_per_tensor = 8});
-    check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 16}, 124);
-  }
-}
-
-TEST_CASE("muse-separate mixer: step() equals the full causal forward; a sentence alone equals it padded", "[muse]") {
-  const std::int64_t d = 8, H = 2, n = 2, T = 9;
-  Fixture f;
-  MuseMixer mixer(f.params, "dec", muse_spec(d, H, {3, 4}, true, 0.0f, true));
-  f.ready(131);
-  const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
-  std::vector<float> x = test::random_vector(n * T * d, 132), y(n * T * d);
-  mixer.forward(f.ctx, x.data(), y.data(), n, T, lengths.data());
-  std::vector<float> cache(n * T * mixer.cache_width(), -99.0f), xs(n * d), ys(n * d);
-  for (std::int64_t t = 0; t < T; ++t) {
-    f.arena.reset();
-    for (std::int64_t i = 0; i < n; ++i) std::copy_n(x.begin() + (i * T + t) * d, d, xs.begin() + i * d);
-    mixer.step(f.ctx, xs.data(), ys.data(), n, t, cache.data(), T);
-    for (std::int64_t i = 0; i < n * d; ++i) {
-      INFO("t " << t << " i " << i);
-      const float want = y[(i / d * T + t) * d + i % d];
-      REQUIRE(std::abs(ys[i] - want) <= 1e-5f * (1.0f + std::abs(want)));
-    }
-  }
-  // Padding: the first sentence cut to 4 tokens, right-padded with junk, equals it alone.
-  const std::int64_t L = 4;
-  std::vector<float> alone(x.begin(), x.begin() + L * d), y_alone(L * d);
-  const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
-  f.arena.reset();
-  mixer.forward(f.ctx, alone.data(), y_alone.data(), 1, L, len_alone.data());
-  std::vector<float> padded = test::random_vector(T * d, 133, -30.0f, 30.0f), y_padded(T * d);
-  std::copy(alone.begin(), alone.end(), padded.begin());
-  const std::vector<std::int32_t> len_padded{static_cast<std::int32_t>(L)};
-  f.arena.reset();
-  mixer.forward(f.ctx, padded.data(), y_padded.data(), 1, T, len_padded.data());
-  for (std::int64_t i = 0; i < L * d; ++i)
-    REQUIRE(std::abs(y_padded[i] - y_alone[i]) <= 1e-5f * (1.0f + std::abs(y_alone[i])));
 }
