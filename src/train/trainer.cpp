@@ -14,6 +14,7 @@
 #include <signal.h>
 
 #include "attn/core/atomic_file.h"
+#include "attn/core/dir_lock.h"
 #include "attn/core/error.h"
 #include "attn/core/format.h"
 #include "attn/decode/search.h"
@@ -189,6 +190,8 @@ class Trainer::Run {
     fs::create_directories(o_.save_dir, ec);
     require(!ec && fs::is_directory(o_.save_dir), o_.save_dir.string() + ": cannot create the save directory (" +
                                                       ec.message() + ")");
+    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this one's.
+    if (root_) lock_ = std::make_unique<DirLock>(o_.save_dir);
     log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
     if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
     if (!comm_.describe().empty()) log_->message(comm_.describe());
@@ -463,7 +466,8 @@ class Trainer::Run {
   TrainHooks* hooks_;
   Communicator& comm_;
   const bool root_;  // rank 0 alone logs and writes files
-  std::unique_ptr<TrainLog> log_;  // opened once the save directory exists
+  std::unique_ptr<DirLock> lock_;  // held for the whole run
+  std::unique_ptr<TrainLog> log_;  // opened once the save directory is ours
   StopSignals signals_;
   const fs::path last_path_, best_path_;
 

@@ -110,3 +110,37 @@ TEST_CASE("interrupt (real signals): SIGKILL at any moment leaves last.attn and 
     REQUIRE(entry.path().filename().string().find(".tmp-") == std::string::npos);
   }
 }
+
+TEST_CASE("save dir lock: a second training into a running one's save dir stops at once; SIGKILL leaves no stale lock",
+          "[train][cli][signals]") {
+  test::ScratchDir dir;
+  test::write_tiny_corpus(dir.path(), "train", 300, 5);
+  test::write_tiny_corpus(dir.path(), "valid", 20, 6);
+  const std::vector<std::string> budget{"--max-updates", "6"};
+  const fs::path run = dir.path() / "run";
+  for (int sig : {SIGINT, SIGKILL}) {
+    INFO("first run stopped with signal " << sig);
+    fs::remove(run / "paused");
+    std::vector<std::string> paused_args = budget;
+    paused_args.insert(paused_args.end(), {"--test-pause-at", "update:2"});
+    test::ChildProcess first(test::tiny_train_args(dir.path(), "run", paused_args), dir.path() / "first.out");
+    REQUIRE(first.wait_until([&] { return fs::exists(run / "paused"); }));
+    const std::string log_before = test::slurp(run / "log.jsonl");
+
+    test::ChildProcess second(test::tiny_train_args(dir.path(), "run", budget), dir.path() / "second.out");
+    REQUIRE(second.wait() == 2);
+    const std::string said = test::slurp(dir.path() / "second.out");
+    INFO(said);
+    REQUIRE(said.find(run.string() + " is in use by process ") != std::string::npos);
+    REQUIRE(std::count(said.begin(), said.end(), '\n') == 1);
+    REQUIRE(test::slurp(run / "log.jsonl") == log_before);  // nothing of the second run's in the first's log
+    fs::remove(dir.path() / "second.out");
+
+    first.signal(sig);
+    first.wait();
+  }
+  // The killed run's lock died with it: the next run resumes and finishes.
+  test::ChildProcess again(test::tiny_train_args(dir.path(), "run", budget), dir.path() / "again.out");
+  REQUIRE(again.wait() == 0);
+  REQUIRE(saved_update(run / "last.attn") == 6);
+}

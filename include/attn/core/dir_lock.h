@@ -1,0 +1,28 @@
+// One process per directory: an exclusive flock on DIR/attn.lock, held for
+// the lifetime of the DirLock. The kernel releases it when the process dies,
+// so a killed run (even by SIGKILL) never leaves a stale lock. The file holds
+// the owner's pid, so the second process can say who has it.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <sys/types.h>
+
+namespace attn {
+
+class DirLock {
+ public:
+  // Throws Error "DIR is in use by process N; …" when another process holds it.
+  explicit DirLock(const std::filesystem::path& directory);
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+  // The pid of the process holding DIR's lock, or nothing when no live process
+  // holds it (no lock file, or its owner is gone). Does not take the lock.
+  static std::optional<pid_t> holder(const std::filesystem::path& directory);
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace attn
