@@ -2,7 +2,9 @@
 // Every user mistake ends here as one line on stderr and exit status 2.
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 
@@ -58,7 +60,15 @@ int main(int argc, char** argv) {
     }
     attn::active_isa();  // refuse a bad ATTN_ISA before any work
     attn::set_threads(common.threads);
-    return action ? action() : 2;
+    const int status = action ? action() : 2;
+    // Whatever a command wrote to standard output must have arrived: a full
+    // disk or a closed pipe is an error, not a silent exit 0.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "attn: error: writing to standard output failed (%s); the output is incomplete\n",
+                   std::strerror(errno));
+      return 2;
+    }
+    return status;
   } catch (const attn::Error& e) {
     std::fprintf(stderr, "attn: error: %s\n", e.what());
     return 2;

@@ -127,3 +127,28 @@ TEST_CASE("faults: translate on stdin keeps one output line per input line, what
   REQUIRE(r.err.find("1 input lines longer than 250 subwords were truncated") != std::string::npos);
   REQUIRE(r.err.find("1 input lines are not valid UTF-8") != std::string::npos);
 }
+
+TEST_CASE("faults: every command that writes to a full standard output exits 2 and says so", "[cli]") {
+  if (!fs::exists("/dev/full")) {
+    WARN("no /dev/full on this machine: the standard-output error paths are not tested");
+    return;
+  }
+  test::ScratchDir dir;
+  train_tiny_model(dir);
+  const std::string model = (dir.path() / "run" / "best.attn").string(), input = dir.write("in.txt", "red cat\n");
+  const char* bin = std::getenv("ATTN_BIN");
+  for (const std::string& args :
+       {"info " + model, "translate -m " + model + " -i " + input, "translate -m " + model + " -i " + input + " -o -",
+        "attend -m " + model + " -i " + input, "attend -m " + model + " -i " + input + " --jsonl",
+        "report " + (dir.path() / "run").string() + " -o -", "report " + (dir.path() / "run").string() + " --json",
+        "score --ref " + input + " -i " + input}) {
+    INFO(args);
+    const std::string err = (dir.path() / "err.txt").string();
+    const int raw = std::system((std::string(bin) + " " + args + " >/dev/full 2>" + err).c_str());
+    REQUIRE(WIFEXITED(raw));
+    REQUIRE(WEXITSTATUS(raw) == 2);
+    const std::string said = test::slurp(err);
+    REQUIRE(said.find("standard output") != std::string::npos);
+    REQUIRE(std::count(said.begin(), said.end(), '\n') == 1);
+  }
+}
