@@ -64,7 +64,9 @@ std::string paired_cells(const ArchSummary& a, const OutputSummary* o, bool is_b
   if (with_verdict) {
     if (o && o->paired && o->delta_bleu) {
       const std::string v = verdict(*o->delta_bleu, o->paired->p_pooled);
-      out += "<td class=\"verdict " + std::string(v == "not distinguishable" ? "same" : v) + "\">" + v + "</td>";
+      out += v == "not distinguishable"
+                 ? "<td class=\"verdict same\" title=\"not distinguishable at p &lt; 0.05\">n.d.</td>"
+                 : "<td class=\"verdict " + v + "\" title=\"Δ &" + (v == "better" ? "gt" : "lt") + "; 0 and pooled p &lt; 0.05\">" + v + "</td>";
     } else {
       out += "<td class=\"na\">—</td>";
     }
@@ -121,6 +123,11 @@ std::string arch_table(const Comparison& c) {
     out += "</tr>\n";
   }
   out += "</tbody></table></div>\n";
+  if (c.has_baseline)
+    out += "<p class=\"caption\">mean ± sample sd over seeds; Δ BLEU: mean over common seeds of arch − " +
+           html_escape(c.options.baseline) +
+           "; p (pooled): paired bootstrap of the common seeds' translations pooled (two-sided); verdict: better or worse "
+           "when Δ has that sign and p &lt; 0.05, n.d.: not distinguishable at p &lt; 0.05.</p>\n";
   return out;
 }
 
@@ -176,6 +183,7 @@ std::string line_chart(const ChartSpec& spec, const Axis& x_axis, const std::vec
       }
   if (lo > hi) return out + svg_empty(box, "no data") + "</svg>\n</figure>\n";
   lo = std::max(0.0, lo);
+  hi = std::max(hi, lo + 1.0);  // a flat line (BLEU 0 on toy data) sits at the bottom, not mid-axis around 0
   const Axis y = value_axis(lo, hi, false, box.plot_b(), box.plot_t());
   out += svg_axes(box, x_axis, y, spec.x_title, spec.y_title);
   for (const ChartLine& l : lines) {
@@ -303,6 +311,8 @@ td.verdict.worse { color: #b42318; font-weight: 600; }
 td.verdict.same { color: var(--muted); }
 details summary { cursor: pointer; color: var(--muted); margin: 10px 0 4px; }
 #comparison-notes { margin-top: 10px; }
+#archs th, #archs td { padding: 5px 6px; }
+p.caption { color: var(--muted); font-size: 12px; margin: 6px 0 0; }
 svg .whisker { stroke: var(--c); stroke-width: 1.2; opacity: 0.6; }
 </style>
 )CSS";
