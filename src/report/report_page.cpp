@@ -6,6 +6,9 @@
 #include <optional>
 
 #include "attn/core/format.h"
+#include "attn/report/chart.h"
+#include "attn/report/colours.h"
+#include "attn/report/comparison_page.h"
 #include "attn/text/html.h"
 
 namespace attn::report {
@@ -14,71 +17,8 @@ namespace {
 
 using text::html_escape;
 
-// Distinct on white and for the common kinds of colour blindness (Okabe–Ito, then Tableau).
-constexpr const char* kColours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
-                                    "#56b4e9", "#7f3c8d", "#3b3b3b", "#b8860b", "#4e79a7"};
-std::string colour(std::size_t run) { return kColours[run % (sizeof kColours / sizeof kColours[0])]; }
-
-// ---- axes ----
-
-// Plot area inside the SVG, in pixels.
-constexpr double kWidth = 600, kHeight = 300, kLeft = 62, kRight = 18, kTop = 14, kBottom = 46;
-
-struct Axis {
-  double lo = 0, hi = 1;  // the data range the axis spans (log10 of it for a log axis)
-  bool log = false;
-  double px_lo = 0, px_hi = 1;  // where lo and hi are drawn
-  std::vector<double> ticks;    // data values
-  std::function<std::string(double)> label;
-  double map(double v) const {
-    const double t = log ? std::log10(v) : v;
-    return px_lo + (t - lo) / (hi - lo) * (px_hi - px_lo);
-  }
-};
-
-// Ticks 1, 2, 5 × 10^k inside [lo, hi] (positive) for a log axis; finer when the range is narrow.
-std::vector<double> log_ticks(double lo, double hi) {
-  for (const std::vector<double>& mantissas : {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
-    std::vector<double> ticks;
-    for (int k = static_cast<int>(std::floor(std::log10(lo))); k <= static_cast<int>(std::ceil(std::log10(hi))); ++k)
-      for (double m : mantissas) {
-        const double v = m * std::pow(10.0, k);
-        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back(v);
-      }
-    if (ticks.size() >= 3) return ticks;
-  }
-  return {lo, hi};
-}
-
-std::string number_label(double v, double step) {
-  if (step >= 1 && std::abs(v) < 9e15) return format_count(static_cast<std::int64_t>(std::llround(v)));
-  const int decimals = std::clamp(static_cast<int>(std::ceil(-std::log10(step) - 1e-9)), 0, 6);
-  return format_fixed(v, decimals);
-}
-
-Axis value_axis(double lo, double hi, bool log, double px_lo, double px_hi) {
-  Axis a;
-  a.log = log;
-  a.px_lo = px_lo;
-  a.px_hi = px_hi;
-  if (log) {
-    const double pad = 0.04 * std::max(std::log10(hi) - std::log10(lo), 0.2);
-    a.lo = std::log10(lo) - pad;
-    a.hi = std::log10(hi) + pad;
-    a.ticks = log_ticks(std::pow(10.0, a.lo), std::pow(10.0, a.hi));
-    a.label = [](double v) {
-      if (std::abs(v - std::round(v)) < 1e-9 * std::max(1.0, v)) return format_count(std::llround(v));
-      return format_fixed(v, v >= 1 ? 1 : 2);
-    };
-    return a;
-  }
-  a.ticks = linear_ticks(lo, hi, 5);
-  a.lo = a.ticks.front();
-  a.hi = a.ticks.back();
-  const double step = a.ticks.size() > 1 ? a.ticks[1] - a.ticks[0] : 1.0;
-  a.label = [step](double v) { return number_label(v, step); };
-  return a;
-}
+// The curves' plot box (chart.h).
+const PlotBox kBox;
 
 // Wall time in the unit that keeps the labels short.
 struct TimeUnit {
@@ -111,12 +51,12 @@ std::string point_title(const RunSummary& run, const SeriesPoint& p, const char*
          what + " " + format_fixed(p.value, 2);
 }
 
-std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKind xkind) {
+std::string plot(const std::vector<RunSummary>& runs, const std::vector<std::string>& colours, const PlotSpec& spec,
+                 XKind xkind) {
   const char* x_name = xkind == XKind::updates ? "updates" : "time";
   std::string out = "<figure class=\"plot\" data-plot=\"" + std::string(spec.id) + "-" + x_name + "\">\n<figcaption>" +
                     spec.title + " <span>vs " + (xkind == XKind::updates ? "updates" : "wall time") + "</span></figcaption>\n";
-  out += "<svg viewBox=\"0 0 " + format_fixed(kWidth, 0) + " " + format_fixed(kHeight, 0) + "\" width=\"" + format_fixed(kWidth, 0) +
-         "\" height=\"" + format_fixed(kHeight, 0) + "\" role=\"img\" aria-label=\"" + spec.title + " vs " + x_name + "\">\n";
+  out += svg_open(kBox, std::string(spec.title) + " vs " + x_name);
 
   // Data ranges over every run's points.
   double x_max = 0, y_lo = HUGE_VAL, y_hi = -HUGE_VAL;
@@ -129,43 +69,17 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
       y_hi = std::max(y_hi, p.value);
       ++points;
     }
-  const double plot_l = kLeft, plot_r = kWidth - kRight, plot_t = kTop, plot_b = kHeight - kBottom;
-  out += "<rect class=\"frame\" x=\"" + format_fixed(plot_l, 0) + "\" y=\"" + format_fixed(plot_t, 0) + "\" width=\"" +
-         format_fixed(plot_r - plot_l, 0) + "\" height=\"" + format_fixed(plot_b - plot_t, 0) + "\"/>\n";
-  if (points == 0) {
-    out += "<text class=\"empty\" x=\"" + format_fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + format_fixed((plot_t + plot_b) / 2, 0) +
-           "\" text-anchor=\"middle\">no data yet</text>\n</svg>\n</figure>\n";
-    return out;
-  }
+  out += svg_frame(kBox);
+  if (points == 0) return out + svg_empty(kBox, "no data yet") + "</svg>\n</figure>\n";
   const TimeUnit unit = time_unit(x_max);
   const double x_scale = xkind == XKind::updates ? 1.0 : unit.seconds;  // data per axis unit
-  Axis x = value_axis(0.0, std::max(x_max / x_scale, xkind == XKind::updates ? 1.0 : 1e-3), false, plot_l, plot_r);
-  Axis y = value_axis(y_lo, y_hi, spec.log_y, plot_b, plot_t);
-  if (!spec.log_y && y_lo == y_hi) y = value_axis(y_lo - 1, y_hi + 1, false, plot_b, plot_t);
-
-  // Grid, ticks and labels.
-  out += "<g class=\"grid\">";
-  for (double t : x.ticks) {
-    const std::string px = format_fixed(x.map(t), 1);
-    out += "<line x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" + format_fixed(plot_t, 0) + "\" y2=\"" + format_fixed(plot_b, 0) + "\"/>";
-  }
-  for (double t : y.ticks) {
-    const std::string py = format_fixed(y.map(t), 1);
-    out += "<line x1=\"" + format_fixed(plot_l, 0) + "\" x2=\"" + format_fixed(plot_r, 0) + "\" y1=\"" + py + "\" y2=\"" + py + "\"/>";
-  }
-  out += "</g>\n<g class=\"ticks\">";
-  for (double t : x.ticks)
-    out += "<text x=\"" + format_fixed(x.map(t), 1) + "\" y=\"" + format_fixed(plot_b + 16, 0) + "\" text-anchor=\"middle\">" +
-           x.label(t) + "</text>";
-  for (double t : y.ticks)
-    out += "<text x=\"" + format_fixed(plot_l - 6, 0) + "\" y=\"" + format_fixed(y.map(t) + 4, 1) + "\" text-anchor=\"end\">" +
-           y.label(t) + "</text>";
-  out += "</g>\n";
-  out += "<text class=\"axis-label\" x=\"" + format_fixed((plot_l + plot_r) / 2, 0) + "\" y=\"" + format_fixed(kHeight - 8, 0) +
-         "\" text-anchor=\"middle\">" + (xkind == XKind::updates ? std::string("updates") : std::string("wall time (") + unit.name + ")") +
-         "</text>\n";
-  out += "<text class=\"axis-label\" transform=\"translate(14 " + format_fixed((plot_t + plot_b) / 2, 0) +
-         ") rotate(-90)\" text-anchor=\"middle\">" + spec.y_label + "</text>\n";
+  Axis x = value_axis(0.0, std::max(x_max / x_scale, xkind == XKind::updates ? 1.0 : 1e-3), false, kBox.plot_l(),
+                      kBox.plot_r());
+  Axis y = value_axis(y_lo, y_hi, spec.log_y, kBox.plot_b(), kBox.plot_t());
+  if (!spec.log_y && y_lo == y_hi) y = value_axis(y_lo - 1, y_hi + 1, false, kBox.plot_b(), kBox.plot_t());
+  out += svg_axes(kBox, x, y,
+                  xkind == XKind::updates ? std::string("updates") : std::string("wall time (") + unit.name + ")",
+                  spec.y_label);
 
   // One polyline per run with points; markers where the points are few (validations).
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -180,7 +94,7 @@ std::string plot(const std::vector<RunSummary>& runs, const PlotSpec& spec, XKin
     }
     if (n == 0) continue;
     const std::string name = html_escape(r.name);
-    out += "<g class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colour(k) + "\">";
+    out += "<g class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colours[k] + "\">";
     out += "<polyline class=\"curve\" data-run=\"" + name + "\" data-points=\"" + std::to_string(n) + "\" points=\"" +
            coords + "\"><title>" + name + (r.arch.empty() ? "" : " (" + html_escape(r.arch) + ")") + "</title></polyline>";
     if ((spec.markers && n <= 200) || n == 1) {  // a lone point would not show as a line
@@ -218,7 +132,7 @@ bool is_top(const std::vector<RunSummary>& runs, const std::function<std::option
   return true;
 }
 
-std::string table(const std::vector<RunSummary>& runs) {
+std::string table(const std::vector<RunSummary>& runs, const std::vector<std::string>& colours) {
   auto valid_bleu = [](const RunSummary& r) { return r.best_valid_bleu; };
   auto test_bleu = [](const RunSummary& r) -> std::optional<double> {
     return r.test && r.test->best ? r.test->best->bleu : std::nullopt;
@@ -238,7 +152,7 @@ std::string table(const std::vector<RunSummary>& runs) {
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const RunSummary& r = runs[k];
     const std::string name = html_escape(r.name);
-    out += "<tr class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colour(k) + "\">";
+    out += "<tr class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colours[k] + "\">";
     out += "<td class=\"name\" title=\"" + html_escape(r.dir) + "\"><i class=\"sw\"></i>" + name +
            (r.in_progress ? " <span class=\"badge\">in progress</span>" : "") + "</td>";
     out += r.arch.empty() ? "<td class=\"na\">—</td>" : "<td>" + html_escape(r.arch) + "</td>";
@@ -341,46 +255,47 @@ constexpr const char* kScript = R"JS(<script>
 
 }  // namespace
 
-std::vector<double> linear_ticks(double lo, double hi, int target) {
-  if (!(hi > lo)) {
-    const double pad = lo == 0 ? 1.0 : std::abs(lo) * 0.1;
-    lo -= pad;
-    hi += pad;
-  }
-  const double raw = (hi - lo) / std::max(target, 1);
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  const double r = raw / magnitude;
-  const double step = (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * magnitude;
-  const double first = std::floor(lo / step + 1e-9), last = std::ceil(hi / step - 1e-9);
-  std::vector<double> ticks;
-  for (double k = first; k <= last + 0.5; ++k) ticks.push_back(k * step);
-  if (ticks.size() < 2) ticks.push_back(ticks.back() + step);
-  return ticks;
+nlohmann::json report_json(const std::vector<RunSummary>& runs, const Comparison& comparison) {
+  nlohmann::json j = runs_json(runs);
+  if (!comparison.archs.empty()) j["comparison"] = comparison_json(comparison);
+  return j;
 }
 
-std::string report_page(const std::vector<RunSummary>& runs) {
+std::string report_page(const std::vector<RunSummary>& runs, const Comparison& comparison) {
+  const bool seeds = !comparison.archs.empty();
+  const std::vector<std::string> colours = run_colours(runs.size(), comparison);
   std::string page =
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>attn report — " +
-      std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" + kStyle + "</head>\n<body>\n";
+      std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" + kStyle +
+      (seeds ? kComparisonStyle : "") + "</head>\n<body>\n";
   page += "<header class=\"top\"><h1><span>attn</span> report</h1><div class=\"meta\">" + std::to_string(runs.size()) +
-          (runs.size() == 1 ? " run" : " runs") + ": training curves and the table of runs</div></header>\n<main>\n";
+          (runs.size() == 1 ? " run" : " runs") +
+          (seeds ? ": " + std::to_string(comparison.archs.size()) + " archs over seeds, training curves and the table of runs"
+                 : std::string(": training curves and the table of runs")) +
+          "</div></header>\n<main>\n";
 
   // Legend, then the plots: one row per metric, against updates (left) and wall time (right).
   std::string legend = "<div class=\"legend\">";
   for (std::size_t k = 0; k < runs.size(); ++k)
-    legend += "<span data-run=\"" + html_escape(runs[k].name) + "\" style=\"--c:" + colour(k) + "\"><i class=\"sw\"></i>" +
+    legend += "<span data-run=\"" + html_escape(runs[k].name) + "\" style=\"--c:" + colours[k] + "\"><i class=\"sw\"></i>" +
               html_escape(runs[k].name) + (runs[k].arch.empty() ? "" : " <small>" + html_escape(runs[k].arch) + "</small>") +
               "</span>";
   legend += "</div>\n";
 
-  page += "<section class=\"card\" id=\"table\"><h2>Runs</h2>\n" + table(runs) + "</section>\n";
-
+  // A comparison over seeds comes first; the table of runs (one row per seed) then follows the curves.
+  const std::string runs_table = "<section class=\"card\" id=\"table\"><h2>" +
+                                 std::string(seeds ? "Runs (one row per seed)" : "Runs") + "</h2>\n" +
+                                 table(runs, colours) + "</section>\n";
   std::string notes;
   for (const RunSummary& r : runs)
     for (const std::string& n : r.notes)
       notes += "<li data-run=\"" + html_escape(r.name) + "\"><b>" + html_escape(r.name) + "</b>: " + html_escape(n) + "</li>\n";
-  if (!notes.empty()) page += "<section class=\"card\" id=\"notes\"><h2>Notes</h2>\n<ul class=\"notes\">\n" + notes + "</ul></section>\n";
+  if (!notes.empty()) notes = "<section class=\"card\" id=\"notes\"><h2>Notes</h2>\n<ul class=\"notes\">\n" + notes + "</ul></section>\n";
+  if (seeds)
+    page += comparison_sections(comparison);
+  else
+    page += runs_table + notes;
 
   static const PlotSpec kPlots[] = {
       {"train-loss", "Training loss", "loss (nats/token)", false, false, &RunSummary::train_loss},
@@ -388,10 +303,12 @@ std::string report_page(const std::vector<RunSummary>& runs) {
       {"valid-bleu", "Validation BLEU", "BLEU (greedy)", false, true, &RunSummary::valid_bleu}};
   page += "<section class=\"card\" id=\"curves\"><h2>Curves</h2>\n" + legend + "<div class=\"plots\">\n";
   for (const PlotSpec& spec : kPlots) {
-    page += plot(runs, spec, XKind::updates);
-    page += plot(runs, spec, XKind::time);
+    page += plot(runs, colours, spec, XKind::updates);
+    page += plot(runs, colours, spec, XKind::time);
   }
-  page += "</div></section>\n</main>\n";
+  page += "</div></section>\n";
+  if (seeds) page += runs_table + notes;
+  page += "</main>\n";
 
   page +=
       "<footer>Training loss: the label-smoothed cross-entropy per target token as the trainer logs it (averaged "
@@ -401,9 +318,23 @@ std::string report_page(const std::vector<RunSummary>& runs) {
       "decoding of the validation set), which best.attn holds. Test: attn score of the beam-5 translations of best.attn "
       "and of the average of the last 5 checkpoints, the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
       "by tools/quality_m30k.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
-      "report.</footer>\n";
+      "report." +
+      (seeds ? std::string(
+                   "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "
+                   "± the sample standard deviation (n − 1) over the seeds, from hyp/ scored against --refs, else from "
+                   "score/. Δ BLEU: the mean over the seeds both have of the arch's BLEU minus the baseline's. p (pooled): "
+                   "sacreBLEU's paired bootstrap (") +
+                   std::to_string(comparison.options.bootstrap_samples) + " resamples, seed " +
+                   std::to_string(comparison.options.bootstrap_seed) +
+                   ") of the common seeds' translations concatenated into one paired sample (seed s against seed s); "
+                   "the two-sided p of the absolute BLEU difference. Verdict: better or worse when Δ has that sign and "
+                   "the pooled p &lt; 0.05, else not distinguishable. BLEU by reference length: the main test set's "
+                   "segments grouped by reference words, each group scored as a corpus; the mean over seeds. See "
+                   "docs/report.md."
+             : std::string()) +
+      "</footer>\n";
   page += "<script type=\"application/json\" id=\"attn-report\">" +
-          text::script_safe(runs_json(runs).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+          text::script_safe(report_json(runs, comparison).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
           "</script>\n";
   page += kScript;
   page += "</body>\n</html>\n";

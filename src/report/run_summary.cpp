@@ -51,6 +51,8 @@ std::string string_field(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+}  // namespace
+
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw Error(p.string() + ": cannot be read");
@@ -58,8 +60,6 @@ std::string read_text(const fs::path& p) {
   ss << in.rdbuf();
   return ss.str();
 }
-
-}  // namespace
 
 ParsedLog parse_log(std::string_view text) {
   ParsedLog log;

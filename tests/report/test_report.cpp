@@ -22,8 +22,10 @@
 
 #include "../cli/run_attn.h"
 #include "../support.h"
+#include "browser.h"
 #include "attn/core/progress.h"
 #include "attn/model/model_file.h"
+#include "attn/report/comparison.h"
 #include "attn/report/report_page.h"
 #include "attn/report/run_summary.h"
 
@@ -479,6 +481,18 @@ TEST_CASE("report: a log's model and end records stand in for model files, and t
   REQUIRE(plain.end_reason.empty());
 }
 
+TEST_CASE("report: runs not named seed<N> give no comparison, and the page and JSON of before", "[report]") {
+  Synthetic s;
+  const std::vector<report::RunSummary> runs = report::read_runs({s.alpha, s.beta});
+  report::ComparisonOptions options;
+  options.refs = s.dir.path();  // not read: no seed runs
+  const report::Comparison c = report::compare_seed_runs(runs, options);
+  REQUIRE(c.archs.empty());
+  REQUIRE(report::report_page(runs, c) == report::report_page(runs));
+  REQUIRE(report::report_json(runs, c) == report::runs_json(runs));
+  REQUIRE(report::report_page(runs).find("id=\"comparison\"") == std::string::npos);
+}
+
 TEST_CASE("report (cli): a missing run directory is one line and exit status 2, nothing written", "[report][cli]") {
   Synthetic s;
   const fs::path html = s.dir.path() / "r.html";
@@ -598,8 +612,7 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
 }
 
 TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run", "[report][cli]") {
-  const fs::path chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) {
+  if (!fs::exists(test::kChromium)) {
     WARN("chromium is not installed: the browser test of attn report's page is skipped (apt-get install chromium)");
     return;
   }
@@ -619,33 +632,18 @@ TEST_CASE("report (cli): headless chromium renders one curve per run in each plo
   REQUIRE(r.status == 0);
 
   // A probe run in the page: per plot, the curves the browser laid out with a non-zero length.
-  std::string html = test::slurp(page);
-  html.insert(html.rfind("</body>"),
-              "<script>(function () {\n"
-              "  const out = [];\n"
-              "  document.querySelectorAll('figure.plot').forEach((f) => {\n"
-              "    const drawn = Array.from(f.querySelectorAll('polyline.curve')).filter((p) => p.getTotalLength() > 0 &&\n"
-              "      p.getBoundingClientRect().width > 0);\n"
-              "    out.push(f.dataset.plot + ':' + drawn.map((p) => p.dataset.run).join('+'));\n"
-              "  });\n"
-              "  out.push('rows:' + document.querySelectorAll('#runs tbody tr.run').length);\n"
-              "  document.body.setAttribute('data-probe', out.join(' '));\n"
-              "})();</script>\n");
-  const fs::path probe = s.dir.path() / "probe.html";
-  std::ofstream(probe, std::ios::binary) << html;
-  auto browse = [&](const fs::path& file, const std::string& action) {
-    const fs::path dom = s.dir.path() / "dom.html";
-    const std::string cmd = "timeout 120 " + chromium.string() +
-                            " --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars --user-data-dir=" +
-                            (s.dir.path() / "profile").string() + " --virtual-time-budget=2000 --window-size=1400,1700 " +
-                            action + " 'file://" + file.string() + "' >" + dom.string() + " 2>/dev/null";
-    REQUIRE(std::system(cmd.c_str()) == 0);
-    return test::slurp(dom);
-  };
-  const std::string dom = browse(probe, "--dump-dom");
-  const std::size_t at = dom.find("data-probe=\"");
-  REQUIRE(at != std::string::npos);
-  const std::string seen = dom.substr(at + 12, dom.find('"', at + 12) - at - 12);
+  std::string dom;
+  const std::string seen = test::probe_page(
+      s.dir.path(), page,
+      "  const out = [];\n"
+      "  document.querySelectorAll('figure.plot').forEach((f) => {\n"
+      "    const drawn = Array.from(f.querySelectorAll('polyline.curve')).filter((p) => p.getTotalLength() > 0 &&\n"
+      "      p.getBoundingClientRect().width > 0);\n"
+      "    out.push(f.dataset.plot + ':' + drawn.map((p) => p.dataset.run).join('+'));\n"
+      "  });\n"
+      "  out.push('rows:' + document.querySelectorAll('#runs tbody tr.run').length);\n"
+      "  document.body.setAttribute('data-probe', out.join(' '));\n",
+      dom);
   INFO("probe: " << seen);
   for (const char* x : {"updates", "time"}) {
     REQUIRE(seen.find(std::string("train-loss-") + x + ":alpha+beta+gamma") != std::string::npos);
@@ -655,11 +653,7 @@ TEST_CASE("report (cli): headless chromium renders one curve per run in each plo
   REQUIRE(seen.find("rows:3") != std::string::npos);
   REQUIRE(count(dom, "<tr class=\"run\"") == 3);
 
-  const fs::path shot = out_dir / "report.png";
-  fs::remove(shot);
-  browse(page, "--screenshot=" + shot.string());
-  REQUIRE(fs::exists(shot));
-  REQUIRE(fs::file_size(shot) > 10000);
+  test::screenshot(s.dir.path(), page, out_dir / "report.png");
 }
 
 TEST_CASE("progress: the sentence counter's text, and translate and attend draw it on a terminal only", "[report][cli]") {

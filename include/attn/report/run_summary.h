@@ -127,6 +127,9 @@ std::optional<TestScore> parse_score_file(std::string_view text);
 // log, in MB.
 std::optional<double> parse_time_peak_rss_mb(std::string_view text);
 
+// The whole file. Throws Error naming it when it cannot be read.
+std::string read_text(const std::filesystem::path& p);
+
 // Reads a run directory. Throws Error when `dir` does not exist or is not a directory.
 RunSummary read_run(const std::filesystem::path& dir);
 
