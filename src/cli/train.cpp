@@ -1,6 +1,9 @@
 // attn train: flags → TrainOptions → a Trainer run.
 #include <CLI/CLI.hpp>
 
+#include <cmath>
+#include <optional>
+
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/model/config.h"
@@ -19,6 +22,7 @@ struct TrainFlags {
   std::string arch = "transformer";
   std::int64_t layers = 0, enc_layers = 0, dec_layers = 0, dim = 0, ffn_dim = 0, heads = 0;
   double dropout = -1, activation_dropout = -1;
+  std::optional<double> attention_dropout;  // any value given, NaN too, reaches validate()
   std::string norm;
   // Mechanism options given as flags, by key; the others keep the preset's value.
   nlohmann::json mechanism_options = nlohmann::json::object();
@@ -55,6 +59,12 @@ int run(TrainFlags& f) {
   if (f.heads > 0) c.heads = f.heads;
   if (f.dropout >= 0) c.dropout = static_cast<float>(f.dropout);
   if (f.activation_dropout >= 0) c.activation_dropout = static_cast<float>(f.activation_dropout);
+  if (f.attention_dropout) {
+    const double p = *f.attention_dropout;
+    require(std::isfinite(p) && p >= 0.0 && p < 1.0,
+            "--attention-dropout must be a probability in [0, 1), e.g. 0.1 (got " + std::to_string(p) + ")");
+    c.attention_dropout = static_cast<float>(p);
+  }
   if (!f.norm.empty()) c.norm = f.norm;
   c.options.update(f.mechanism_options);
   if (!f.decoder_mixer.empty()) c.decoder_mixer = f.decoder_mixer;
@@ -118,6 +128,9 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--heads", f.heads, "attention heads (preset: 4)");
   sub->add_option("--dropout", f.dropout, "dropout on embeddings and residual branches (preset: 0.3)");
   sub->add_option("--activation-dropout", f.activation_dropout, "dropout after the FFN activation (preset: 0)");
+  sub->add_option("--attention-dropout", f.attention_dropout,
+                  "dropout on the attention weights after the softmax, every mixer and cross-attention; "
+                  "Fast-DiSA: keep sqrt(1-P) on each factor (preset: 0)");
   sub->add_option("--norm", f.norm, "pre (default) or post layer normalisation");
   add_mechanism_flags(*sub, f.mechanism_options);
   sub->add_option("--decoder-mixer", f.decoder_mixer, decoder_mixer_help());

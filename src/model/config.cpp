@@ -19,6 +19,9 @@ nlohmann::json ModelConfig::to_json() const {
                       {"share_decoder_output", share_decoder_output},
                       {"max_positions", max_positions},
                       {"decoder_mixer", decoder_mixer}};
+  // Written only when used: files of models without it (all before it existed)
+  // keep their config JSON byte for byte, and from_json reads 0 when it is absent.
+  if (attention_dropout != 0.0f) j["attention_dropout"] = attention_dropout;
   j.update(nn::stored_options(options));
   return j;
 }
@@ -38,6 +41,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
     get("dec_layers", c.dec_layers);
     get("dropout", c.dropout);
     get("activation_dropout", c.activation_dropout);
+    get("attention_dropout", c.attention_dropout);
     get("norm", c.norm);
     get("share_all_embeddings", c.share_all_embeddings);
     get("share_decoder_output", c.share_decoder_output);
@@ -66,6 +70,8 @@ void ModelConfig::validate() const {
   require(enc_layers > 0 && dec_layers > 0, "--enc-layers and --dec-layers must be at least 1");
   require(dropout >= 0.0f && dropout < 1.0f, "--dropout must be in [0, 1)");
   require(activation_dropout >= 0.0f && activation_dropout < 1.0f, "--activation-dropout must be in [0, 1)");
+  require(attention_dropout >= 0.0f && attention_dropout < 1.0f,
+          "--attention-dropout must be in [0, 1) (got " + std::to_string(attention_dropout) + ")");
   require(norm == "pre" || norm == "post", "--norm must be pre or post (got " + norm + ")");
   require(vocab_size > 4, "the vocabulary is too small (" + std::to_string(vocab_size) + " entries)");
   require(max_positions > 0, "max_positions must be positive");
@@ -102,6 +108,7 @@ nn::MixerSpec mixer_spec(const ModelConfig& c, std::string_view mechanism, bool 
   spec.d = c.dim;
   spec.heads = c.heads;
   spec.causal = causal;
+  spec.attention_dropout = c.attention_dropout;
   spec.options = c.options;
   spec.options.update(fixed_options(find_preset(c.arch)));
   return spec;

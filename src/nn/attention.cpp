@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "attn/kernels/dropout.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/softmax.h"
 
@@ -25,13 +26,36 @@ void valid_keys(std::int32_t* valid, std::int64_t lq, std::int64_t lk, bool caus
 
 }  // namespace
 
+void WeightDropout::draw(std::int64_t r, const float* x, float* y) const {
+  const std::uint64_t blocks = static_cast<std::uint64_t>((width + 3) / 4);
+  kernels::dropout_forward(x, y, keep + r * width, width, p, seed, counter + static_cast<std::uint64_t>(r) * blocks);
+}
+
+void WeightDropout::apply(std::int64_t r, const float* x, float* y, std::int64_t n, std::int64_t first) const {
+  kernels::dropout_backward_write(x, keep + r * width + first, y, n, p);
+}
+
+WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::int64_t width) {
+  if (!ctx.training || !(p > 0.0f) || rows <= 0 || width <= 0) return {};
+  WeightDropout drop;
+  drop.p = p;
+  drop.width = width;
+  // A byte per weight, carved from the float arena.
+  drop.keep = reinterpret_cast<std::uint8_t*>(ctx.arena.alloc((rows * width + 3) / 4));
+  drop.seed = ctx.rng.seed();
+  drop.counter = ctx.rng.reserve_blocks(static_cast<std::uint64_t>(rows * ((width + 3) / 4)));
+  return drop;
+}
+
 void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
-                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal) {
+                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
+                       const WeightDropout& drop) {
   const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
   {
     std::vector<std::int32_t> valid(static_cast<std::size_t>(Tq));
+    std::vector<float> dropped(static_cast<std::size_t>(drop.active() ? Tq * Tk : 0));  // [lq, Tk]: probs ⊙ keep / (1 − p)
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -44,8 +68,13 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
                          k.at(b, 0) + h * dh, k.row_stride, 0.0f, p, Tk);
           valid_keys(valid.data(), lq, lk, causal);
           kernels::softmax_forward(p, p, lq, Tk, valid.data(), scale);
-          kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, p, Tk, v.at(b, 0) + h * dh, v.row_stride, 0.0f, o,
-                         out.row_stride);
+          const float* weights = p;
+          if (drop.active()) {
+            for (std::int64_t i = 0; i < lq; ++i) drop.draw((b * H + h) * Tq + i, p + i * Tk, &dropped[i * Tk]);
+            weights = dropped.data();
+          }
+          kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, weights, Tk, v.at(b, 0) + h * dh, v.row_stride, 0.0f,
+                         o, out.row_stride);
         }
         for (std::int64_t t = (lk > 0 ? lq : 0); t < Tq; ++t) std::memset(o + t * out.row_stride, 0, sizeof(float) * dh);
       }
@@ -55,13 +84,14 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
 
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
-                        const std::int32_t* k_len, bool causal) {
+                        const std::int32_t* k_len, bool causal, const WeightDropout& drop) {
   const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
   {
     std::vector<std::int32_t> valid(static_cast<std::size_t>(Tq));
     std::vector<float> dp(static_cast<std::size_t>(Tq * Tk));  // [lq, Tk]: ∂L/∂probs, then ∂L/∂scores
+    std::vector<float> dropped(static_cast<std::size_t>(drop.active() ? Tq * Tk : 0));  // [lq, Tk]: the forward's
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -70,11 +100,19 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
         const float* p = probs + (b * H + h) * Tq * Tk;
         const float* go = dout.at(b, 0) + h * dh;
         const std::int64_t col = h * dh;
-        // dP = dO · Vᵀ; dV += Pᵀ · dO
+        // dP = dO · Vᵀ; dV += Pᵀ · dO. With dropout, P̃ (the weights the forward applied) takes P's place
+        // here, and dP = dP̃ ⊙ keep / (1 − p) then.
+        const float* weights = p;
+        if (drop.active()) {
+          for (std::int64_t i = 0; i < lq; ++i) drop.apply((b * H + h) * Tq + i, p + i * Tk, &dropped[i * Tk], lk);
+          weights = dropped.data();
+        }
         kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, go, dout.row_stride, v.at(b, 0) + col, v.row_stride,
                        0.0f, dp.data(), Tk);
-        kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, p, Tk, go, dout.row_stride, 1.0f, dv.at(b, 0) + col,
-                       dv.row_stride);
+        kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, weights, Tk, go, dout.row_stride, 1.0f,
+                       dv.at(b, 0) + col, dv.row_stride);
+        if (drop.active())
+          for (std::int64_t i = 0; i < lq; ++i) drop.apply((b * H + h) * Tq + i, &dp[i * Tk], &dp[i * Tk], lk);
         valid_keys(valid.data(), lq, lk, causal);
         kernels::softmax_backward(p, dp.data(), dp.data(), lq, Tk, valid.data(), scale);
         // dQ += dS · K; dK += dSᵀ · Q
@@ -121,8 +159,10 @@ MultiHeadAttention::Saved MultiHeadAttention::forward_self(StepContext& ctx, con
   s.probs = ctx.arena.alloc(batch * heads * t * t);
   s.context = ctx.arena.alloc(rows * d);
   const std::int64_t stride = 3 * d;
+  s.drop = weight_dropout(ctx, attention_dropout, batch * heads * t, t);
   attention_forward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
-                    {s.qkv + 2 * d, stride, t * stride}, {s.context, d, t * d}, s.probs, lengths, lengths, causal);
+                    {s.qkv + 2 * d, stride, t * stride}, {s.context, d, t * d}, s.probs, lengths, lengths, causal,
+                    s.drop);
   o.forward(ctx.params, s.context, y, rows);
   return s;
 }
@@ -143,8 +183,9 @@ MultiHeadAttention::Saved MultiHeadAttention::forward_cross(StepContext& ctx, co
   kv.forward(ctx.params, memory, kvp, batch * tk);
   s.probs = ctx.arena.alloc(batch * heads * tq * tk);
   s.context = ctx.arena.alloc(batch * tq * d);
+  s.drop = weight_dropout(ctx, attention_dropout, batch * heads * tq, tk);
   attention_forward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d},
-                    {s.context, d, tq * d}, s.probs, q_len, k_len, false);
+                    {s.context, d, tq * d}, s.probs, q_len, k_len, false, s.drop);
   o.forward(ctx.params, s.context, y, batch * tq);
   return s;
 }
@@ -161,7 +202,7 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
     attention_backward(s.dims, {s.qkv, stride, tq * stride}, {s.qkv + d, stride, tq * stride},
                        {s.qkv + 2 * d, stride, tq * stride}, s.probs, gout, {dqkv, stride, tq * stride},
                        {dqkv + d, stride, tq * stride}, {dqkv + 2 * d, stride, tq * stride}, s.q_len, s.k_len,
-                       s.causal);
+                       s.causal, s.drop);
     qkv.backward(ctx.params, s.x, dqkv, dx, B * tq);
   } else {
     float* kvp = s.qkv + B * tq * d;
@@ -169,7 +210,7 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
     float* dkv = ctx.arena.alloc_zeroed(B * tk * 2 * d);
     attention_backward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d}, s.probs,
                        gout, {dq, d, tq * d}, {dkv, 2 * d, tk * 2 * d}, {dkv + d, 2 * d, tk * 2 * d}, s.q_len,
-                       s.k_len, false);
+                       s.k_len, false, s.drop);
     q.backward(ctx.params, s.x, dq, dx, B * tq);
     kv.backward(ctx.params, s.memory, dkv, dmemory, B * tk);
   }

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "attn/core/format.h"
-#include "attn/decode/maps_page.h"
+#include "attn/text/html.h"
 
 namespace attn::report {
 
@@ -90,7 +90,7 @@ Axis category_axis(std::vector<std::string> names, double px_lo, double px_hi) {
   for (std::size_t i = 0; i < names.size(); ++i) a.ticks.push_back(static_cast<double>(i));
   a.label = [names = std::move(names)](double v) {
     const auto i = static_cast<std::size_t>(std::llround(v));
-    return i < names.size() ? decode::html_escape(names[i]) : std::string();
+    return i < names.size() ? text::html_escape(names[i]) : std::string();
   };
   return a;
 }

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "attn/core/format.h"
-#include "attn/decode/maps_page.h"
+#include "attn/text/html.h"
 #include "attn/report/chart.h"
 #include "attn/report/colours.h"
 
@@ -14,7 +14,7 @@ namespace attn::report {
 
 namespace {
 
-using decode::html_escape;
+using text::html_escape;
 
 std::string seed_list(const std::vector<int>& seeds) {
   std::string text;

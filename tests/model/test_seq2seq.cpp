@@ -66,7 +66,7 @@ void require_gradients_match(const ModelConfig& config, int samples_per_tensor) 
   perturb_norms(model.params());
   Arena arena;
   Rng rng(11);
-  nn::StepContext ctx{model.params(), arena, rng, config.dropout > 0};
+  nn::StepContext ctx{model.params(), arena, rng, config.dropout > 0 || config.attention_dropout > 0};
   const Batch batch = tiny_batch();
   const RngState rng_start = rng.state();
   auto loss = [&] {
@@ -254,4 +254,33 @@ TEST_CASE("seq2seq: select rejects an order that splits or reorders sentences", 
   model.select(state, std::vector<std::int32_t>{1, 0, 4, 5});
   REQUIRE(state.sentences == 2);
   REQUIRE(state.src_lengths == std::vector<std::int32_t>{batch.src_lengths[0], batch.src_lengths[2]});
+}
+
+TEST_CASE("seq2seq: with attention dropout (self and cross), gradients match finite differences", "[model][grad]") {
+  ModelConfig config = tiny_config("pre", true, true);
+  config.attention_dropout = 0.3f;
+  require_gradients_match(config, 4);
+}
+
+TEST_CASE("seq2seq, every arch: attention dropout acts in training only, and at 0 changes nothing",
+          "[model][arch][dropout]") {
+  for (const ArchVariant& v : kArchVariants) {
+    INFO(v.arch << " " << v.decoder_mixer << " " << v.norm);
+    auto loss = [&](float p, bool training) {
+      ModelConfig config = arch_config(v);
+      config.options["muse_tap_dropout"] = 0.0f;  // the only other dropout left on
+      config.attention_dropout = p;
+      Seq2Seq model(config);
+      Rng init(3);
+      model.initialize(init);
+      Arena arena;
+      Rng rng(11);
+      nn::StepContext ctx{model.params(), arena, rng, training};
+      return model.forward_backward(ctx, tiny_batch(), 0.1f, false, 1.0f).loss;
+    };
+    const double eval = loss(0.0f, false);
+    REQUIRE(loss(0.0f, true) == eval);
+    REQUIRE(loss(0.3f, false) == eval);
+    REQUIRE(loss(0.3f, true) != eval);
+  }
 }

@@ -21,6 +21,7 @@ struct ModelConfig {
   std::int64_t dec_layers = 3;
   float dropout = 0.3f;             // on embeddings and every residual branch
   float activation_dropout = 0.0f;  // inside the FFN, after the ReLU
+  float attention_dropout = 0.0f;   // on the attention weights after the softmax, every mixer and cross-attention
   std::string norm = "pre";         // "pre" | "post"
   bool share_all_embeddings = true; // one table for source, target and the output projection
   bool share_decoder_output = true; // target embedding tied to the output projection

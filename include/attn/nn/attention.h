@@ -27,16 +27,53 @@ struct AttentionDims {
   std::int64_t tq = 0, tk = 0;  // padded query and key lengths
 };
 
+// Dropout on attention weights (`attn train --attention-dropout`, fairseq's
+// --attention-dropout): in training with p > 0 a mixer uses W̃ = W ⊙ keep / (1 − p)
+// where it applies the weights W (after the softmax) to the values, while W
+// itself — what the softmax backward and export_maps read — stays undropped.
+// Backward: the value gradient uses W̃, and ∂L/∂W = ∂L/∂W̃ ⊙ keep / (1 − p).
+// The weights are rows of `width` (e.g. one query's weights over its keys);
+// row r's mask comes from the Philox blocks counter + r·⌈width/4⌉ (the
+// dropout kernel's rule within the row), so it is a pure function of the
+// step's Rng, whichever thread draws it, and a row is drawn on its own
+// inside a mixer's (sequence, head) loop. Rows never drawn hold no mask and
+// must not be applied.
+struct WeightDropout {
+  float p = 0.0f;                // drop probability of one weight
+  std::uint8_t* keep = nullptr;  // [rows, width]; null: no dropout (evaluation or p = 0)
+  std::int64_t width = 0;
+  std::uint64_t seed = 0, counter = 0;
+
+  bool active() const { return keep != nullptr; }
+  // Draws row r's mask; y = x ⊙ keep_r / (1 − p). x, y: [width], may alias.
+  void draw(std::int64_t r, const float* x, float* y) const;
+  // y = x ⊙ keep / (1 − p) over elements [first, first + n) of row r, with
+  // its drawn mask: the dropped weights again (bitwise what draw wrote), or
+  // ∂L/∂W from ∂L/∂W̃. x, y: [n] (element `first` of the row), may alias.
+  void apply(std::int64_t r, const float* x, float* y, std::int64_t n, std::int64_t first = 0) const;
+  // The factor of a kept weight: w̃ = keep ? w · keep_scale() : 0 (bitwise the kernels').
+  float keep_scale() const { return 1.0f / (1.0f - p); }
+};
+
+// Masks for `rows` rows of `width` weights: reserves them in the arena and
+// their blocks in ctx.rng when ctx.training and p > 0, else returns an
+// inactive WeightDropout (nothing reserved, the Rng untouched).
+WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::int64_t width);
+
 // probs: [batch, heads, tq, tk]. Query t of sequence b attends keys j < k_len[b]
 // (and j ≤ t when causal); queries t ≥ q_len[b] get output 0 and probs 0; no
-// padded key is ever attended. out is written.
+// padded key is ever attended. out is written. drop (rows [batch·heads·tq],
+// width tk, from weight_dropout), when active, draws its mask for every real
+// query row and applies it to the probs multiplying v; probs stay undropped.
+// Inactive, the computation is exactly the undropped one.
 void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
-                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal);
+                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
+                       const WeightDropout& drop = {});
 
-// Accumulates dq, dk, dv from dout, given the forward's probs.
+// Accumulates dq, dk, dv from dout, given the forward's probs and its dropout.
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
-                        const std::int32_t* k_len, bool causal);
+                        const std::int32_t* k_len, bool causal, const WeightDropout& drop = {});
 
 // Declares "<name>.{q,k,v}.weight" [d, d] (Xavier) and "<name>.{q,k,v}.bias"
 // [d] (zeros) — weights first, then biases, each trio contiguous — so that
@@ -51,6 +88,7 @@ Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, 
 // self-attention projects with a single GEMM (cross-attention: k and v in one).
 struct MultiHeadAttention {
   std::int64_t d = 0, heads = 0;
+  float attention_dropout = 0.0f;  // on the probs in training (WeightDropout); set after declare
   Linear q, k, v, o;
   Linear qkv;  // view of q, k, v as one [3d, d] projection
   Linear kv;   // view of k, v as one [2d, d] projection
@@ -67,6 +105,7 @@ struct MultiHeadAttention {
     const std::int32_t* q_len = nullptr;
     const std::int32_t* k_len = nullptr;
     bool causal = false;
+    WeightDropout drop;  // the forward's attention dropout (inactive in evaluation or at p = 0)
   };
 
   // Self-attention. x: [B·T, d] → y: [B·T, d] (written).

@@ -32,6 +32,11 @@ struct MixerSpec {
   std::string mechanism = "mha";  // a registry name (nn/mechanism.h): mha, csan, muse, fastdisa
   std::int64_t d = 0, heads = 0;
   bool causal = false;  // decoder self-attention
+  // Dropout on the attention weights after the softmax, in training only
+  // (`--attention-dropout`; 0: none). Every mixer applies it to the weights
+  // that multiply the values (nn/attention.h, WeightDropout); the decoder's
+  // cross-attention takes it from its layer's spec too.
+  float attention_dropout = 0.0f;
   // The mechanism's options by their model-config keys ("csan_window": 11);
   // a missing key means the option's preset value.
   nlohmann::json options = nlohmann::json::object();

@@ -13,7 +13,7 @@
 //   - the table as JSON in <script type="application/json" id="attn-report">
 //     (report_json: runs_json, plus "comparison" when there are seed runs).
 // The report layer sits on top: it reads train's logs, model files and
-// scores, and borrows the attention page's HTML escaping (decode/maps_page.h).
+// scores, escaped with text/html.h.
 #pragma once
 #include <string>
 #include <vector>

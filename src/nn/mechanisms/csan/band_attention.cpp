@@ -37,8 +37,11 @@ std::int64_t value_head(const BandDims& d, std::int64_t h, std::int64_t o) {
 
 // One query row (b, h, i) against its band: q_row [dh] → out_row [dh] and
 // p_row [N, M], both written. Shared by the batch forward and decoding steps.
+// With attention dropout, drop's row drop_row is drawn and its weights go
+// through dropped [N, M] to v.
 void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, const HeadsView& v, std::int64_t b,
-                 std::int64_t h, std::int64_t i, std::int64_t len, float scale, float* p_row, float* out_row) {
+                 std::int64_t h, std::int64_t i, std::int64_t len, float scale, float* p_row, float* out_row,
+                 const WeightDropout& drop = {}, std::int64_t drop_row = 0, float* dropped = nullptr) {
   const std::int64_t dh = d.head_dim, M = d.width();
   std::fill(p_row, p_row + d.slots(), 0.0f);
   std::fill(out_row, out_row + dh, 0.0f);
@@ -63,26 +66,37 @@ void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, cons
   // sum ≥ 1 (the max slot contributes exp(0)), so a real row never divides by 0;
   // a NaN or Inf in the inputs propagates, as in every other layer, for training to catch.
   const float inv_sum = 1.0f / sum;
+  if (drop.active()) {  // attention dropout: the mask is drawn over the whole normalised row
+    for (std::int64_t o = r.o_lo; o < r.o_hi; ++o)
+      for (std::int64_t c = 0; c < count; ++c) p_row[o * M + first_slot + c] *= inv_sum;
+    drop.draw(drop_row, p_row, dropped);
+  }
   for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
     float* p = p_row + o * M + first_slot;
-    for (std::int64_t c = 0; c < count; ++c) p[c] *= inv_sum;
-    kernels::accumulate_rows(p, v.at(b, r.j_lo) + value_head(d, h, o) * dh, v.row_stride, count, dh, out_row);
+    if (!drop.active()) for (std::int64_t c = 0; c < count; ++c) p[c] *= inv_sum;
+    kernels::accumulate_rows(drop.active() ? dropped + (p - p_row) : p, v.at(b, r.j_lo) + value_head(d, h, o) * dh,
+                             v.row_stride, count, dh, out_row);
   }
 }
 
 }  // namespace
 
 void band_attention_forward(const BandDims& d, HeadsView q, HeadsView k, HeadsView v, HeadsView out, float* probs,
-                            const std::int32_t* lengths) {
+                            const std::int32_t* lengths, const WeightDropout& drop) {
   const std::int64_t B = d.batch, H = d.heads, T = d.t, dh = d.head_dim, NM = d.slots();
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-#pragma omp parallel for collapse(2) schedule(dynamic, 1)
-  for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t h = 0; h < H; ++h) {
-      const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
-      float* p = probs + (b * H + h) * T * NM;  // [T, N, M]
-      for (std::int64_t i = 0; i < T; ++i)
-        forward_row(d, q.at(b, i) + h * dh, k, v, b, h, i, len, scale, p + i * NM, out.at(b, i) + h * dh);
+#pragma omp parallel
+  {
+    std::vector<float> dropped(static_cast<std::size_t>(drop.active() ? NM : 0));  // [N, M]: a row's dropped weights
+#pragma omp for collapse(2) schedule(dynamic, 1)
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
+        float* p = probs + (b * H + h) * T * NM;  // [T, N, M]
+        for (std::int64_t i = 0; i < T; ++i)
+          forward_row(d, q.at(b, i) + h * dh, k, v, b, h, i, len, scale, p + i * NM, out.at(b, i) + h * dh, drop,
+                      (b * H + h) * T + i, dropped.data());
+      }
     }
   }
 }
@@ -101,6 +115,7 @@ void band_attention_step(const BandDims& d, HeadsView q, HeadsView k, HeadsView 
 // §4.1/§4.2 per row (b, h, i) with g = dout_i^h, over the valid slots (s, j):
 //   ga = g · v_j^s,  c = Σ a·ga,  ds = λ·a·(ga − c)
 //   dq_i^h += Σ ds·k_j^s,  dk_j^s += ds·q_i^h,  dv_j^s += a·g.
+// With attention dropout, ga = (g · v_j^s) ⊙ keep / (1 − p) and dv_j^s += ã·g (ã the dropped weight).
 // Pass 1 over (b, h) stores ds (in scratch, the layout of probs) and
 // accumulates dq, which only row (b, h, i) writes. Pass 2 over (b, s) GATHERS
 // each key row's dk and dv from the query rows (and, in 2D, the query heads
@@ -109,10 +124,11 @@ void band_attention_step(const BandDims& d, HeadsView q, HeadsView k, HeadsView 
 // and stored once instead of once per query that sees it.
 void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                              HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* lengths,
-                             float* scratch) {
+                             float* scratch, const WeightDropout& drop) {
   const std::int64_t B = d.batch, H = d.heads, T = d.t, dh = d.head_dim, M = d.width(), NM = d.slots();
   const std::int64_t n = (d.head_window - 1) / 2;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const float keep_scale = drop.active() ? drop.keep_scale() : 1.0f;
   std::vector<float> owned_scratch;
   if (!scratch) {
     owned_scratch.resize(static_cast<std::size_t>(d.probs_size()));
@@ -136,6 +152,7 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
           const std::int64_t at = o * M + first_slot;
           kernels::strided_dots(g, v.at(b, r.j_lo) + value_head(d, h, o) * dh, v.row_stride, count, dh, 1.0f,
                                 ds_row + at);
+          if (drop.active()) drop.apply(row, ds_row + at, ds_row + at, count, at);
           for (std::int64_t e = 0; e < count; ++e) c += p_row[at + e] * ds_row[at + e];
         }
         for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
@@ -177,16 +194,21 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
           // Queries whose window holds j: i ∈ [j−right, j+left]; query i sees j in slot j − i + left.
           const std::int64_t i_lo = std::max<std::int64_t>(0, j - d.right),
                              i_hi = std::min<std::int64_t>(len, j + d.left + 1), count = i_hi - i_lo;
-          // Row (b, h, i), slot (o, j − i + left): consecutive i are NM − 1 floats apart.
-          auto gather = [&](const float* from, std::int64_t h, std::int64_t o, const HeadsView& rows, float* to) {
+          // Row (b, h, i), slot (o, j − i + left): consecutive i are NM − 1 floats apart. With
+          // attention dropout dv gathers the weights the forward applied (keep is laid out like probs).
+          auto gather = [&](const float* from, bool applied_weights, std::int64_t h, std::int64_t o,
+                            const HeadsView& rows, float* to) {
             const std::int64_t first = ((b * H + h) * T + i_lo) * NM + o * M + (j - i_lo + d.left);
             for (std::int64_t e = 0; e < count; ++e) coef[e] = from[first + e * (NM - 1)];
+            if (applied_weights && drop.active())
+              for (std::int64_t e = 0; e < count; ++e)
+                coef[e] = drop.keep[first + e * (NM - 1)] ? coef[e] * keep_scale : 0.0f;
             kernels::accumulate_rows(coef.data(), rows.at(b, i_lo) + h * dh, rows.row_stride, count, dh, to);
           };
           for (std::size_t p = 0; p < key_pairs.size(); p += 2)
-            gather(scratch, key_pairs[p], key_pairs[p + 1], q, dk.at(b, j) + s * dh);
+            gather(scratch, false, key_pairs[p], key_pairs[p + 1], q, dk.at(b, j) + s * dh);
           for (std::size_t p = 0; p < value_pairs.size(); p += 2)
-            gather(probs, value_pairs[p], value_pairs[p + 1], dout, dv.at(b, j) + s * dh);
+            gather(probs, true, value_pairs[p], value_pairs[p + 1], dout, dv.at(b, j) + s * dh);
         }
       }
     }

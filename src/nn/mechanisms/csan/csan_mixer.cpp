@@ -28,6 +28,7 @@ CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpe
   left_ = (window_ - 1) / 2;
   right_ = causal_ ? 0 : left_;
   attn_.declare(params, name, spec.d, spec.heads);
+  attn_.attention_dropout = spec.attention_dropout;
 }
 
 BandDims CsanMixer::dims_for(std::int64_t batch, std::int64_t t) const {
@@ -48,8 +49,9 @@ std::unique_ptr<TokenMixer::Saved> CsanMixer::forward(StepContext& ctx, const fl
   attn_.qkv.forward(ctx.params, x, s->qkv, rows);
   s->probs = ctx.arena.alloc(s->dims.probs_size());
   s->context = ctx.arena.alloc(rows * d);
+  s->drop = weight_dropout(ctx, attn_.attention_dropout, batch * s->dims.heads * t, s->dims.slots());
   band_attention_forward(s->dims, {s->qkv, stride, t * stride}, {s->qkv + d, stride, t * stride},
-                         {s->qkv + 2 * d, stride, t * stride}, {s->context, d, t * d}, s->probs, lengths);
+                         {s->qkv + 2 * d, stride, t * stride}, {s->context, d, t * d}, s->probs, lengths, s->drop);
   attn_.o.forward(ctx.params, s->context, y, rows);
   return s;
 }
@@ -65,7 +67,7 @@ void CsanMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const
   band_attention_backward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
                           {s.qkv + 2 * d, stride, t * stride}, s.probs, {dcontext, d, t * d},
                           {dqkv, stride, t * stride}, {dqkv + d, stride, t * stride},
-                          {dqkv + 2 * d, stride, t * stride}, s.lengths, scratch);
+                          {dqkv + 2 * d, stride, t * stride}, s.lengths, scratch, s.drop);
   attn_.qkv.backward(ctx.params, s.x, dqkv, dx, rows);
   ctx.arena.release(mark);
 }

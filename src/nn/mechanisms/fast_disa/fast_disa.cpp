@@ -93,6 +93,12 @@ float token2token_row(float* row, std::int64_t first, std::int64_t end, bool use
   return top;
 }
 
+// m = r_A,ij r_E,jk / (1 − p): what attention dropout leaves of the term of key j
+// in the pair (query i, feature k).
+float pair_mask(const FactorDropout& drop, std::int64_t i, std::int64_t j, std::int64_t k) {
+  return (drop.keep_a[i * drop.ldka + j] ? drop.scale : 0.0f) * (drop.keep_e[j * drop.ldke + k] ? drop.scale : 0.0f);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -100,20 +106,27 @@ float token2token_row(float* row, std::int64_t first, std::int64_t end, bool use
 
 void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                       const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
-                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch) {
+                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch, const FactorDropout* drop) {
   if (lq <= 0) return;
   const std::int64_t w = 2 * dh;
   const std::size_t need = static_cast<std::size_t>((lk + lq) * w);
   if (scratch.size() < need) scratch.resize(need);
-  float* ev = scratch.data();  // [lk, 2dh]: E | v ⊙ E
-  float* dn = ev + lk * w;     // [lq, 2dh]: D = A E | N = A (v ⊙ E)
+  float* ev = scratch.data();  // [lk, 2dh]: E | v ⊙ E (dropout: v ⊙ Ẽ)
+  float* dn = ev + lk * w;     // [lq, 2dh]: D = A E | N = A (v ⊙ E) (dropout: Ã (v ⊙ Ẽ))
+  const float* e_num = drop ? drop->e : e;  // the E of the numerator
+  const std::int64_t lde_num = drop ? drop->lde : lde;
   for (std::int64_t j = 0; j < lk; ++j)
     for (std::int64_t c = 0; c < dh; ++c) {
       ev[j * w + c] = e[j * lde + c];
-      ev[j * w + dh + c] = v[j * ldv + c] * e[j * lde + c];
+      ev[j * w + dh + c] = v[j * ldv + c] * e_num[j * lde_num + c];
     }
-  // Both products in one GEMM: the [T×T]·[T×2d_h] that replaces the T×T×d_h tensor.
-  kernels::sgemm(Trans::N, Trans::N, lq, w, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
+  if (!drop) {
+    // Both products in one GEMM: the [T×T]·[T×2d_h] that replaces the T×T×d_h tensor.
+    kernels::sgemm(Trans::N, Trans::N, lq, w, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
+  } else {  // the numerator's A is dropped, the denominator's not: two products
+    kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
+    kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, drop->a, drop->lda, ev + dh, w, 0.0f, dn + dh, w);
+  }
   for (std::int64_t i = 0; i < lq; ++i)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float den = dn[i * w + c], num = dn[i * w + dh + c];
@@ -127,34 +140,56 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
                                const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
                                std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
                                std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
-                               float* dv, std::int64_t lddv, std::vector<float>& scratch) {
+                               float* dv, std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop) {
   if (lq <= 0 || lk <= 0) return;
   const std::int64_t w = 2 * dh;
-  const std::size_t need = static_cast<std::size_t>((lq + 2 * lk) * w);
+  const std::size_t need = static_cast<std::size_t>((lq + 2 * lk) * w + (drop ? lq * lk : 0));
   if (scratch.size() < need) scratch.resize(need);
   float* gam = scratch.data();  // [lq, 2dh]: Γ | −Γ ⊙ O, with Γ = dO ⊘ D (0 where there is no key)
   float* vee = gam + lq * w;    // [lk, 2dh]: v ⊙ E | E
-  float* atg = vee + lk * w;    // [lk, 2dh]: Aᵀ Γ | −Aᵀ (Γ ⊙ O)
+  float* atg = vee + lk * w;    // [lk, 2dh]: Aᵀ Γ | −Aᵀ (Γ ⊙ O) (dropout: Ãᵀ Γ | −Aᵀ (Γ ⊙ O))
   for (std::int64_t i = 0; i < lq; ++i)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float g = dout[i * lddo + c] * inv_d[i * ldi + c];
       gam[i * w + c] = g;
       gam[i * w + dh + c] = -g * o[i * ldo + c];
     }
+  const float* e_num = drop ? drop->e : e;  // the E of the numerator
+  const std::int64_t lde_num = drop ? drop->lde : lde;
   for (std::int64_t j = 0; j < lk; ++j)
     for (std::int64_t c = 0; c < dh; ++c) {
-      vee[j * w + c] = v[j * ldv + c] * e[j * lde + c];
+      vee[j * w + c] = v[j * ldv + c] * e_num[j * lde_num + c];
       vee[j * w + dh + c] = e[j * lde + c];
     }
-  // dA += Γ (v ⊙ E)ᵀ − (Γ ⊙ O) Eᵀ: one product with k = 2d_h.
-  kernels::sgemm(Trans::N, Trans::T, lq, lk, w, 1.0f, gam, w, vee, w, 1.0f, da, ldda);
-  // Aᵀ [Γ | −Γ ⊙ O], then dE += v ⊙ AᵀΓ − Aᵀ(Γ ⊙ O) and dv += E ⊙ AᵀΓ.
-  kernels::sgemm(Trans::T, Trans::N, lk, w, lq, 1.0f, a, lda, gam, w, 0.0f, atg, w);
+  if (!drop) {
+    // dA += Γ (v ⊙ E)ᵀ − (Γ ⊙ O) Eᵀ: one product with k = 2d_h.
+    kernels::sgemm(Trans::N, Trans::T, lq, lk, w, 1.0f, gam, w, vee, w, 1.0f, da, ldda);
+    // Aᵀ [Γ | −Γ ⊙ O], then dE += v ⊙ AᵀΓ − Aᵀ(Γ ⊙ O) and dv += E ⊙ AᵀΓ.
+    kernels::sgemm(Trans::T, Trans::N, lk, w, lq, 1.0f, a, lda, gam, w, 0.0f, atg, w);
+    for (std::int64_t j = 0; j < lk; ++j)
+      for (std::int64_t c = 0; c < dh; ++c) {
+        const float at_gamma = atg[j * w + c];
+        de[j * ldde + c] += v[j * ldv + c] * at_gamma + atg[j * w + dh + c];
+        dv[j * lddv + c] += e[j * lde + c] * at_gamma;
+      }
+    return;
+  }
+  // Dropout (§4.4): dA += [Γ (v ⊙ Ẽ)ᵀ] ⊙ r_A/√keep − (Γ ⊙ O) Eᵀ; dE += [v ⊙ (ÃᵀΓ)] ⊙ r_E/√keep − Aᵀ(Γ ⊙ O);
+  // dv += Ẽ ⊙ ÃᵀΓ.
+  float* numerator = atg + lk * w;  // [lq, lk]: Γ (v ⊙ Ẽ)ᵀ
+  kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, gam, w, vee, w, 0.0f, numerator, lk);
+  for (std::int64_t i = 0; i < lq; ++i)
+    for (std::int64_t j = 0; j < lk; ++j)
+      if (drop->keep_a[i * drop->ldka + j]) da[i * ldda + j] += numerator[i * lk + j] * drop->scale;
+  kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, gam + dh, w, vee + dh, w, 1.0f, da, ldda);
+  kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, drop->a, drop->lda, gam, w, 0.0f, atg, w);
+  kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, a, lda, gam + dh, w, 0.0f, atg + dh, w);
   for (std::int64_t j = 0; j < lk; ++j)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float at_gamma = atg[j * w + c];
-      de[j * ldde + c] += v[j * ldv + c] * at_gamma + atg[j * w + dh + c];
-      dv[j * lddv + c] += e[j * lde + c] * at_gamma;
+      const float kept = drop->keep_e[j * drop->ldke + c] ? drop->scale : 0.0f;
+      de[j * ldde + c] += v[j * ldv + c] * at_gamma * kept + atg[j * w + dh + c];
+      dv[j * lddv + c] += e_num[j * lde_num + c] * at_gamma;
     }
 }
 
@@ -162,7 +197,8 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
 // The mixer
 
 FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
-    : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(option_value<bool>(spec, "disa_gate")) {
+    : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(option_value<bool>(spec, "disa_gate")),
+      attention_dropout_(spec.attention_dropout) {
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0,
           "--dim " + std::to_string(d_) + " is not divisible by --heads " + std::to_string(heads_) +
               "; choose heads that divide the dimension");
@@ -284,11 +320,19 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
     s->u = s->o;
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  // Attention dropout: each factor kept with probability √(1 − p).
+  const float factor_p = attention_dropout_ > 0.0f ? 1.0f - std::sqrt(1.0f - attention_dropout_) : 0.0f;
+  s->drop_a = weight_dropout(ctx, factor_p, B * H * T, T);
+  s->drop_e = weight_dropout(ctx, factor_p, B * H * T, dh);
+  const bool dropout = s->drop_a.active() && s->drop_e.active();
 
   // Everything between the two projections, one (sequence, head) per task.
 #pragma omp parallel
   {
     std::vector<float> scratch, direct, shift(static_cast<std::size_t>(dh));
+    // Dropout: Ã [T, T] and Ẽ [T, dh] of the task's head.
+    std::vector<float> a_drop(static_cast<std::size_t>(dropout ? T * T : 0)),
+        e_drop(static_cast<std::size_t>(dropout ? T * dh : 0));
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -329,10 +373,25 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
             std::fill(row, row + first, 0.0f);
             std::fill(row + std::max(first, end), row + len, 0.0f);
           }
-          fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch);
+          FactorDropout factors;
+          if (dropout) {
+            const std::int64_t row0 = (b * H + h) * T;  // the head's first row of both masks
+            for (std::int64_t i = 0; i < len; ++i) s->drop_a.draw(row0 + i, a + i * T, &a_drop[i * T]);
+            for (std::int64_t j = 0; j < len; ++j) s->drop_e.draw(row0 + j, e + j * d, &e_drop[j * dh]);
+            factors = {a_drop.data(), T, e_drop.data(), dh, s->drop_a.keep + row0 * T, T,
+                       s->drop_e.keep + row0 * dh, dh, s->drop_a.keep_scale()};
+          }
+          fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr);
           for_each_direct_pair(h, len, q, k, s_term, v, inv_d, direct,
-                               [&](std::int64_t i, std::int64_t c, std::int64_t, std::int64_t, const float*,
-                                   const float*, float o_ic) { o[i * d + c] = o_ic; });
+                               [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float*,
+                                   const float* p, float o_ic) {
+                                 if (dropout) {  // O = Σ_j p_j m_j v_j with the factors' masks
+                                   o_ic = 0.0f;
+                                   for (std::int64_t j = 0; j < n; ++j)
+                                     o_ic += p[j] * pair_mask(factors, i, first + j, c) * v[(first + j) * qs + c];
+                                 }
+                                 o[i * d + c] = o_ic;
+                               });
           if (gated_) fusion_gate(ctx.params, h, v, qs, o, s->gate + at, s->u + at, len);
         }
         // Padded rows: zeros (backward's per-head parameter products run over them).
@@ -365,9 +424,13 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
 
   // Data gradients, one (sequence, head) per task; what the parameters need
   // (dz, ds, dpre) is kept, with padded rows 0, for the per-head products below.
+  const bool dropout = s.drop_a.active() && s.drop_e.active();
 #pragma omp parallel
   {
     std::vector<float> scratch, direct, da, dout;
+    // Dropout: Ã [len, T] and Ẽ [len, dh] of the task's head, as the forward applied them.
+    std::vector<float> a_drop(static_cast<std::size_t>(dropout ? T * T : 0)),
+        e_drop(static_cast<std::size_t>(dropout ? T * dh : 0));
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -415,8 +478,16 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         // Feature-wise softmax (§4.4): dA, dE (into ds), dv.
         for (std::int64_t j = 0; j < len; ++j) std::memset(dsh + j * d, 0, sizeof(float) * dh);
         da.assign(static_cast<std::size_t>(len * len), 0.0f);  // [len, len]: ∂L/∂A, then ∂L/∂R
+        FactorDropout factors;
+        if (dropout) {
+          const std::int64_t row0 = (b * H + h) * T;
+          for (std::int64_t i = 0; i < len; ++i) s.drop_a.apply(row0 + i, a + i * T, &a_drop[i * T], len);
+          for (std::int64_t j = 0; j < len; ++j) s.drop_e.apply(row0 + j, e + j * d, &e_drop[j * dh], dh);
+          factors = {a_drop.data(), T, e_drop.data(), dh, s.drop_a.keep + row0 * T, T, s.drop_e.keep + row0 * dh, dh,
+                     s.drop_a.keep_scale()};
+        }
         fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh,
-                                  da.data(), len, dsh, d, dv, qs, scratch);
+                                  da.data(), len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr);
         // dS = dE ⊙ E: E = exp(S − shift) with the shift held constant (it cancels in O).
         for (std::int64_t j = 0; j < len; ++j)
           for (std::int64_t c = 0; c < dh; ++c) dsh[j * d + c] *= e[j * d + c];
@@ -435,15 +506,18 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         }
         // Pairs the forward computed directly (§ kFactorisedMinDenominator): with z_j = log φ(R_ij) + S_jk
         // and O = Σ p_j v_jk, dz_j = dO p_j (v_jk − O) reaches S_jk, and R_ij through log φ′ (1, or 1 − σ).
+        // Dropout: O = Σ p_j m_j v_jk, so dz_j = dO p_j (m_j v_jk − O) and dv_jk += dO p_j m_j.
         for_each_direct_pair(
             h, len, q, k, s.s_term + at, v, s.inv_d + at, direct,
             [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float* r, const float* p,
                 float o_ic) {
               const float g = dout[i * dh + c];
+              if (dropout) o_ic = o[i * d + c];  // the dropped output the forward kept
               for (std::int64_t j = 0; j < n; ++j) {
                 const std::int64_t key = first + j;
-                const float dz = g * p[j] * (v[key * qs + c] - o_ic);
-                dv[key * qs + c] += g * p[j];
+                const float m = dropout ? pair_mask(factors, i, key, c) : 1.0f;
+                const float dz = dropout ? g * p[j] * (m * v[key * qs + c] - o_ic) : g * p[j] * (v[key * qs + c] - o_ic);
+                dv[key * qs + c] += dropout ? g * p[j] * m : g * p[j];
                 dsh[key * d + c] += dz;
                 da[i * len + key] += sigmoid_ ? dz * (1.0f - sigmoid(r[j])) : dz;
               }

@@ -4,6 +4,7 @@ namespace attn::nn {
 
 MhaMixer::MhaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec) : causal_(spec.causal) {
   attn_.declare(params, name, spec.d, spec.heads);
+  attn_.attention_dropout = spec.attention_dropout;
 }
 
 std::unique_ptr<TokenMixer::Saved> MhaMixer::forward(StepContext& ctx, const float* x, float* y,

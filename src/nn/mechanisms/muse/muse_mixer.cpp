@@ -12,7 +12,7 @@ namespace attn::nn {
 
 MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal),
-      separate_(option_value<bool>(spec, "muse_separate_projection")) {
+      separate_(option_value<bool>(spec, "muse_separate_projection")), attention_dropout_(spec.attention_dropout) {
   const auto kernels = option_value<std::vector<std::int64_t>>(spec, "muse_kernels");
   separate_ = separate_ && !kernels.empty();
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
@@ -38,8 +38,10 @@ std::unique_ptr<TokenMixer::Saved> MuseMixer::forward(StepContext& ctx, const fl
   s->probs = ctx.arena.alloc(batch * heads_ * t * t);
   s->cat = ctx.arena.alloc(rows * w);  // [B·T, width]
   const AttentionDims dims{batch, heads_, d / heads_, t, t};
+  s->drop = weight_dropout(ctx, attention_dropout_, batch * heads_ * t, t);
   attention_forward(dims, {s->qkv, stride, t * stride}, {s->qkv + d, stride, t * stride},
-                    {s->qkv + 2 * d, stride, t * stride}, {s->cat, w, t * w}, s->probs, lengths, lengths, causal_);
+                    {s->qkv + 2 * d, stride, t * stride}, {s->cat, w, t * w}, s->probs, lengths, lengths, causal_,
+                    s->drop);
   // The conv cells read the same V as attention, in place (or their own projection).
   if (separate_) {
     s->conv_in = ctx.arena.alloc(rows * d);  // [B·T, d]
@@ -64,7 +66,7 @@ void MuseMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const
   attention_backward(dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
                      {s.qkv + 2 * d, stride, t * stride}, s.probs, {dcat, w, t * w}, {dqkv, stride, t * stride},
                      {dqkv + d, stride, t * stride}, {dqkv + 2 * d, stride, t * stride}, s.lengths, s.lengths,
-                     causal_);
+                     causal_, s.drop);
   // V's gradient: attention values (above), then every cell's data and filter-generator paths
   // (MUSE-separate: those go to the cells' own input and on through Wc into dx).
   if (separate_) {

@@ -37,17 +37,20 @@ struct BandDims {
 
 // probs: [batch, heads, t, head_window, width] (written). Rows t ≥ lengths[b]
 // get output 0 and probs 0; no padded key is ever read. out is written.
+// drop (attention dropout, attention.h): inactive, or rows [batch·heads·t]
+// of width slots(), laid out like probs; active, each real row draws its
+// mask and the dropped weights multiply v, while probs stay undropped.
 void band_attention_forward(const BandDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
-                            float* probs, const std::int32_t* lengths);
+                            float* probs, const std::int32_t* lengths, const WeightDropout& drop = {});
 
-// Accumulates dq, dk, dv from dout, given the forward's probs. With
+// Accumulates dq, dk, dv from dout, given the forward's probs (and drop). With
 // head_window > 1 gradients cross heads (dk, dv of head s gather from the
 // query heads h with s in their area, §4.2); the result is bitwise the same
 // for any thread count. scratch: dims.probs_size() floats of workspace (the
 // score gradients, laid out like probs); nullptr allocates it here.
 void band_attention_backward(const BandDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                              HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* lengths,
-                             float* scratch = nullptr);
+                             float* scratch = nullptr, const WeightDropout& drop = {});
 
 // Incremental decoding: ONE query per sequence, at position `pos`, against
 // keys/values 0..pos of k, v (e.g. a KV cache [B, t_max, ·]); keys beyond

@@ -25,7 +25,8 @@ class CsanMixer final : public TokenMixer {
   struct Saved final : TokenMixer::Saved {
     const float* x = nullptr;  // [B·T, d]
     float* qkv = nullptr;      // [B·T, 3d]
-    float* probs = nullptr;    // [B, H, T, head_window, left+right+1] (left/right clipped to T−1)
+    float* probs = nullptr;    // [B, H, T, head_window, left+right+1] (left/right clipped to T−1), undropped
+    WeightDropout drop;        // attention dropout on probs, same layout (inactive in evaluation or at p = 0)
     float* context = nullptr;  // [B·T, d] before the output projection
     BandDims dims;
     const std::int32_t* lengths = nullptr;  // [B]

@@ -19,15 +19,47 @@
 // Per head h (row-vector convention, weights stored [out, in] as in PyTorch):
 //   S_h = ELU(v_h W_s1[h]ᵀ + b_s1[h]) W_s2[h]ᵀ + b_s2[h]
 //   G_h = σ([v_h ; O_h] W_g[h]ᵀ + b_g[h])
+//
+// Attention dropout (spec.attention_dropout = p, training only; §0, §3.2 item
+// 5, §4.4): as in the authors' code, on the two factors of the weights, each
+// kept with probability √(1 − p), so that a term A_ij E_jk survives with
+// probability 1 − p:
+//     O = (Ã (v ⊙ Ẽ)) ⊘ (A E),  Ã = A ⊙ r_A / √(1 − p),  Ẽ = E ⊙ r_E / √(1 − p)
+// The masks go on the numerator only; the denominator D = A E stays
+// undropped (the code computes D before its dropout), so O is an unbiased
+// estimate of the undropped O for fixed D, and a dropped term is not
+// renormalised away. r_A is drawn per (sequence, head, query, key), as A is
+// a weight per token pair; r_E per (sequence, head, key, feature), the same
+// for every query, as E is a weight per key token and feature (the code
+// drops E once, before the product with A). Pairs computed directly (the
+// denominator's underflow guard) use the same masks: O = Σ_j p_j m_j v_j with
+// m_j = r_A,ij r_E,jk / (1 − p). The saved A and E, and hence export_maps and
+// the backward's softmax parts, are the undropped ones.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "attn/nn/attention.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/token_mixer.h"
 
 namespace attn::nn {
+
+// Attention dropout on one head's factors (see above): Ã [lq, lk] (row stride
+// lda) and Ẽ [lk, dh] (lde), already dropped, with their masks r_A (ldka) and
+// r_E (ldke) and the factor scale 1/√(1 − p) of a kept weight.
+struct FactorDropout {
+  const float* a = nullptr;
+  std::int64_t lda = 0;
+  const float* e = nullptr;
+  std::int64_t lde = 0;
+  const std::uint8_t* keep_a = nullptr;
+  std::int64_t ldka = 0;
+  const std::uint8_t* keep_e = nullptr;
+  std::int64_t ldke = 0;
+  float scale = 1.0f;
+};
 
 // One head's feature-wise softmax in the factorised form, queries i < lq and
 // keys j < lk. a: [lq, lk] (row stride lda), the non-negative token2token
@@ -37,9 +69,11 @@ namespace attn::nn {
 // (ldi), 1/D — both 0 where D = A E is below 2^-64: where a row or feature has
 // no key, or where the shifted E underflowed at the keys it has (the mixer then
 // computes the pair directly). scratch: grown as needed, reused across calls.
+// drop (attention dropout): O = (Ã (v ⊙ Ẽ)) ⊘ (A E).
 void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                       const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
-                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch);
+                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch,
+                      const FactorDropout* drop = nullptr);
 
 // Its backward (§4.4) given dout: [lq, dh] (lddo) and the forward's o, inv_d.
 // Accumulates da: [lq, lk] (ldda), de: [lk, dh] (ldde), dv: [lk, dh] (lddv).
@@ -47,7 +81,8 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
                                const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
                                std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
                                std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
-                               float* dv, std::int64_t lddv, std::vector<float>& scratch);
+                               float* dv, std::int64_t lddv, std::vector<float>& scratch,
+                               const FactorDropout* drop = nullptr);
 
 class FastDisaMixer final : public TokenMixer {
  public:
@@ -67,6 +102,9 @@ class FastDisaMixer final : public TokenMixer {
     float* inv_d = nullptr;    // [B·T, d] 1 / (A E); 0 where there is no key or the pair was computed directly
     float* gate = nullptr;     // [B·T, d] G (null without the gate); 0 on padded rows
     float* u = nullptr;        // [B·T, d] heads concatenated (== o without the gate); 0 on padded rows
+    // Attention dropout (inactive in evaluation or at p = 0), each factor with p_f = 1 − √(1 − p):
+    WeightDropout drop_a;  // r_A: rows (b, h, query) of T keys, laid out like t2t
+    WeightDropout drop_e;  // r_E: rows (b, h, key) of d_h features
     std::int64_t batch = 0, t = 0;
     const std::int32_t* lengths = nullptr;
   };
@@ -115,6 +153,7 @@ class FastDisaMixer final : public TokenMixer {
 
   std::int64_t d_ = 0, heads_ = 0, head_dim_ = 0;
   bool causal_ = false, gated_ = true, sigmoid_ = false;
+  float attention_dropout_ = 0.0f;
   Linear o_;
   Linear qkv_;  // view of q, k, v as one [3d, d] projection
   ParamId s1_weight_ = -1, s1_bias_ = -1, s2_weight_ = -1, s2_bias_ = -1;

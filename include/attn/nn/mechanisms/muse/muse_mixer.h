@@ -2,7 +2,8 @@
 // feeds global multi-head attention and the gated dynamic depth-wise
 // convolution cells in parallel; one output projection reads both:
 //   [Q K V] = X · [Wq; Wk; Wv]ᵀ + b                  (one GEMM)
-//   Att     = MHA(Q, K, V)                           (causal in the decoder)
+//   Att     = MHA(Q, K, V)                           (causal in the decoder; attention
+//                                                     dropout on its weights in training)
 //   Cmix    = Σ_i π_i · DynConv_{k_i}(V),  π = softmax(α)
 //   Y       = [Att ; Cmix] · Woᵀ + b_o               Wo: [d, 2d]
 // With no kernels (MUSE-simple) the mixer is exactly MHA: Y = Att · Woᵀ + b_o,
@@ -15,6 +16,7 @@
 // [H·k_i, d], "<name>.gate" [n], "<name>.o.weight" [d, 2d] (or [d, d]), "<name>.o.bias" [d];
 // MUSE-separate adds "<name>.conv_in.weight" [d, d] after q, k, v.
 #pragma once
+#include "attn/nn/attention.h"
 #include "attn/nn/mechanisms/muse/dynamic_conv.h"
 #include "attn/nn/linear.h"
 #include "attn/nn/token_mixer.h"
@@ -29,7 +31,8 @@ class MuseMixer final : public TokenMixer {
     const float* x = nullptr;  // [B·T, d]
     float* qkv = nullptr;      // [B·T, 3d]; V (the shared projection) at column 2d
     float* conv_in = nullptr;  // [B·T, d] the cells' own projection (MUSE-separate), else null
-    float* probs = nullptr;    // [B, H, T, T]
+    float* probs = nullptr;    // [B, H, T, T], undropped
+    WeightDropout drop;        // attention dropout on probs (inactive in evaluation or at p = 0)
     float* cat = nullptr;      // [B·T, width]: Att at column 0, Cmix at column d
     MultiScaleConv::Saved conv;
     std::int64_t batch = 0, t = 0;
@@ -59,6 +62,7 @@ class MuseMixer final : public TokenMixer {
   std::int64_t d_ = 0, heads_ = 0;
   bool causal_ = false;
   bool separate_ = false;  // cells read conv_in_ · x, not V
+  float attention_dropout_ = 0.0f;  // on the attention branch's weights, not the taps (muse_tap_dropout)
 
   Linear qkv_;  // view of q, k, v as one [3d, d] projection
   Linear conv_in_;  // [d, d], no bias (MUSE-separate only)
