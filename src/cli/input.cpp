@@ -1,5 +1,7 @@
 #include "input.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +15,9 @@ namespace attn::cli {
 std::vector<std::string> read_input(const std::string& path) {
   std::vector<std::string> lines;
   if (path.empty() || path == "-") {
+    struct stat status {};
+    require(::fstat(0, &status) != 0 || !S_ISDIR(status.st_mode),
+            "standard input is a directory; give a text file (e.g. < file.txt or -i file.txt)");
     std::string line;
     while (std::getline(std::cin, line)) {
       text::strip_cr(line);
@@ -21,6 +26,7 @@ std::vector<std::string> read_input(const std::string& path) {
   } else {
     std::error_code ec;
     require(std::filesystem::exists(path, ec), path + ": no such file; check the path");
+    require(!std::filesystem::is_directory(path, ec), path + ": is a directory; give a text file, one sentence per line");
     std::FILE* f = std::fopen(path.c_str(), "rb");
     require(f != nullptr, path + ": cannot be read (permissions?)");
     std::string line;

@@ -49,6 +49,11 @@ int run(TrainFlags& f) {
   o.train_tgt = pick(f.train_tgt, f.train_prefix, f.tgt_lang, "train", "tgt");
   o.valid_src = pick(f.valid_src, f.valid_prefix, f.src_lang, "valid", "src");
   o.valid_tgt = pick(f.valid_tgt, f.valid_prefix, f.tgt_lang, "valid", "tgt");
+  // A copy task trains without a word of complaint and is never what was meant.
+  std::error_code same_error;
+  require(o.train_src != o.train_tgt && !std::filesystem::equivalent(o.train_src, o.train_tgt, same_error),
+          "the source and target training files are the same file (" + o.train_src.string() +
+              "); give the target language with --tgt (e.g. --src de --tgt en)");
   model::ModelConfig& c = o.model;
   c = model::preset(f.arch);
   if (f.layers > 0) c.enc_layers = c.dec_layers = f.layers;

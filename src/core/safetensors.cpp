@@ -373,7 +373,9 @@ struct Reader {
 SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   const Reader reader{path};
   FileDescriptor file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is rejected below);
+  // a regular file reads the same with it.
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file.fd < 0) {
     if (errno == ENOENT) throw Error(path.string() + ": no such file; check the path");
     throw Error("cannot read " + path.string() + ": " + std::strerror(errno));

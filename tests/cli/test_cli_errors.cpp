@@ -50,7 +50,36 @@ TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
   require_user_error(run_attn("train" + ok + " --norm sideways"), "--norm");
   require_user_error(run_attn("train" + ok + " --arch lstm"), "--arch lstm");
   require_user_error(run_attn("train --valid x"), "--train");
+  // --src equal to --tgt would train a copy model: refused.
+  require_user_error(run_attn("train --train " + (d.path() / "ok").string() + " --src src --tgt src" + valid + save),
+                     "the source and target training files are the same file");
   REQUIRE_FALSE(fs::exists(d.path() / "run" / "last.attn"));
+}
+
+TEST_CASE("cli: a directory or a FIFO where a file belongs gets one line and exit status 2, never a hang",
+          "[cli]") {
+  Dir d;
+  const std::string dir = d.path().string();
+  require_user_error(run_attn("translate -m " + dir + "/none.attn -i " + dir), "none.attn");  // the model first
+  // A model file that exists, so the input is what fails.
+  const auto model = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz" / "seeds" / "model_file" / "tiny.attn";
+  REQUIRE(fs::exists(model));
+  require_user_error(run_attn("translate -m " + model.string() + " -i " + dir), "is a directory");
+  require_user_error(run_attn("attend -m " + model.string() + " -i " + dir + " -o " + dir + "/m.json"), "is a directory");
+  {
+    const std::string err = (d.path() / "err.txt").string();
+    const int raw = std::system((std::string(std::getenv("ATTN_BIN")) + " translate -m " + model.string() + " <" + dir +
+                                 " >/dev/null 2>" + err).c_str());
+    REQUIRE(WIFEXITED(raw));
+    REQUIRE(WEXITSTATUS(raw) == 2);
+    REQUIRE(d.read("err.txt").find("standard input is a directory") != std::string::npos);
+  }
+  REQUIRE_FALSE(fs::exists(d.path() / "m.json"));
+  // A FIFO as the model: rejected at once (timeout: a hang fails the test instead of stalling the suite).
+  const std::string fifo = (d.path() / "model.fifo").string();
+  REQUIRE(std::system(("mkfifo " + fifo).c_str()) == 0);
+  require_user_error(run_attn("info " + fifo, "", "timeout 20 "), "not a regular file");
+  require_user_error(run_attn("translate -m " + fifo, "hello\n", "timeout 20 "), "not a regular file");
 }
 
 TEST_CASE("cli: bad model files get one line and exit status 2", "[cli]") {
