@@ -77,6 +77,18 @@ inline double weighted_sum(const float* y, const std::vector<float>& w) {
 // and initialises the parameters, then moves the zero- and one-initialised
 // ones (biases, norm gains, gate logits) by up to ±spread, so that their
 // gradients are exercised too.
+// The spec of one mixer: a mechanism (nn/mechanism.h) with its options by key.
+inline nn::MixerSpec mixer_spec(const std::string& mechanism, std::int64_t d, std::int64_t heads, bool causal,
+                                nlohmann::json options = nlohmann::json::object()) {
+  nn::MixerSpec spec;
+  spec.mechanism = mechanism;
+  spec.d = d;
+  spec.heads = heads;
+  spec.causal = causal;
+  spec.options = std::move(options);
+  return spec;
+}
+
 struct LayerFixture {
   nn::ParamStore params;
   Arena arena;

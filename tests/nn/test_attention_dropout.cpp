@@ -31,13 +31,7 @@ struct Case {
 };
 
 MixerSpec spec_of(const char* mechanism, bool causal, nlohmann::json options = nlohmann::json::object()) {
-  MixerSpec spec;
-  spec.mechanism = mechanism;
-  spec.d = 8;
-  spec.heads = 2;
-  spec.causal = causal;
-  spec.options = std::move(options);
-  return spec;
+  return test::mixer_spec(mechanism, 8, 2, causal, std::move(options));
 }
 
 // Every mixer, in the variants whose dropout code differs.

@@ -408,13 +408,8 @@ using Fixture = attn::test::LayerFixture;
 
 MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std::int64_t head_window, bool causal,
                     const std::string& head_boundary = "drop") {
-  MixerSpec spec;
-  spec.mechanism = "csan";
-  spec.d = d;
-  spec.heads = heads;
-  spec.options = {{"csan_window", window}, {"csan_head_window", head_window}, {"csan_head_boundary", head_boundary}};
-  spec.causal = causal;
-  return spec;
+  return test::mixer_spec("csan", d, heads, causal,
+                          {{"csan_window", window}, {"csan_head_window", head_window}, {"csan_head_boundary", head_boundary}});
 }
 
 }  // namespace

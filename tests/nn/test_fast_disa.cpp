@@ -22,13 +22,7 @@ namespace {
 using Fixture = attn::test::LayerFixture;
 
 MixerSpec disa_spec(std::int64_t d, std::int64_t heads, bool causal, bool gate, const std::string& t2t) {
-  MixerSpec spec;
-  spec.mechanism = "fastdisa";
-  spec.d = d;
-  spec.heads = heads;
-  spec.causal = causal;
-  spec.options = {{"disa_gate", gate}, {"disa_t2t", t2t}};
-  return spec;
+  return test::mixer_spec("fastdisa", d, heads, causal, {{"disa_gate", gate}, {"disa_t2t", t2t}});
 }
 
 bool allowed(const MixerSpec& spec, std::int64_t h, std::int64_t i, std::int64_t j) {

@@ -134,9 +134,7 @@ TEST_CASE("encoder and decoder layers, pre- and post-norm, sequential and parall
     INFO("pre_norm " << pre << ", parallel " << parallel);
     Fixture f;
     const LayerShape shape{8, 2, 12, 0.0f, 0.0f, pre, parallel};
-    MixerSpec mixer;
-    mixer.d = 8;
-    mixer.heads = 2;
+    const MixerSpec mixer = test::mixer_spec("mha", 8, 2, false);
     EncoderLayer enc;
     enc.declare(f.params, "enc", shape, mixer);
     DecoderLayer dec;

@@ -140,14 +140,9 @@ Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vec
 
 MixerSpec muse_spec(std::int64_t d, std::int64_t heads, std::vector<std::int64_t> kernels, bool causal,
                     float tap_dropout = 0.0f, bool separate = false) {
-  MixerSpec spec;
-  spec.mechanism = "muse";
-  spec.d = d;
-  spec.heads = heads;
-  spec.options = {{"muse_kernels", std::move(kernels)}, {"muse_tap_dropout", tap_dropout},
-                  {"muse_separate_projection", separate}};
-  spec.causal = causal;
-  return spec;
+  return test::mixer_spec("muse", d, heads, causal,
+                          {{"muse_kernels", std::move(kernels)}, {"muse_tap_dropout", tap_dropout},
+                           {"muse_separate_projection", separate}});
 }
 
 // Zero weights on padded rows: their outputs are not part of any loss.
