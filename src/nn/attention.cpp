@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "attn/core/scratch.h"
 #include "attn/kernels/dropout.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/softmax.h"
@@ -54,8 +55,9 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
   {
-    std::vector<std::int32_t> valid(static_cast<std::size_t>(Tq));
-    std::vector<float> dropped(static_cast<std::size_t>(drop.active() ? Tq * Tk : 0));  // [lq, Tk]: probs ⊙ keep / (1 − p)
+    const std::span<std::int32_t> valid = thread_scratch<std::int32_t>(static_cast<std::size_t>(Tq));
+    // [lq, Tk]: probs ⊙ keep / (1 − p)
+    const std::span<float> dropped = thread_scratch<float>(static_cast<std::size_t>(drop.active() ? Tq * Tk : 0));
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -89,9 +91,11 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
   {
-    std::vector<std::int32_t> valid(static_cast<std::size_t>(Tq));
-    std::vector<float> dp(static_cast<std::size_t>(Tq * Tk));  // [lq, Tk]: ∂L/∂probs, then ∂L/∂scores
-    std::vector<float> dropped(static_cast<std::size_t>(drop.active() ? Tq * Tk : 0));  // [lq, Tk]: the forward's
+    const std::span<std::int32_t> valid = thread_scratch<std::int32_t>(static_cast<std::size_t>(Tq));
+    // [lq, Tk]: ∂L/∂probs, then ∂L/∂scores
+    const std::span<float> dp = thread_scratch<float>(static_cast<std::size_t>(Tq * Tk));
+    // [lq, Tk]: the forward's dropped probs, again
+    const std::span<float> dropped = thread_scratch<float>(static_cast<std::size_t>(drop.active() ? Tq * Tk : 0), 1);
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
