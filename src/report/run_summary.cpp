@@ -9,6 +9,7 @@
 #include <regex>
 #include <sstream>
 
+#include "attn/core/dir_lock.h"
 #include "attn/core/error.h"
 #include "attn/core/format.h"
 #include "attn/model/model_file.h"
@@ -215,13 +216,17 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
     } else if (any && log.end_reason.empty() && facts.log_after_checkpoint) {
       const std::string at = "update " + std::to_string(s.updates.value_or(0)) + ", " +
                              format_duration(s.elapsed_s.value_or(0.0)) + " of training";
-      if (facts.log_age_s < kInProgressAgeS) {
+      const bool live = facts.lock == RunFacts::Lock::none ? facts.log_age_s < kInProgressAgeS
+                                                           : facts.lock == RunFacts::Lock::held;
+      if (live) {
         s.in_progress = true;
         s.notes.push_back("in progress: the numbers are as of " + at + " (the log was written " +
                           format_fixed(std::max(0.0, facts.log_age_s), 0) + " s ago)");
       } else {
-        s.notes.push_back("the log goes on past the last checkpoint: the run stopped at " + at +
-                          " without saving (killed?); attn train with the same --save-dir resumes it");
+        s.notes.push_back("stopped without an end record at " + at +
+                          (facts.lock == RunFacts::Lock::free ? " (no process holds its attn.lock)" : "") +
+                          ": killed, or its machine stopped; attn train with the same --save-dir resumes it "
+                          "from its last checkpoint");
       }
     }
   }
@@ -342,6 +347,8 @@ RunSummary read_run(const fs::path& dir) {
       log = parse_log(read_text(log_path));
       facts.has_log = true;
       facts.log_age_s = age_seconds(fs::last_write_time(log_path));
+      if (fs::exists(dir / "attn.lock"))
+        facts.lock = DirLock::holder(dir) ? RunFacts::Lock::held : RunFacts::Lock::free;
     } catch (const Error& e) {
       facts.notes.push_back(e.what());
     }

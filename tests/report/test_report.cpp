@@ -25,6 +25,7 @@
 #include "browser.h"
 #include "attn/core/progress.h"
 #include "attn/model/model_file.h"
+#include "attn/core/dir_lock.h"
 #include "attn/report/comparison.h"
 #include "attn/report/report_page.h"
 #include "attn/report/run_summary.h"
@@ -375,6 +376,26 @@ TEST_CASE("report: the table and the plotted points equal the logs of two synthe
   REQUIRE(left == std::vector<std::string>{"report.html"});  // no temporary left behind
 }
 
+TEST_CASE("report: the save dir's lock tells a live run from a killed one, whatever the log's age", "[report]") {
+  test::ScratchDir dir;
+  std::vector<json> train;
+  for (int u = 1; u <= 6; ++u) train.push_back(train_line(u, true));
+  const fs::path dead = dir.path() / "dead", live = dir.path() / "live";
+  for (const fs::path& run : {dead, live}) {
+    fs::create_directories(run);
+    write_file(run / "log.jsonl", lines_of(train));
+  }
+  { DirLock released(dead); }  // a killed trainer's lock file: there, held by nobody
+  fs::last_write_time(live / "log.jsonl", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  const DirLock holding(live);  // a trainer that has not logged for two hours but runs
+  const std::vector<report::RunSummary> runs = report::read_runs({dead, live});
+  INFO(notes_of(runs[0]) << " | " << notes_of(runs[1]));
+  REQUIRE_FALSE(runs[0].in_progress);  // its log is seconds old, but no process holds its lock
+  REQUIRE(has_note(runs[0], "no process holds its attn.lock"));
+  REQUIRE(runs[1].in_progress);
+  REQUIRE(has_note(runs[1], "in progress"));
+}
+
 TEST_CASE("report: runs without validation, in progress, with corrupt, empty or no log get notes, not a crash",
           "[report]") {
   test::ScratchDir dir;
@@ -423,7 +444,7 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
   REQUIRE(has_note(runs[4], "no log.jsonl"));
   REQUIRE(has_note(runs[4], "best.attn"));  // the broken model file is named
   REQUIRE(runs[4].arch.empty());
-  REQUIRE(has_note(runs[5], "without saving"));
+  REQUIRE(has_note(runs[5], "stopped without an end record"));
   REQUIRE_FALSE(runs[5].in_progress);
 
   const std::string page = report::report_page(runs);

@@ -82,6 +82,10 @@ struct RunFacts {
   // is still going (or was killed).
   double log_age_s = 0.0;
   bool log_after_checkpoint = false;
+  // SAVE_DIR/attn.lock (core/dir_lock.h): held while attn train runs, so it
+  // tells a live run from a killed one. Runs older than the lock have none;
+  // for them the log's age decides.
+  enum class Lock { none, held, free } lock = Lock::none;
   std::string arch;                       // "" unknown
   std::optional<std::int64_t> parameters;
   std::string model_file;                 // where arch and parameters came from
