@@ -104,6 +104,20 @@ for keep in "$out" ${archive:+"$archive"}; do
   done
 done
 
+# Runs a command in the background and forwards SIGINT/SIGTERM to it, so a
+# kill of this script reaches attn train (which then saves a resumable
+# checkpoint) instead of leaving it running on its own; returns its status.
+run_child() {
+  "$@" &
+  local pid=$! status
+  trap 'kill -TERM "$pid" 2>/dev/null' INT TERM
+  wait "$pid"
+  status=$?
+  while kill -0 "$pid" 2>/dev/null; do wait "$pid"; status=$?; done  # a signal interrupted wait: let it finish
+  trap - INT TERM
+  return "$status"
+}
+
 # One (arch, seed) run, every step skipped when its file exists.
 run_one() {
   local arch=$1 seed=$2 run=$out/$1/seed$2 kept=${archive:+$archive/$1/seed$2}
@@ -116,7 +130,7 @@ run_one() {
   if [ -n "$updates" ]; then budget=(--max-updates "$updates"); else budget=(--max-time "$minutes"); fi
   if [ ! -f "$run/train.done" ]; then
     echo "== $arch seed $seed: training ($run)"
-    "$attn" train --train "$data/train" --valid "$data/valid" --src "$src" --tgt "$tgt" --arch "$arch" \
+    run_child "$attn" train --train "$data/train" --valid "$data/valid" --src "$src" --tgt "$tgt" --arch "$arch" \
       --seed "$seed" --save-dir "$run" --threads "$threads" --keep-last 5 --log-every 50 --quiet \
       "${budget[@]}" "${extra[@]}" 2>>"$run/train.log" || {
       local status=$?
