@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "attn/core/error.h"
-#include "attn/nn/map_json.h"
 
 namespace attn::nn {
 
