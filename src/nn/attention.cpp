@@ -142,33 +142,56 @@ Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, 
 
 void MultiHeadAttention::declare(ParamStore& params, const std::string& name, std::int64_t dim,
                                  std::int64_t num_heads) {
+  declare_projections(params, name, dim, num_heads);
+  o.declare(params, name + ".o", d, d);
+}
+
+void MultiHeadAttention::declare_projections(ParamStore& params, const std::string& name, std::int64_t dim,
+                                             std::int64_t num_heads) {
   d = dim;
   heads = num_heads;
   qkv = declare_qkv(params, name, d, &q, &k, &v);
-  o.declare(params, name + ".o", d, d);
   kv = {k.weight, k.bias, d, 2 * d};
 }
 
 MultiHeadAttention::Saved MultiHeadAttention::forward_self(StepContext& ctx, const float* x, float* y,
                                                            std::int64_t batch, std::int64_t t,
                                                            const std::int32_t* lengths, bool causal) const {
+  Saved s = attend_self(ctx, x, ctx.arena.alloc(batch * t * d), d, batch, t, lengths, causal);
+  o.forward(ctx.params, s.context, y, batch * t);
+  return s;
+}
+
+MultiHeadAttention::Saved MultiHeadAttention::attend_self(StepContext& ctx, const float* x, float* context,
+                                                          std::int64_t ld, std::int64_t batch, std::int64_t t,
+                                                          const std::int32_t* lengths, bool causal) const {
   Saved s;
   s.x = x;
   s.dims = {batch, heads, d / heads, t, t};
   s.q_len = s.k_len = lengths;
   s.causal = causal;
-  const std::int64_t rows = batch * t;
-  s.qkv = ctx.arena.alloc(rows * 3 * d);
+  const std::int64_t rows = batch * t, stride = 3 * d;
+  s.qkv = ctx.arena.alloc(rows * stride);
   qkv.forward(ctx.params, x, s.qkv, rows);
   s.probs = ctx.arena.alloc(batch * heads * t * t);
-  s.context = ctx.arena.alloc(rows * d);
-  const std::int64_t stride = 3 * d;
+  s.context = context;
   s.drop = weight_dropout(ctx, attention_dropout, batch * heads * t, t);
   attention_forward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
-                    {s.qkv + 2 * d, stride, t * stride}, {s.context, d, t * d}, s.probs, lengths, lengths, causal,
+                    {s.qkv + 2 * d, stride, t * stride}, {context, ld, t * ld}, s.probs, lengths, lengths, causal,
                     s.drop);
-  o.forward(ctx.params, s.context, y, rows);
   return s;
+}
+
+float* MultiHeadAttention::attend_self_backward(StepContext& ctx, const Saved& s, const float* dcontext,
+                                                std::int64_t ld) const {
+  const std::int64_t tq = s.dims.tq, stride = 3 * d;
+  float* dqkv = ctx.arena.alloc_zeroed(s.dims.batch * tq * stride);  // [B·T, 3d]
+  float* dctx = const_cast<float*>(dcontext);  // HeadsView is shared by readers and writers; not written here
+  attention_backward(s.dims, {s.qkv, stride, tq * stride}, {s.qkv + d, stride, tq * stride},
+                     {s.qkv + 2 * d, stride, tq * stride}, s.probs, {dctx, ld, tq * ld}, {dqkv, stride, tq * stride},
+                     {dqkv + d, stride, tq * stride}, {dqkv + 2 * d, stride, tq * stride}, s.q_len, s.k_len, s.causal,
+                     s.drop);
+  return dqkv;
 }
 
 MultiHeadAttention::Saved MultiHeadAttention::forward_cross(StepContext& ctx, const float* x, const float* memory,
@@ -201,13 +224,7 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
   o.backward(ctx.params, s.context, dy, dcontext, B * tq);
   HeadsView gout{dcontext, d, tq * d};
   if (!s.memory) {
-    const std::int64_t stride = 3 * d;
-    float* dqkv = ctx.arena.alloc_zeroed(B * tq * stride);
-    attention_backward(s.dims, {s.qkv, stride, tq * stride}, {s.qkv + d, stride, tq * stride},
-                       {s.qkv + 2 * d, stride, tq * stride}, s.probs, gout, {dqkv, stride, tq * stride},
-                       {dqkv + d, stride, tq * stride}, {dqkv + 2 * d, stride, tq * stride}, s.q_len, s.k_len,
-                       s.causal, s.drop);
-    qkv.backward(ctx.params, s.x, dqkv, dx, B * tq);
+    qkv.backward(ctx.params, s.x, attend_self_backward(ctx, s, dcontext, d), dx, B * tq);
   } else {
     float* kvp = s.qkv + B * tq * d;
     float* dq = ctx.arena.alloc_zeroed(B * tq * d);
@@ -222,18 +239,24 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
 
 void MultiHeadAttention::step_self(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t,
                                    float* cache, std::int64_t t_max) const {
+  float* context = ctx.arena.alloc(n * d);
+  attend_step(ctx, x, n, t, cache, 2 * d, t_max, context, d);
+  o.forward(ctx.params, context, y, n);
+}
+
+float* MultiHeadAttention::attend_step(StepContext& ctx, const float* x, std::int64_t n, std::int64_t t, float* cache,
+                                       std::int64_t cw, std::int64_t t_max, float* context, std::int64_t ld) const {
   float* proj = ctx.arena.alloc(n * 3 * d);  // [N, 3d]
   qkv.forward(ctx.params, x, proj, n);
   for (std::int64_t i = 0; i < n; ++i)
-    std::memcpy(cache + (i * t_max + t) * 2 * d, proj + i * 3 * d + d, sizeof(float) * 2 * d);
+    std::memcpy(cache + (i * t_max + t) * cw, proj + i * 3 * d + d, sizeof(float) * 2 * d);
   std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1), k_len(static_cast<std::size_t>(n),
                                                                          static_cast<std::int32_t>(t + 1));
-  float* context = ctx.arena.alloc(n * d);
   float* probs = ctx.arena.alloc(n * heads * (t + 1));  // [N, H, 1, t+1]
   const AttentionDims dims{n, heads, d / heads, 1, t + 1};
-  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, 2 * d, t_max * 2 * d}, {cache + d, 2 * d, t_max * 2 * d},
-                    {context, d, d}, probs, q_len.data(), k_len.data(), false);
-  o.forward(ctx.params, context, y, n);
+  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw},
+                    {context, ld, ld}, probs, q_len.data(), k_len.data(), false);
+  return proj;
 }
 
 void MultiHeadAttention::step_cross(StepContext& ctx, const float* x, float* y, std::int64_t sentences,

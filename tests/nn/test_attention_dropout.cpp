@@ -73,7 +73,7 @@ struct Drawn {
 Drawn masks_of(const TokenMixer::Saved& saved) {
   if (auto* s = dynamic_cast<const MhaMixer::Saved*>(&saved)) return {{&s->attn.drop}};
   if (auto* s = dynamic_cast<const CsanMixer::Saved*>(&saved)) return {{&s->drop}};
-  if (auto* s = dynamic_cast<const MuseMixer::Saved*>(&saved)) return {{&s->drop}};
+  if (auto* s = dynamic_cast<const MuseMixer::Saved*>(&saved)) return {{&s->attn.drop}};
   if (auto* s = dynamic_cast<const FastDisaMixer::Saved*>(&saved)) return {{&s->drop_a, &s->drop_e}};
   FAIL("unknown mixer");
   return {};

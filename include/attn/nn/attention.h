@@ -94,6 +94,9 @@ struct MultiHeadAttention {
   Linear kv;   // view of k, v as one [2d, d] projection
 
   void declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads);
+  // q, k and v only, for a mixer whose own output projection reads more than
+  // the attention (MUSE declares it after its convolutions); o stays unset.
+  void declare_projections(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads);
 
   struct Saved {
     const float* x = nullptr;       // [B·Tq, d] query input
@@ -116,6 +119,21 @@ struct MultiHeadAttention {
                       std::int64_t tq, std::int64_t tk, const std::int32_t* q_len, const std::int32_t* k_len) const;
   // Accumulates dx: [B·Tq, d] and, for cross, dmemory: [B·Tk, d].
   void backward(StepContext& ctx, const Saved& saved, const float* dy, float* dx, float* dmemory) const;
+
+  // The same, up to the output projection, for mixers that put more beside
+  // the attention (MUSE): context rows of stride ld (written) hold the
+  // attended values; Saved.context points at them.
+  Saved attend_self(StepContext& ctx, const float* x, float* context, std::int64_t ld, std::int64_t batch,
+                    std::int64_t t, const std::int32_t* lengths, bool causal) const;
+  // Its backward from dcontext (rows of stride ld) to the projections:
+  // returns dqkv [B·T, 3d] (arena); the caller adds its own paths into V's
+  // part, then runs qkv.backward.
+  float* attend_self_backward(StepContext& ctx, const Saved& saved, const float* dcontext, std::int64_t ld) const;
+  // One decoding step up to the output projection: appends this position's
+  // k, v to cache (rows of width cw: k at 0, v at d), writes context rows of
+  // stride ld, and returns the projections [N, 3d] (arena).
+  float* attend_step(StepContext& ctx, const float* x, std::int64_t n, std::int64_t t, float* cache, std::int64_t cw,
+                     std::int64_t t_max, float* context, std::int64_t ld) const;
 
   // Incremental decoding, N hypotheses at position t. x: [N, d] → y: [N, d].
   // Self: appends this position's k, v to cache [N, t_max, 2d], attends keys 0..t.

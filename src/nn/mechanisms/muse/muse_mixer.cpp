@@ -12,13 +12,14 @@ namespace attn::nn {
 
 MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal),
-      separate_(option_value<bool>(spec, "muse_separate_projection")), attention_dropout_(spec.attention_dropout) {
+      separate_(option_value<bool>(spec, "muse_separate_projection")) {
   const auto kernels = option_value<std::vector<std::int64_t>>(spec, "muse_kernels");
   separate_ = separate_ && !kernels.empty();
   require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
                                                         std::to_string(heads_) +
                                                         "; choose heads that divide the dimension");
-  qkv_ = declare_qkv(params, name, d_);
+  attn_.declare_projections(params, name, d_, heads_);
+  attn_.attention_dropout = spec.attention_dropout;
   if (separate_) conv_in_.declare(params, name + ".conv_in", d_, d_, /*with_bias=*/false);
   conv_.declare(params, name, d_, heads_, kernels, causal_, option_value<float>(spec, "muse_tap_dropout"));
   o_.declare(params, name + ".o", width(), d_);
@@ -28,28 +29,20 @@ std::unique_ptr<TokenMixer::Saved> MuseMixer::forward(StepContext& ctx, const fl
                                                       std::int64_t batch, std::int64_t t,
                                                       const std::int32_t* lengths) const {
   auto s = std::make_unique<Saved>();
-  s->x = x;
   s->batch = batch;
   s->t = t;
   s->lengths = lengths;
-  const std::int64_t rows = batch * t, d = d_, w = width(), stride = 3 * d;
-  s->qkv = ctx.arena.alloc(rows * stride);  // [B·T, 3d]
-  qkv_.forward(ctx.params, x, s->qkv, rows);
-  s->probs = ctx.arena.alloc(batch * heads_ * t * t);
+  const std::int64_t rows = batch * t, d = d_, w = width();
   s->cat = ctx.arena.alloc(rows * w);  // [B·T, width]
-  const AttentionDims dims{batch, heads_, d / heads_, t, t};
-  s->drop = weight_dropout(ctx, attention_dropout_, batch * heads_ * t, t);
-  attention_forward(dims, {s->qkv, stride, t * stride}, {s->qkv + d, stride, t * stride},
-                    {s->qkv + 2 * d, stride, t * stride}, {s->cat, w, t * w}, s->probs, lengths, lengths, causal_,
-                    s->drop);
+  s->attn = attn_.attend_self(ctx, x, s->cat, w, batch, t, lengths, causal_);
   // The conv cells read the same V as attention, in place (or their own projection).
   if (separate_) {
     s->conv_in = ctx.arena.alloc(rows * d);  // [B·T, d]
     conv_in_.forward(ctx.params, x, s->conv_in, rows);
   }
   if (!conv_.empty()) {
-    const float* v = separate_ ? s->conv_in : s->qkv + 2 * d;  // rows of stride ldv
-    const std::int64_t ldv = separate_ ? d : stride;
+    const float* v = separate_ ? s->conv_in : s->attn.qkv + 2 * d;  // rows of stride ldv
+    const std::int64_t ldv = separate_ ? d : 3 * d;
     s->conv = conv_.forward(ctx, v, ldv, batch, t, lengths, s->cat + d, w);
   }
   o_.forward(ctx.params, s->cat, y, rows);
@@ -61,59 +54,44 @@ void MuseMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const
   const std::int64_t t = s.t, rows = s.batch * t, d = d_, w = width(), stride = 3 * d;
   float* dcat = ctx.arena.alloc_zeroed(rows * w);  // [B·T, width]: dAtt | dCmix
   o_.backward(ctx.params, s.cat, dy, dcat, rows);
-  float* dqkv = ctx.arena.alloc_zeroed(rows * stride);  // [B·T, 3d]
-  const AttentionDims dims{s.batch, heads_, d / heads_, t, t};
-  attention_backward(dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
-                     {s.qkv + 2 * d, stride, t * stride}, s.probs, {dcat, w, t * w}, {dqkv, stride, t * stride},
-                     {dqkv + d, stride, t * stride}, {dqkv + 2 * d, stride, t * stride}, s.lengths, s.lengths,
-                     causal_, s.drop);
+  float* dqkv = attn_.attend_self_backward(ctx, s.attn, dcat, w);  // [B·T, 3d]
   // V's gradient: attention values (above), then every cell's data and filter-generator paths
   // (MUSE-separate: those go to the cells' own input and on through Wc into dx).
+  const float* x = s.attn.x;
   if (separate_) {
     float* dconv_in = ctx.arena.alloc_zeroed(rows * d);  // [B·T, d]
     conv_.backward(ctx, s.conv, s.conv_in, d, s.batch, t, s.lengths, dcat + d, w, dconv_in, d);
-    conv_in_.backward(ctx.params, s.x, dconv_in, dx, rows);
+    conv_in_.backward(ctx.params, x, dconv_in, dx, rows);
   } else if (!conv_.empty()) {
-    conv_.backward(ctx, s.conv, s.qkv + 2 * d, stride, s.batch, t, s.lengths, dcat + d, w, dqkv + 2 * d, stride);
+    conv_.backward(ctx, s.conv, s.attn.qkv + 2 * d, stride, s.batch, t, s.lengths, dcat + d, w, dqkv + 2 * d,
+                   stride);
   }
-  qkv_.backward(ctx.params, s.x, dqkv, dx, rows);
+  attn_.qkv.backward(ctx.params, x, dqkv, dx, rows);
 }
 
 void MuseMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n, std::int64_t t, float* cache,
                      std::int64_t t_max) const {
   if (!causal_) throw std::logic_error("MuseMixer::step on a non-causal (encoder) mixer");
   const std::int64_t d = d_, w = width(), cw = cache_width();
-  float* proj = ctx.arena.alloc(n * 3 * d);  // [N, 3d]
-  qkv_.forward(ctx.params, x, proj, n);
-  float* conv_in = nullptr;  // [N, d] (MUSE-separate)
-  if (separate_) {
-    conv_in = ctx.arena.alloc(n * d);
-    conv_in_.forward(ctx.params, x, conv_in, n);
-  }
-  for (std::int64_t i = 0; i < n; ++i) {
-    float* entry = cache + (i * t_max + t) * cw;
-    std::memcpy(entry, proj + i * 3 * d + d, sizeof(float) * 2 * d);
-    if (separate_) std::memcpy(entry + 2 * d, conv_in + i * d, sizeof(float) * d);
-  }
-  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1),
-      k_len(static_cast<std::size_t>(n), static_cast<std::int32_t>(t + 1));
   float* cat = ctx.arena.alloc(n * w);  // [N, width]
-  float* probs = ctx.arena.alloc(n * heads_ * (t + 1));
-  const AttentionDims dims{n, heads_, d / heads_, 1, t + 1};
-  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw}, {cat, w, w},
-                    probs, q_len.data(), k_len.data(), false);
+  const float* proj = attn_.attend_step(ctx, x, n, t, cache, cw, t_max, cat, w);  // [N, 3d]
   // Causal conv over the cached v (or cells' input) of positions t−k+1 … t.
-  if (separate_)
+  if (separate_) {
+    float* conv_in = ctx.arena.alloc(n * d);  // [N, d]
+    conv_in_.forward(ctx.params, x, conv_in, n);
+    for (std::int64_t i = 0; i < n; ++i)
+      std::memcpy(cache + (i * t_max + t) * cw + 2 * d, conv_in + i * d, sizeof(float) * d);
     conv_.step(ctx, conv_in, d, cache + 2 * d, cw, t_max, n, t, cat + d, w);
-  else
+  } else {
     conv_.step(ctx, proj + 2 * d, 3 * d, cache + d, cw, t_max, n, t, cat + d, w);
+  }
   o_.forward(ctx.params, cat, y, n);
 }
 
 MixerMaps MuseMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b) const {
   const Saved& s = static_cast<const Saved&>(saved);
   const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, s.t);
-  MixerMaps maps = maps_from_probs(s.probs, b, heads_, s.t, len);
+  MixerMaps maps = maps_from_probs(s.attn.probs, b, heads_, s.t, len);
   if (conv_.empty()) return maps;
   nlohmann::json kernel_sizes = nlohmann::json::array(), taps = nlohmann::json::array();
   for (std::size_t i = 0; i < conv_.cells.size(); ++i) {

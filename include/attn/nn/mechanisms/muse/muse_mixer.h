@@ -28,11 +28,10 @@ class MuseMixer final : public TokenMixer {
   MuseMixer(ParamStore& params, const std::string& name, const MixerSpec& spec);
 
   struct Saved final : TokenMixer::Saved {
-    const float* x = nullptr;  // [B·T, d]
-    float* qkv = nullptr;      // [B·T, 3d]; V (the shared projection) at column 2d
+    // The attention branch: x, qkv [B·T, 3d] (V, the shared projection, at
+    // column 2d), probs (undropped), its dropout, and context = cat.
+    MultiHeadAttention::Saved attn;
     float* conv_in = nullptr;  // [B·T, d] the cells' own projection (MUSE-separate), else null
-    float* probs = nullptr;    // [B, H, T, T], undropped
-    WeightDropout drop;        // attention dropout on probs (inactive in evaluation or at p = 0)
     float* cat = nullptr;      // [B·T, width]: Att at column 0, Cmix at column d
     MultiScaleConv::Saved conv;
     std::int64_t batch = 0, t = 0;
@@ -62,9 +61,10 @@ class MuseMixer final : public TokenMixer {
   std::int64_t d_ = 0, heads_ = 0;
   bool causal_ = false;
   bool separate_ = false;  // cells read conv_in_ · x, not V
-  float attention_dropout_ = 0.0f;  // on the attention branch's weights, not the taps (muse_tap_dropout)
 
-  Linear qkv_;  // view of q, k, v as one [3d, d] projection
+  // q, k, v and the attention itself (its o unused: o_ reads [Att ; Cmix]);
+  // its attention dropout acts on the branch's weights, not the taps (muse_tap_dropout).
+  MultiHeadAttention attn_;
   Linear conv_in_;  // [d, d], no bias (MUSE-separate only)
   MultiScaleConv conv_;
   Linear o_;    // [d, width]
