@@ -95,13 +95,13 @@ for k in $probes; do
   sets+=("$test.join$k")
 done
 set_prefix() { if [ "$1" = "$test" ]; then echo "$data/$1"; else echo "$out/data/$1"; fi; }
-# The references beside the runs (and the archive): attn report --refs DIR scores
-# the kept translations itself (by length, and paired tests between archs).
-for keep in "$out" ${archive:+"$archive"}; do
-  mkdir -p "$keep/refs"
-  for set in "${sets[@]}"; do
-    [ -f "$keep/refs/$set.$tgt" ] || cp "$(set_prefix "$set").$tgt" "$keep/refs/$set.$tgt"
-  done
+# The references beside the runs: attn report --refs OUT/refs scores the kept
+# translations itself (by length, and paired tests between archs). Never in the
+# archive: the corpus stays where --data is (it must not be committed); a fresh
+# checkout rebuilds OUT/refs by running this command again.
+mkdir -p "$out/refs"
+for set in "${sets[@]}"; do
+  [ -f "$out/refs/$set.$tgt" ] || cp "$(set_prefix "$set").$tgt" "$out/refs/$set.$tgt"
 done
 
 # Runs a command in the background and forwards SIGINT/SIGTERM to it, so a
@@ -191,4 +191,4 @@ for seed in $seeds; do
   done
 done
 [ ${#unfinished[@]} -eq 0 ] || { echo "compare: not finished: ${unfinished[*]}; rerun the same command to continue" >&2; exit 1; }
-echo "== all runs done: $out; attn report ${archive:-$out}/*/seed* --refs ${archive:-$out}/refs -o report.html"
+echo "== all runs done: $out; attn report ${archive:-$out}/*/seed* --refs $out/refs -o report.html"
