@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,19 @@
 #include "attn/core/threads.h"
 
 namespace attn::test {
+
+// A test that cannot run here says so (a tab-separated line) and returns: Catch2 v2 would count it
+// as passed, so tools/run-tests.sh reads these lines and counts it as skipped,
+// with the reason (say how to enable it).
+inline void report_skip(const std::string& reason) {
+  std::printf("attn-test-skipped\t%s\t%s\n", Catch::getResultCapture().getCurrentTestName().c_str(), reason.c_str());
+  std::fflush(stdout);
+}
+#define ATTN_SKIP(reason)                \
+  do {                                   \
+    ::attn::test::report_skip(reason);   \
+    return;                              \
+  } while (0)
 
 // Every ISA this CPU supports; the active ISA is restored afterwards.
 inline std::vector<Isa> supported_isas() {

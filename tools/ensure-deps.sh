@@ -5,6 +5,7 @@
 #   ensure-deps.sh twin    also python3-torch and numpy (the PyTorch twin in tools/)
 #   ensure-deps.sh fuzz    clang with libFuzzer and LLVM's OpenMP (make fuzz)
 #   ensure-deps.sh mpi     OpenMPI (make MPI=1, the [mpi] tests)
+#   ensure-deps.sh test-extras  OpenMPI and Chromium: make test runs the [mpi] and browser tests
 # As root it installs what is missing; otherwise it prints the exact apt-get line and fails.
 set -euo pipefail
 what=${1:-build}
@@ -26,9 +27,12 @@ if [ "$what" = fuzz ]; then
   ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || missing+=(libclang-rt-dev)
   ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || missing+=(libomp-dev)
 fi
-if [ "$what" = mpi ]; then
+if [ "$what" = mpi ] || [ "$what" = test-extras ]; then
   command -v mpicxx >/dev/null || missing+=(libopenmpi-dev)
   command -v mpirun >/dev/null || missing+=(openmpi-bin)
+fi
+if [ "$what" = test-extras ]; then
+  command -v chromium >/dev/null || missing+=(chromium)
 fi
 if [ "$what" = twin ]; then
   /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)

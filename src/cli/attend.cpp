@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <vector>
 
+#include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
@@ -33,9 +35,7 @@ struct AttendFlags {
 bool is_stdio(const std::string& path) { return path.empty() || path == "-"; }
 
 int run(const AttendFlags& f) {
-  require(f.search.beam >= 1, "--beam must be at least 1");
-  require(f.batch_size >= 1, "--batch-size must be at least 1");
-  require(f.max_input_len >= 1, "--max-input-len must be at least 1");
+  check_search_options(f.search);
   require(f.target.empty() || !f.beam_given,
           "--beam: with -t the given target is scored, nothing is searched; drop --beam or -t");
   require(f.target.empty() || !(is_stdio(f.input) && is_stdio(f.target)), "-i and -t cannot both read stdin");
@@ -100,8 +100,11 @@ int run(const AttendFlags& f) {
   progress.finish();
   if (json_writer) json_writer->finish();
   if (page_writer) page_writer->finish();
-  if (json_file) json_file->commit();
-  if (html_file) html_file->commit();
+  // Both or neither: a failed page leaves no new JSON file either.
+  std::vector<AtomicFile*> outputs;
+  for (std::optional<AtomicFile>* file : {&json_file, &html_file})
+    if (*file) outputs.push_back(&**file);
+  commit_together(outputs);
   std::string wrote;
   if (json_file) wrote += f.output;
   if (html_file) wrote += (wrote.empty() ? "" : " and ") + f.html;
@@ -130,16 +133,15 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--layers", f.layers, "layers to show: all, or indices like 0,2 or 1-3")->capture_default_str();
   sub->add_option("--heads", f.heads, "heads to show: all, or indices like 0,3")->capture_default_str();
   sub->add_option("--components", f.components, "any of encoder, decoder, cross (or all)")->capture_default_str();
-  sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")->capture_default_str();
-  sub->add_option("--beam", f.search.beam, "beam size (1: greedy)")->capture_default_str();
-  sub->add_option("--lenpen", f.search.lenpen, "length penalty: scores are divided by length^lenpen")
-      ->capture_default_str();
-  sub->add_option("--max-len-a", f.search.max_len_a, "output length limit a·source_length + b")->capture_default_str();
-  sub->add_option("--max-len-b", f.search.max_len_b, "output length limit a·source_length + b")->capture_default_str();
+  sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")->capture_default_str()
+      ->check(bounded(within(0, 9)));
+  add_search_options(*sub, f.search);
   sub->add_option("--batch-size", f.batch_size, "sentences processed (and held in memory) together")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 100000)));
   sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 100000)));
   sub->callback([&action, flags, sub] {
     flags->beam_given = sub->count("--beam") > 0;
     action = [flags] { return run(*flags); };

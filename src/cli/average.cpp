@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/model/model_file.h"
@@ -66,7 +67,8 @@ void add_average_command(CLI::App& app, CommonOptions& common, Action& action) {
   add_common_options(*sub, common);
   sub->add_option("inputs", flags->inputs, "model files, or one run directory with --last")->required();
   sub->add_option("-o,--output", flags->output, "the averaged model file")->required();
-  sub->add_option("--last", flags->last, "average the newest N ckpt.<update>.attn of the run directory");
+  sub->add_option("--last", flags->last, "average the newest N ckpt.<update>.attn of the run directory")
+      ->check(bounded(within(1, 1e6)));
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
 }
 

@@ -1,12 +1,32 @@
 #include <CLI/CLI.hpp>
 
+#include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
+#include "attn/core/error.h"
+#include "attn/decode/search.h"
 
 namespace attn::cli {
 
 void add_common_options(CLI::App& sub, CommonOptions& common) {
-  sub.add_option("--threads", common.threads, "OpenMP threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--threads", common.threads, "OpenMP threads (default: all cores)")->check(bounded(within(0, 4096)));
+}
+
+void add_search_options(CLI::App& sub, decode::SearchOptions& search) {
+  sub.add_option("--beam", search.beam, "beam size (1: greedy)")->capture_default_str()->check(bounded(within(1, 1000)));
+  sub.add_option("--lenpen", search.lenpen, "length penalty: scores are divided by length^lenpen")
+      ->capture_default_str()
+      ->check(bounded(within(0, 10)));
+  sub.add_option("--max-len-a", search.max_len_a, "output length limit a·source_length + b")
+      ->capture_default_str()
+      ->check(bounded(within(0, 1000)));
+  sub.add_option("--max-len-b", search.max_len_b, "output length limit a·source_length + b")
+      ->capture_default_str()
+      ->check(bounded(within(0, 100000)));
+}
+
+void check_search_options(const decode::SearchOptions& search) {
+  require(search.max_len_a > 0.0f || search.max_len_b >= 1.0f,
+          "--max-len-a 0 with --max-len-b below 1 leaves no room for any output word; raise either");
 }
 
 }  // namespace attn::cli

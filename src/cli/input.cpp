@@ -56,7 +56,8 @@ std::vector<std::vector<std::int32_t>> encode_lines(const text::Bpe& bpe, const 
   std::vector<std::vector<std::int32_t>> ids(lines.size());
   long truncated = 0, invalid = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (!text::valid_utf8(lines[i])) ++invalid;
+    // Read tolerantly, as invalid UTF-8 is: every line gets its translation (train refuses both: docs/reliability.md).
+    if (!text::valid_utf8(lines[i]) || lines[i].find('\0') != std::string::npos) ++invalid;
     ids[i] = bpe.encode(lines[i]);
     if (static_cast<std::int64_t>(ids[i].size()) > max_len) {
       ids[i].resize(static_cast<std::size_t>(max_len));
@@ -64,7 +65,7 @@ std::vector<std::vector<std::int32_t>> encode_lines(const text::Bpe& bpe, const 
     }
   }
   if (invalid)
-    std::fprintf(stderr, "attn: warning: %ld %s lines are not valid UTF-8; read as bytes\n", invalid, what.c_str());
+    std::fprintf(stderr, "attn: warning: %ld %s lines are not valid UTF-8 or hold NUL bytes; read as bytes\n", invalid, what.c_str());
   if (truncated)
     std::fprintf(stderr, "attn: warning: %ld %s lines longer than %ld subwords were truncated (%s)\n", truncated,
                  what.c_str(), long(max_len), flag.c_str());

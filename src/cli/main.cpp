@@ -6,34 +6,39 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
+#include <string>
 
 #include "attn/cli/commands.h"
+#include "attn/core/atomic_file.h"
 #include "attn/core/cpu.h"
 #include "attn/core/error.h"
 #include "attn/core/threads.h"
-#include "attn/version.h"
+
+namespace {
+
+// What to lower, in the flags of the command that ran out of memory.
+std::string out_of_memory_advice(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    const std::string& name = sub->get_name();
+    if (name == "train") return "try a smaller --max-tokens or a smaller model";
+    if (name == "translate") return "try a smaller --batch-size or --beam";
+    if (name == "attend") return "try a smaller --batch-size, fewer --layers/--heads, or fewer input lines";
+  }
+  return "try smaller inputs";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG, which our
   // writers report as one line, instead of the kernel killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
-  CLI::App app{
-      "attn: train, translate with and inspect sequence-to-sequence models built on MUSE, "
-      "convolutional self-attention and Fast-DiSA, beside a Transformer baseline. CPU only."};
-  app.set_version_flag("--version", std::string("attn ") + ATTN_VERSION);
-  app.require_subcommand(1);
-  app.fallthrough();
-
   attn::cli::CommonOptions common;
   attn::cli::Action action;
-  attn::cli::add_train_command(app, common, action);
-  attn::cli::add_translate_command(app, common, action);
-  attn::cli::add_attend_command(app, common, action);
-  attn::cli::add_score_command(app, common, action);
-  attn::cli::add_info_command(app, common, action);
-  attn::cli::add_average_command(app, common, action);
-  attn::cli::add_report_command(app, common, action);
+  const std::unique_ptr<CLI::App> app_owner = attn::cli::make_app(common, action);
+  CLI::App& app = *app_owner;
 
   auto is_command = [&app](const std::string& name) {
     for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
@@ -59,6 +64,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     attn::active_isa();  // refuse a bad ATTN_ISA before any work
+    attn::remove_temporaries_on_signals();  // Ctrl-C leaves no half-written output behind (train adds its own stop)
     attn::set_threads(common.threads);
     const int status = action ? action() : 2;
     // Whatever a command wrote to standard output must have arrived: a full
@@ -73,7 +79,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attn: error: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "attn: error: out of memory; try a smaller --max-tokens or model\n");
+    std::fprintf(stderr, "attn: error: out of memory; %s\n", out_of_memory_advice(app).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attn: internal error: %s (please report it)\n", e.what());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/eval/by_length.h"
@@ -217,13 +218,6 @@ int run_score(const ScoreArgs& args) {
             "the hypotheses (" + describe(path) + ") and references are empty: nothing to score");
   }
   const std::size_t segments = systems.front().size();
-  for (std::size_t i = 0; i < segments; ++i) {
-    bool any = false;
-    for (const auto& stream : references) any = any || !stream[i].empty();
-    require(any, "line " + std::to_string(i + 1) + " is empty in every reference file (" +
-                     describe(args.references.front()) + (references.size() > 1 ? ", ..." : "") +
-                     "); each line needs a non-empty reference");
-  }
   const eval::ReferenceCount nrefs = eval::count_references(references);
 
   if (args.sentence_level) {
@@ -338,16 +332,16 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->capture_default_str();
   CLI::Option* smooth_value =
       sub->add_option("--smooth-value", args->smooth_value_given, "Value for floor (default 0.1) or add-k (default 1)")
-          ->check(CLI::NonNegativeNumber);
+          ->check(bounded(within(0, 1e6)));
   sub->add_option("--chrf-char-order", args->chrf_char_order, "chrF character n-gram order")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 100)));
   sub->add_option("--chrf-word-order", args->chrf_word_order, "chrF word n-gram order (2: chrF++)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(0, 100)));
   sub->add_option("--chrf-beta", args->chrf_beta, "chrF recall weight beta")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(0, 100)));
   sub->add_flag("--chrf-whitespace", args->chrf_whitespace, "Keep whitespace in chrF's character n-grams");
   sub->add_flag("--chrf-lowercase", args->chrf_lowercase, "Case-insensitive chrF");
   sub->add_flag("--chrf-eps-smoothing", args->chrf_eps_smoothing,
@@ -360,13 +354,14 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
                 "Paired bootstrap resampling against the first -i: 95% CIs and p-values");
   sub->add_flag("--paired-ar", args->paired_ar, "Paired approximate randomization against the first -i: p-values");
   sub->add_option("--paired-bs-n", args->paired_bs_n, "Bootstrap resamples")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 1e7)));
   sub->add_option("--paired-ar-n", args->paired_ar_n, "Approximate randomization trials")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 1e8)));
   sub->add_option("--seed", args->seed, "Seed of the paired tests' draws (NumPy's default_rng, as sacreBLEU)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(0, 1.8e19)));
   sub->add_flag("--by-length", args->by_length,
                 "Scores per bucket of first-reference length: 1-10, 11-20, 21-30, 31-40, 41-60, 61+ words");
   sub->add_option("--dump-resamples", args->dump_resamples)->group("");
@@ -374,8 +369,8 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->check(CLI::IsMember({"json", "text"}))
       ->capture_default_str();
   sub->add_option("-w,--width", args->width, "Decimals in text output")
-      ->check(CLI::Range(0, 17))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(0, 17)));
   sub->add_flag("-b,--score-only", args->score_only, "Print only the scores, one per line");
   sub->callback([&action, args, smooth_value] {
     if (smooth_value->count() > 0) args->smooth_value = args->smooth_value_given;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/model/config.h"
@@ -20,9 +21,9 @@ struct TrainFlags {
   std::string train_prefix, valid_prefix, src_lang = "src", tgt_lang = "tgt";
   std::string train_src, train_tgt, valid_src, valid_tgt;
   std::string arch = "transformer";
+  // Model flags: the preset's value unless given (`command->count`).
   std::int64_t layers = 0, enc_layers = 0, dec_layers = 0, dim = 0, ffn_dim = 0, heads = 0;
-  double dropout = -1, activation_dropout = -1;
-  std::optional<double> attention_dropout;  // any value given, NaN too, reaches validate()
+  double dropout = 0, activation_dropout = 0, attention_dropout = 0;
   std::string norm;
   // Mechanism options given as flags, by key; the others keep the preset's value.
   nlohmann::json mechanism_options = nlohmann::json::object();
@@ -32,6 +33,25 @@ struct TrainFlags {
   std::string save_dir = "runs/default", log_json, resume;
   bool update_freq_given = false;
   std::string test_pause_at;  // hidden: train/pause_hooks.h
+  CLI::App* command = nullptr;
+};
+
+// The flags that shape the model, by the config key each sets (--layers sets two).
+constexpr std::pair<const char*, const char*> kModelFlags[] = {
+    {"--layers", "enc_layers"},
+    {"--layers", "dec_layers"},
+    {"--enc-layers", "enc_layers"},
+    {"--dec-layers", "dec_layers"},
+    {"--dim", "dim"},
+    {"--ffn-dim", "ffn_dim"},
+    {"--heads", "heads"},
+    {"--dropout", "dropout"},
+    {"--activation-dropout", "activation_dropout"},
+    {"--attention-dropout", "attention_dropout"},
+    {"--norm", "norm"},
+    {"--decoder-mixer", "decoder_mixer"},
+    {"--share-all-embeddings", "share_all_embeddings"},
+    {"--share-embeddings", "share_decoder_output"},
 };
 
 // The file for one side of one split: --train-src FILE, else --train PREFIX + ".<src>".
@@ -56,32 +76,35 @@ int run(TrainFlags& f) {
               "); give the target language with --tgt (e.g. --src de --tgt en)");
   model::ModelConfig& c = o.model;
   c = model::preset(f.arch);
-  if (f.layers > 0) c.enc_layers = c.dec_layers = f.layers;
-  if (f.enc_layers > 0) c.enc_layers = f.enc_layers;
-  if (f.dec_layers > 0) c.dec_layers = f.dec_layers;
-  if (f.dim > 0) c.dim = f.dim;
-  if (f.ffn_dim > 0) c.ffn_dim = f.ffn_dim;
-  if (f.heads > 0) c.heads = f.heads;
-  if (f.dropout >= 0) c.dropout = static_cast<float>(f.dropout);
-  if (f.activation_dropout >= 0) c.activation_dropout = static_cast<float>(f.activation_dropout);
-  if (f.attention_dropout) {
-    const double p = *f.attention_dropout;
-    require(std::isfinite(p) && p >= 0.0 && p < 1.0,
-            "--attention-dropout must be a probability in [0, 1), e.g. 0.1 (got " + std::to_string(p) + ")");
-    c.attention_dropout = static_cast<float>(p);
-  }
-  if (!f.norm.empty()) c.norm = f.norm;
+  const auto given = [&f](const char* flag) { return f.command->count(flag) > 0; };
+  if (given("--layers")) c.enc_layers = c.dec_layers = f.layers;
+  if (given("--enc-layers")) c.enc_layers = f.enc_layers;
+  if (given("--dec-layers")) c.dec_layers = f.dec_layers;
+  if (given("--dim")) c.dim = f.dim;
+  if (given("--ffn-dim")) c.ffn_dim = f.ffn_dim;
+  if (given("--heads")) c.heads = f.heads;
+  if (given("--dropout")) c.dropout = static_cast<float>(f.dropout);
+  if (given("--activation-dropout")) c.activation_dropout = static_cast<float>(f.activation_dropout);
+  if (given("--attention-dropout")) c.attention_dropout = static_cast<float>(f.attention_dropout);
+  if (given("--norm")) c.norm = f.norm;
   c.options.update(f.mechanism_options);
-  if (!f.decoder_mixer.empty()) c.decoder_mixer = f.decoder_mixer;
+  if (given("--decoder-mixer")) c.decoder_mixer = f.decoder_mixer;
   c.share_all_embeddings = f.share_all;
   c.share_decoder_output = f.share_decoder_output;
+  // What a resumed checkpoint must hold: every model flag typed, by its config key.
+  nlohmann::json config = c.to_json();
+  config["attention_dropout"] = c.attention_dropout;  // to_json leaves it out at 0
+  for (const auto& [flag, key] : kModelFlags)
+    if (given(flag)) o.model_flags_given.push_back({flag, key, config.at(key)});
+  for (const auto& [key, value] : f.mechanism_options.items())
+    o.model_flags_given.push_back({std::string(nn::find_option(key)->flag), key, value});
+  if (given("--vocab-size")) o.model_flags_given.push_back({"--vocab-size", "vocab_size", o.vocab_size});
   c.max_positions = std::max<std::int64_t>(c.max_positions, 2 * o.max_len + 16);
   {
     model::ModelConfig check = c;
     check.vocab_size = 5 + o.vocab_size;  // the vocabulary is not known yet; validate the rest now
     check.validate();
   }
-  require(o.vocab_size >= 300, "--vocab-size must be at least 300 (261 fixed pieces + characters)");
   o.max_time_s = f.max_time_minutes * 60.0;
   o.save_dir = f.save_dir;
   // The JSON log lives with the run by default, so `attn report SAVE_DIR` works on every run.
@@ -115,6 +138,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
       "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint.\n"
       "Data-parallel on several processes or machines (a build with make MPI=1; docs/distributed.md):\n"
       "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
+  f.command = sub;
   add_common_options(*sub, common);
   sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt>");
   sub->add_option("--valid", f.valid_prefix, "validation corpus prefix");
@@ -125,17 +149,26 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--valid-src", f.valid_src, "validation source file");
   sub->add_option("--valid-tgt", f.valid_tgt, "validation target file");
   sub->add_option("--arch", f.arch, "architecture: " + model::known_archs())->capture_default_str();
-  sub->add_option("--layers", f.layers, "encoder and decoder layers");
-  sub->add_option("--enc-layers", f.enc_layers, "encoder layers (preset: 3)");
-  sub->add_option("--dec-layers", f.dec_layers, "decoder layers (preset: 3)");
-  sub->add_option("--dim", f.dim, "model dimension (preset: 256)");
-  sub->add_option("--ffn-dim", f.ffn_dim, "feed-forward inner dimension (preset: 1024)");
-  sub->add_option("--heads", f.heads, "attention heads (preset: 4)");
-  sub->add_option("--dropout", f.dropout, "dropout on embeddings and residual branches (preset: 0.3)");
-  sub->add_option("--activation-dropout", f.activation_dropout, "dropout after the FFN activation (preset: 0)");
+  sub->add_option("--layers", f.layers, "encoder and decoder layers")
+      ->check(bounded(within(1, 64)));
+  sub->add_option("--enc-layers", f.enc_layers, "encoder layers (preset: 3)")
+      ->check(bounded(within(1, 64)));
+  sub->add_option("--dec-layers", f.dec_layers, "decoder layers (preset: 3)")
+      ->check(bounded(within(1, 64)));
+  sub->add_option("--dim", f.dim, "model dimension (preset: 256)")
+      ->check(bounded(within(1, 16384)));
+  sub->add_option("--ffn-dim", f.ffn_dim, "feed-forward inner dimension (preset: 1024)")
+      ->check(bounded(within(1, 65536)));
+  sub->add_option("--heads", f.heads, "attention heads (preset: 4)")
+      ->check(bounded(within(1, 256)));
+  sub->add_option("--dropout", f.dropout, "dropout on embeddings and residual branches (preset: 0.3)")
+      ->check(bounded(probability));
+  sub->add_option("--activation-dropout", f.activation_dropout, "dropout after the FFN activation (preset: 0)")
+      ->check(bounded(probability));
   sub->add_option("--attention-dropout", f.attention_dropout,
                   "dropout on the attention weights after the softmax, every mixer and cross-attention; "
-                  "Fast-DiSA: keep sqrt(1-P) on each factor (preset: 0)");
+                  "Fast-DiSA: keep sqrt(1-P) on each factor (preset: 0)")
+      ->check(bounded(probability));
   sub->add_option("--norm", f.norm, "pre (default) or post layer normalisation");
   add_mechanism_flags(*sub, f.mechanism_options);
   sub->add_option("--decoder-mixer", f.decoder_mixer, decoder_mixer_help());
@@ -143,35 +176,52 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
                 "one embedding table for source, target and output (default: on)");
   sub->add_flag("--share-embeddings,!--no-share-embeddings", f.share_decoder_output,
                 "tie the target embedding to the output projection (default: on)");
-  sub->add_option("--vocab-size", o.vocab_size, "joint BPE vocabulary size")->capture_default_str();
+  sub->add_option("--vocab-size", o.vocab_size, "joint BPE vocabulary size")->capture_default_str()
+      ->check(bounded(within(300, 1000000)));
   sub->add_option("--max-len", o.max_len, "skip training pairs with a side longer than this (subwords)")
-      ->capture_default_str();
-  sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 100000)));
+  sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")->capture_default_str()
+      ->check(bounded(within(1, 1e8)));
   sub->add_option("--update-freq", o.update_freq,
                   "batches per update (gradient accumulation; under mpirun -np N the ranks share them, default N)")
       ->capture_default_str()
-      ->each([&f](const std::string&) { f.update_freq_given = true; });
-  sub->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (0: no limit)");
-  sub->add_option("--max-updates", o.max_updates, "stop after this many updates (0: no limit)");
-  sub->add_option("--max-time", f.max_time_minutes, "stop after this many minutes of training (0: no limit)");
-  sub->add_option("--valid-every", o.valid_every, "validate every N updates (default: every epoch)");
-  sub->add_option("--patience", o.patience, "stop after N validations without improvement (0: off)");
+      ->each([&f](const std::string&) { f.update_freq_given = true; })
+      ->check(bounded(within(1, 10000)));
+  sub->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (0: no limit)")
+      ->check(bounded(within(0, 1e9)));
+  sub->add_option("--max-updates", o.max_updates, "stop after this many updates (0: no limit)")
+      ->check(bounded(within(0, 1e12)));
+  sub->add_option("--max-time", f.max_time_minutes, "stop after this many minutes of training (0: no limit)")
+      ->check(bounded(within(0, 1e7)));
+  sub->add_option("--valid-every", o.valid_every, "validate every N updates (default: every epoch)")
+      ->check(bounded(within(0, 1e12)));
+  sub->add_option("--patience", o.patience, "stop after N validations without improvement (0: off)")
+      ->check(bounded(within(0, 1e9)));
   sub->add_option("--skip-bad-batches", o.skip_bad_batches,
                   "skip up to N updates whose loss or gradient is NaN/Inf before stopping with an error")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(bounded(within(0, 1e9)));
   sub->add_option("--best-metric", o.best_metric, "bleu or loss")->capture_default_str();
-  sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str();
-  sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str();
-  sub->add_option("--warmup", o.optimizer.warmup, "warm-up updates (inverse-sqrt schedule)")->capture_default_str();
-  sub->add_option("--clip-norm", o.optimizer.clip_norm, "clip gradients to this global norm (0: off)");
-  sub->add_option("--weight-decay", o.optimizer.weight_decay, "AdamW weight decay");
-  sub->add_option("--seed", o.seed, "random seed")->capture_default_str();
+  sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str()
+      ->check(bounded(probability));
+  sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str()
+      ->check(bounded(above(0, 10)));
+  sub->add_option("--warmup", o.optimizer.warmup, "warm-up updates (inverse-sqrt schedule)")->capture_default_str()
+      ->check(bounded(within(0, 1e9)));
+  sub->add_option("--clip-norm", o.optimizer.clip_norm, "clip gradients to this global norm (0: off)")
+      ->check(bounded(within(0, 1e9)));
+  sub->add_option("--weight-decay", o.optimizer.weight_decay, "AdamW weight decay")
+      ->check(bounded(within(0, 10)));
+  sub->add_option("--seed", o.seed, "random seed")->capture_default_str()
+      ->check(bounded(within(0, 1.8e19)));
   sub->add_option("--save-dir", f.save_dir, "where last.attn and best.attn go")->capture_default_str();
-  sub->add_option("--keep-last", o.keep_last, "also keep the last N checkpoints ckpt.<update>.attn");
+  sub->add_option("--keep-last", o.keep_last, "also keep the last N checkpoints ckpt.<update>.attn")
+      ->check(bounded(within(0, 1e6)));
   sub->add_option("--resume", f.resume, "resume from this checkpoint (default: SAVE_DIR/last.attn if present)");
   sub->add_option("--log-json", f.log_json, "append one JSON object per log line to this file (default: SAVE_DIR/log.jsonl, which attn report reads)");
-  sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str();
+  sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str()
+      ->check(bounded(within(1, 1e9)));
   sub->add_flag("--quiet,-q", o.quiet, "no progress output");
   sub->add_option("--test-pause-at", f.test_pause_at, "for attn's own tests")->group("");
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });

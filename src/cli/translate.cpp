@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 
+#include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
@@ -26,15 +28,18 @@ struct TranslateFlags {
 };
 
 int run(const TranslateFlags& f) {
-  require(f.search.beam >= 1, "--beam must be at least 1");
+  check_search_options(f.search);
   require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
-  require(f.batch_size >= 1, "--batch-size must be at least 1");
   model::LoadedModel loaded = model::load_model_file(f.model);
   const model::Seq2Seq& model = *loaded.model;
   const std::vector<std::string> lines = read_input(f.input);
+  // Opened before the work, so an unwritable -o is said at once, not after decoding.
+  std::optional<AtomicFile> file;
+  if (!f.output.empty() && f.output != "-") file.emplace(f.output);
 
-  const std::vector<std::vector<std::int32_t>> sources =
-      encode_lines(loaded.bpe, lines, f.max_input_len, "input", "--max-input-len");
+  // Longer inputs than the model has positions are cut there too (the warning names the flag).
+  const std::vector<std::vector<std::int32_t>> sources = encode_lines(
+      loaded.bpe, lines, std::min(f.max_input_len, model.config().max_positions), "input", "--max-input-len");
 
   // Longest first, batches of similar length; empty lines translate to empty lines.
   std::vector<std::size_t> order(lines.size());
@@ -86,13 +91,12 @@ int run(const TranslateFlags& f) {
       out += std::to_string(i) + " ||| " + one_line(h.tokens) + " ||| " + score + '\n';
     }
   }
-  if (f.output.empty() || f.output == "-") {
+  if (file) {
+    file->write(out);
+    file->commit();
+  } else {
     std::fwrite(out.data(), 1, out.size(), stdout);
     std::fflush(stdout);
-  } else {
-    AtomicFile file(f.output);
-    file.write(out);
-    file.commit();
   }
   return 0;
 }
@@ -108,16 +112,15 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
   sub->add_option("-m,--model", f.model, "model file (.attn)")->required();
   sub->add_option("-i,--input", f.input, "input file, one sentence per line (default: stdin)");
   sub->add_option("-o,--output", f.output, "output file (default: stdout); written atomically");
-  sub->add_option("--beam", f.search.beam, "beam size (1: greedy)")->capture_default_str();
-  sub->add_option("--lenpen", f.search.lenpen, "length penalty: scores are divided by length^lenpen")
-      ->capture_default_str();
-  sub->add_option("--max-len-a", f.search.max_len_a, "output length limit a·source_length + b")->capture_default_str();
-  sub->add_option("--max-len-b", f.search.max_len_b, "output length limit a·source_length + b")->capture_default_str();
+  add_search_options(*sub, f.search);
   sub->add_option("--nbest", f.search.nbest, "print the N best: 'line ||| translation ||| score'")
-      ->capture_default_str();
-  sub->add_option("--batch-size", f.batch_size, "sentences decoded together")->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 1000)));
+  sub->add_option("--batch-size", f.batch_size, "sentences decoded together")->capture_default_str()
+      ->check(bounded(within(1, 100000)));
   sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bounded(within(1, 100000)));
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "attn/core/error.h"
 
@@ -24,6 +25,49 @@ std::filesystem::path directory_of(const std::filesystem::path& path) {
   return parent.empty() ? std::filesystem::path(".") : parent;
 }
 
+// Where a write to `path` must land: a symlink's target (followed to the
+// end, relative links against their own directory), so that writing through
+// a link updates what it points to and keeps the link.
+std::filesystem::path resolve_symlinks(std::filesystem::path path) {
+  std::error_code ec;
+  for (int hop = 0; hop < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)); ++hop) {
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    if (ec) break;
+    path = target.is_absolute() ? target : directory_of(path) / target;
+  }
+  return path;
+}
+
+// The temporaries of live AtomicFiles, for the signal handler: slots of
+// heap-allocated paths, claimed and released atomically.
+constexpr int kLiveSlots = 64;
+std::atomic<char*> live_temporaries[kLiveSlots];
+
+int remember_temporary(const std::filesystem::path& path) {
+  const std::string text = path.string();
+  for (int i = 0; i < kLiveSlots; ++i) {
+    if (live_temporaries[i].load() != nullptr) continue;
+    char* copy = static_cast<char*>(std::malloc(text.size() + 1));
+    if (!copy) return -1;
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+    char* expected = nullptr;
+    if (live_temporaries[i].compare_exchange_strong(expected, copy)) return i;
+    std::free(copy);
+  }
+  return -1;  // more than kLiveSlots at once: still removed by the destructor and the start-up sweep
+}
+
+void forget_temporary(int slot) {
+  if (slot >= 0) std::free(live_temporaries[slot].exchange(nullptr));
+}
+
+void remove_temporaries_and_reraise(int signal_number) {
+  for (std::atomic<char*>& slot : live_temporaries)
+    if (const char* path = slot.load()) ::unlink(path);  // async-signal-safe
+  ::signal(signal_number, SIG_DFL);
+  ::raise(signal_number);
+}
+
 // Makes the rename itself durable; best effort, since some file systems
 // refuse fsync on a directory and the data is already safe by then.
 void sync_directory(const std::filesystem::path& directory) {
@@ -35,36 +79,49 @@ void sync_directory(const std::filesystem::path& directory) {
 
 }  // namespace
 
-void remove_abandoned_temporaries(const std::filesystem::path& directory) {
+void remove_abandoned_temporaries(const std::filesystem::path& directory, const std::string& of_file) {
   std::error_code ec;
   for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(directory, ec)) {
     const std::string name = entry.path().filename().string();  // ".<final name>.tmp-<pid>-<n>"
     const std::size_t tag = name.rfind(kTempTag);
     if (name.empty() || name[0] != '.' || tag == std::string::npos) continue;
+    if (!of_file.empty() && name.compare(1, tag - 1, of_file) != 0) continue;
     const long pid = std::strtol(name.c_str() + tag + kTempTag.size(), nullptr, 10);
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
   }
 }
 
+void remove_temporaries_on_signals() {
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal_number, remove_temporaries_and_reraise);
+}
+
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   if (final_path_.filename().empty())
     throw Error("cannot write '" + final_path_.string() + "': the path names a directory, not a file");
+  // Devices, FIFOs, and /dev/stdout or /proc/self/fd/N whatever they lead to
+  // (a file a shell redirected to is open already: replacing it would lose the output).
   struct stat existing {};
-  if (::stat(final_path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) {
+  const std::string text = final_path_.string();
+  const bool special = text.rfind("/dev/", 0) == 0 || text.rfind("/proc/", 0) == 0;
+  if ((::stat(final_path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) ||
+      (special && ::access(final_path_.c_str(), F_OK) == 0)) {
     in_place_ = true;
+    target_path_ = final_path_;
     stream_ = std::fopen(final_path_.c_str(), "wb");
     if (!stream_)
       throw Error("cannot write " + final_path_.string() + ": " + std::strerror(errno));
     return;
   }
-  const std::filesystem::path directory = directory_of(final_path_);
+  target_path_ = resolve_symlinks(final_path_);
+  const std::filesystem::path directory = directory_of(target_path_);
+  remove_abandoned_temporaries(directory, target_path_.filename().string());
   // pid + process-wide counter make the name unique between threads and
   // processes; O_EXCL makes sure we never adopt someone else's file.
   static std::atomic<unsigned> counter{0};
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
     std::string name = ".";
-    name += final_path_.filename().string();
+    name += target_path_.filename().string();
     name += kTempTag + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     temp_path_ = directory / name;
     // 0666 lets the umask decide the final permissions, as for any new file.
@@ -86,11 +143,13 @@ AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move
     ::unlink(temp_path_.c_str());
     throw Error("cannot write " + final_path_.string() + ": " + std::strerror(error_number));
   }
+  signal_slot_ = remember_temporary(temp_path_);
 }
 
 AtomicFile::~AtomicFile() {
   if (stream_) std::fclose(stream_);
   if (!committed_ && !in_place_) ::unlink(temp_path_.c_str());
+  forget_temporary(signal_slot_);
 }
 
 std::FILE* AtomicFile::stream() {
@@ -113,6 +172,7 @@ void AtomicFile::fail(const std::string& what, int error_number) {
     stream_ = nullptr;
   }
   committed_ = true;  // nothing left for the destructor to clean up
+  forget_temporary(std::exchange(signal_slot_, -1));
   if (in_place_) throw Error("cannot write " + final_path_.string() + ": " + what + std::strerror(error_number));
   ::unlink(temp_path_.c_str());
   throw Error("cannot write " + final_path_.string() + ": " + what + std::strerror(error_number) +
@@ -120,6 +180,16 @@ void AtomicFile::fail(const std::string& what, int error_number) {
 }
 
 void AtomicFile::commit() {
+  prepare();
+  publish();
+}
+
+void commit_together(std::span<AtomicFile* const> files) {
+  for (AtomicFile* file : files) file->prepare();
+  for (AtomicFile* file : files) file->publish();
+}
+
+void AtomicFile::prepare() {
   if (committed_ || !stream_) throw std::logic_error("AtomicFile::commit called twice");
   errno = 0;
   if (std::fflush(stream_) != 0) fail("", errno != 0 ? errno : EIO);
@@ -128,13 +198,14 @@ void AtomicFile::commit() {
   const int close_status = std::fclose(stream_);
   stream_ = nullptr;
   if (close_status != 0) fail("", errno != 0 ? errno : EIO);
-  if (in_place_) {
-    committed_ = true;
-    return;
-  }
-  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) fail("renaming the temporary file: ", errno);
+}
+
+void AtomicFile::publish() {
+  if (committed_ || stream_) throw std::logic_error("AtomicFile::publish without prepare");
+  if (!in_place_ && ::rename(temp_path_.c_str(), target_path_.c_str()) != 0) fail("renaming the temporary file: ", errno);
   committed_ = true;
-  sync_directory(directory_of(final_path_));
+  forget_temporary(std::exchange(signal_slot_, -1));
+  if (!in_place_) sync_directory(directory_of(target_path_));
 }
 
 }  // namespace attn

@@ -23,6 +23,12 @@ pid_t read_pid(int fd) {
   return n > 0 ? static_cast<pid_t>(std::strtol(text, nullptr, 10)) : 0;
 }
 
+std::string in_use(const std::filesystem::path& directory, pid_t owner) {
+  return directory.string() + " is in use by " +
+         (owner > 0 ? "process " + std::to_string(owner) : std::string("another process")) +
+         "; wait for it to finish, stop it, or use another directory";
+}
+
 }  // namespace
 
 DirLock::DirLock(const std::filesystem::path& directory) {
@@ -34,10 +40,7 @@ DirLock::DirLock(const std::filesystem::path& directory) {
     const pid_t owner = read_pid(fd_);
     ::close(fd_);
     fd_ = -1;
-    if (err == EWOULDBLOCK)
-      throw Error(directory.string() + " is in use by " +
-                  (owner > 0 ? "process " + std::to_string(owner) : std::string("another process")) +
-                  "; wait for it to finish, stop it, or use another directory");
+    if (err == EWOULDBLOCK) throw Error(in_use(directory, owner));
     throw Error(path + ": cannot lock (" + std::strerror(err) + ")");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
@@ -48,6 +51,10 @@ DirLock::DirLock(const std::filesystem::path& directory) {
 
 DirLock::~DirLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+void DirLock::require_unheld(const std::filesystem::path& directory) {
+  if (const std::optional<pid_t> owner = holder(directory)) throw Error(in_use(directory, *owner));
 }
 
 std::optional<pid_t> DirLock::holder(const std::filesystem::path& directory) {

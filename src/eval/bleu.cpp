@@ -9,6 +9,7 @@
 #include "attn/core/error.h"
 #include "attn/core/format.h"
 #include "attn/eval/python_text.h"
+#include "attn/eval/segments.h"
 #include "attn/version.h"
 
 namespace attn::eval {
@@ -163,8 +164,7 @@ BleuStats Bleu::segment_stats(std::string_view hypothesis, std::span<const std::
   const int max_order = options_.max_ngram_order;
   NgramCounts ref_counts;
   std::vector<std::int64_t> ref_lens;
-  for (const std::string& reference : references) {
-    if (reference.empty()) continue;  // sacreBLEU: fewer references for this segment
+  for (const std::string_view reference : segment_references(references)) {
     const std::string tokenized = preprocess(reference);
     const std::vector<std::string_view> tokens = python_split(tokenized);
     ref_lens.push_back(static_cast<std::int64_t>(tokens.size()));
@@ -173,7 +173,6 @@ BleuStats Bleu::segment_stats(std::string_view hypothesis, std::span<const std::
       merged = std::max(merged, count);
     }
   }
-  require(!ref_lens.empty(), "a segment has no non-empty reference");
 
   const std::string tokenized = preprocess(hypothesis);
   const std::vector<std::string_view> tokens = python_split(tokenized);

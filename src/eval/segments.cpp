@@ -47,4 +47,12 @@ std::vector<std::string> read_segments(const std::string& path) {
   return split_segments(content, "'" + path + "'");
 }
 
+std::vector<std::string_view> segment_references(std::span<const std::string> references) {
+  std::vector<std::string_view> given;
+  for (const std::string& reference : references)
+    if (!reference.empty()) given.emplace_back(reference);
+  if (given.empty()) given.emplace_back();
+  return given;
+}
+
 }  // namespace attn::eval

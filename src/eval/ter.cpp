@@ -14,6 +14,7 @@
 
 #include "attn/core/error.h"
 #include "attn/eval/python_text.h"
+#include "attn/eval/segments.h"
 
 namespace attn::eval {
 namespace {
@@ -260,9 +261,7 @@ TerStats Ter::segment_stats(std::string_view hypothesis, std::span<const std::st
   const std::vector<int> hyp = to_ids(hyp_text);
 
   std::vector<std::string> ref_texts;
-  for (const std::string& reference : references)
-    if (!reference.empty()) ref_texts.push_back(tokenize(reference));
-  if (ref_texts.empty()) ref_texts.emplace_back();
+  for (const std::string_view reference : segment_references(references)) ref_texts.push_back(tokenize(reference));
 
   std::int64_t best = kInfinity;
   std::int64_t total_length = 0;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "attn/core/error.h"
+#include "attn/kernels/elementwise.h"
 
 namespace attn::model {
 
@@ -55,6 +56,10 @@ LoadedModel load_model_file(const std::filesystem::path& path) {
   for (const nn::ParamInfo& p : params.entries())
     file.copy_to(p.name, p.shape,
                  params.values().subspan(static_cast<std::size_t>(p.offset), static_cast<std::size_t>(p.shape.numel())));
+  // Valid checksums do not make valid weights: a NaN model would translate every line to nothing.
+  const std::span<const float> values = params.values();
+  if (!kernels::all_finite(values.data(), static_cast<std::int64_t>(values.size())))
+    throw Error(path.string() + ": holds weights that are NaN or infinite (a diverged or damaged model); it cannot be used");
   return {std::move(model), std::move(bpe), std::move(file)};
 }
 

@@ -50,7 +50,7 @@ nn::ParamId Seq2Seq::output_weight() const { return out_proj_ >= 0 ? out_proj_ :
 namespace {
 void check_positions(std::int64_t t, std::int64_t max_positions) {
   require(t <= max_positions, "a sentence of " + std::to_string(t) + " tokens is longer than the model's " +
-                                  std::to_string(max_positions) + " positions; lower --max-len");
+                                  std::to_string(max_positions) + " positions; it cannot be encoded");
 }
 }  // namespace
 

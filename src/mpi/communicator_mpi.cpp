@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -103,7 +104,10 @@ Communicator::GradientSum::~GradientSum() {
 }
 
 void Communicator::GradientSum::start(std::size_t chunk) {
-  if (comm_.size() == 1) return;
+  if (comm_.size() == 1) {  // as the single-process build: the trainer asks started() which chunks are done
+    next_ = std::max(next_, chunk + 1);
+    return;
+  }
   // Chunks start strictly in schedule order on every rank, so the collectives match.
   while (next_ <= chunk && next_ < schedule_.size()) {
     const auto [begin, end] = schedule_[next_++];

@@ -21,7 +21,8 @@ nlohmann::json TrainState::to_json() const {
           {"elapsed_s", elapsed_s},
           {"target_tokens", target_tokens},
           {"last_valid_bleu", last_valid_bleu},
-          {"last_valid_loss", last_valid_loss}};
+          {"last_valid_loss", last_valid_loss},
+          {"flags", flags}};
 }
 
 TrainState TrainState::from_json(const nlohmann::json& j) {
@@ -41,6 +42,7 @@ TrainState TrainState::from_json(const nlohmann::json& j) {
     s.target_tokens = j.at("target_tokens").get<std::int64_t>();
     s.last_valid_bleu = j.value("last_valid_bleu", -1.0);
     s.last_valid_loss = j.value("last_valid_loss", -1.0);
+    s.flags = j.value("flags", nlohmann::json());
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("damaged training state (") + e.what() + ")");
   }

@@ -5,12 +5,13 @@
 
 namespace attn::train {
 
-ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt) {
+ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt, const std::string& role) {
   ParallelText text{text::read_lines(src), text::read_lines(tgt)};
   if (text.src.size() != text.tgt.size())
     throw Error(src.string() + " has " + std::to_string(text.src.size()) + " lines but " + tgt.string() + " has " +
                 std::to_string(text.tgt.size()) + "; line i of one must translate line i of the other");
-  if (text.src.empty()) throw Error(src.string() + " and " + tgt.string() + " are empty; nothing to train on");
+  if (text.src.empty()) throw Error(src.string() + " and " + tgt.string() + " are empty; the " + role +
+                                        " set needs at least one sentence pair");
   return text;
 }
 

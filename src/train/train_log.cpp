@@ -50,10 +50,12 @@ void TrainLog::write_line(const std::string& json_text) {
 }
 
 void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update,
-                     double elapsed_s) {
+                       double elapsed_s, const nlohmann::json& train_flags, const std::string& changed_flags) {
   if (!json_) return;
-  const nlohmann::json j = {{"split", "model"},         {"update", update},         {"elapsed_s", elapsed_s},
-                      {"arch", config.arch},      {"parameters", parameters}, {"config", config.to_json()}};
+  nlohmann::json j = {{"split", "model"},         {"update", update},         {"elapsed_s", elapsed_s},
+                      {"arch", config.arch},      {"parameters", parameters}, {"config", config.to_json()},
+                      {"train_flags", train_flags}};
+  if (!changed_flags.empty()) j["changed_flags"] = changed_flags;
   write_line(j.dump());
 }
 

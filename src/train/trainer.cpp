@@ -25,6 +25,7 @@
 #include "attn/train/checkpoint.h"
 #include "attn/train/communicator.h"
 #include "attn/train/corpus.h"
+#include "attn/train/run_flags.h"
 #include "attn/train/train_log.h"
 
 namespace attn::train {
@@ -186,31 +187,30 @@ class Trainer::Run {
     require(o_.max_tokens > 0, "--max-tokens must be positive");
     require(o_.update_freq > 0, "--update-freq must be positive");
     require(o_.best_metric == "bleu" || o_.best_metric == "loss", "--best-metric must be bleu or loss");
-    std::error_code ec;
-    fs::create_directories(o_.save_dir, ec);
-    require(!ec && fs::is_directory(o_.save_dir), o_.save_dir.string() + ": cannot create the save directory (" +
-                                                      ec.message() + ")");
-    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this one's.
-    if (root_) lock_ = std::make_unique<DirLock>(o_.save_dir);
-    log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
-    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
-    if (!comm_.describe().empty()) log_->message(comm_.describe());
-    train_text_ = read_parallel(o_.train_src, o_.train_tgt);
-    valid_text_ = read_parallel(o_.valid_src, o_.valid_tgt);
+    // Everything the run reads is checked before it writes anything: a run
+    // that cannot start leaves no new file behind. A save dir in use is said first.
+    if (root_) DirLock::require_unheld(o_.save_dir);
+    train_text_ = read_parallel(o_.train_src, o_.train_tgt, "training");
+    valid_text_ = read_parallel(o_.valid_src, o_.valid_tgt, "validation");
     fs::path resume_from = o_.resume;
     if (resume_from.empty() && fs::exists(last_path_)) resume_from = last_path_;
-    if (!resume_from.empty()) resume(resume_from);
-    else start();
-    log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) + " parameters");
-    log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s);
-
-    train_ = encode_corpus(train_text_, bpe_, o_.max_len);
-    valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
-    require(!train_.examples.empty(),
-            o_.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
-    if (train_.skipped_empty || train_.skipped_long)
-      log_->message("train: skipped " + std::to_string(train_.skipped_empty) + " pairs with an empty side and " +
-                   std::to_string(train_.skipped_long) + " longer than --max-len " + std::to_string(o_.max_len));
+    std::optional<model::LoadedModel> checkpoint;
+    if (!resume_from.empty()) checkpoint = open_checkpoint(resume_from);
+    const bool new_save_dir = root_ && !fs::exists(o_.save_dir);
+    try {
+      open_save_dir();
+      if (checkpoint) resume(*checkpoint, resume_from);
+      else start();
+      encode_data();
+    } catch (...) {
+      if (new_save_dir) {  // and nothing else in it: the lock and the log of this failed start
+        log_.reset();
+        lock_.reset();
+        std::error_code ignored;
+        fs::remove_all(o_.save_dir, ignored);
+      }
+      throw;
+    }
     rng_.set_state(state_.rng);
     ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
     chunks_ = model_->gradient_chunks();
@@ -222,11 +222,42 @@ class Trainer::Run {
     window_start_ = Clock::now();
   }
 
-  void resume(const fs::path& from) {
+  void open_save_dir() {
+    std::error_code ec;
+    fs::create_directories(o_.save_dir, ec);
+    require(!ec && fs::is_directory(o_.save_dir), o_.save_dir.string() + ": cannot create the save directory (" +
+                                                      ec.message() + ")");
+    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this one's.
+    if (root_) lock_ = std::make_unique<DirLock>(o_.save_dir);
+    log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
+    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
+    if (!comm_.describe().empty()) log_->message(comm_.describe());
+  }
+
+  void encode_data() {
+    log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) + " parameters");
+    log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
+                  changed_flags_);
+    train_ = encode_corpus(train_text_, bpe_, o_.max_len);
+    valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
+    require(!train_.examples.empty(),
+            o_.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
+    if (train_.skipped_empty || train_.skipped_long)
+      log_->message("train: skipped " + std::to_string(train_.skipped_empty) + " pairs with an empty side and " +
+                   std::to_string(train_.skipped_long) + " longer than --max-len " + std::to_string(o_.max_len));
+  }
+
+  // The checkpoint to resume from, refused when it holds another model than the flags ask for.
+  model::LoadedModel open_checkpoint(const fs::path& from) {
     model::LoadedModel loaded = model::load_model_file(from);
     if (loaded.model->config().arch != o_.model.arch)
       throw Error(from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
                   o_.model.arch + "'; use another --save-dir or the same --arch");
+    check_model_flags(from, loaded.model->config(), read_train_state(loaded).flags, o_.model_flags_given);
+    return loaded;
+  }
+
+  void resume(model::LoadedModel& loaded, const fs::path& from) {
     state_ = read_train_state(loaded);
     model_ = std::move(loaded.model);
     bpe_ = std::move(loaded.bpe);
@@ -234,6 +265,10 @@ class Trainer::Run {
     restore_optimizer(loaded, *optimizer_);
     log_->message("resuming from " + from.string() + " at update " + std::to_string(state_.update) + ", epoch " +
                  std::to_string(state_.epoch));
+    const nlohmann::json flags = training_flags(o_);
+    changed_flags_ = changed_training_flags(state_.flags, flags);
+    if (!changed_flags_.empty()) log_->message("training flags changed since the checkpoint: " + changed_flags_);
+    state_.flags = flags;
   }
 
   void start() {
@@ -253,6 +288,7 @@ class Trainer::Run {
     model_->initialize(init);
     optimizer_ = std::make_unique<Adam>(model_->params(), o_.optimizer);
     state_.rng = Rng(o_.seed + 1).state();
+    state_.flags = training_flags(o_);
   }
 
   // One update over the next update_freq batches of the epoch. Rank r
@@ -483,6 +519,7 @@ class Trainer::Run {
   std::vector<std::pair<std::int64_t, std::int64_t>> chunks_;
   std::unique_ptr<Communicator::GradientSum> gradient_sum_;
   std::vector<float> earlier_;
+  std::string changed_flags_;  // since the checkpoint resumed, for the log
   bool add_earlier_ = false;
   TrainResult result_;
 

@@ -206,3 +206,91 @@ TEST_CASE("atomic file: a device is written in place: /dev/full fails with ENOSP
   REQUIRE(::stat("/dev/full", &full_device) == 0);
   REQUIRE(S_ISCHR(full_device.st_mode));
 }
+
+TEST_CASE("atomic file: a symlink is written through: the target changes, the link stays a link", "[io]") {
+  TempDir dir;
+  fs::create_directory(dir.path() / "real");
+  { std::ofstream(dir.path() / "real" / "target.txt") << "old\n"; }
+  fs::create_symlink(fs::path("real") / "target.txt", dir.path() / "link.txt");  // relative, as ln -s makes them
+  fs::create_symlink(dir.path() / "link.txt", dir.path() / "link2.txt");           // a chain
+  fs::create_symlink(fs::path("real") / "new.txt", dir.path() / "dangling.txt");
+  for (const char* link : {"link.txt", "link2.txt"}) {
+    AtomicFile out(dir.path() / link);
+    out.write(std::string_view(std::string("through ") + link + "\n"));
+    out.commit();
+    INFO(link);
+    REQUIRE(fs::is_symlink(dir.path() / link));
+    REQUIRE(read_text(dir.path() / "real" / "target.txt") == std::string("through ") + link + "\n");
+  }
+  {
+    AtomicFile out(dir.path() / "dangling.txt");
+    out.write(std::string_view("created\n"));
+    out.commit();
+  }
+  REQUIRE(fs::is_symlink(dir.path() / "dangling.txt"));
+  REQUIRE(read_text(dir.path() / "real" / "new.txt") == "created\n");
+  REQUIRE(entries(dir.path() / "real") == std::vector<std::string>{"new.txt", "target.txt"});
+}
+
+TEST_CASE("atomic file: commit_together publishes all or none", "[io]") {
+  TempDir dir;
+  { std::ofstream(dir.path() / "a.json") << "old a\n"; }
+  {
+    AtomicFile a(dir.path() / "a.json"), b(dir.path() / "b.html");
+    a.write(std::string_view("new a\n"));
+    b.write(std::string_view("new b\n"));
+    AtomicFile* both[] = {&a, &b};
+    commit_together(both);
+  }
+  REQUIRE(read_text(dir.path() / "a.json") == "new a\n");
+  REQUIRE(read_text(dir.path() / "b.html") == "new b\n");
+  if (!fs::exists("/dev/full")) return;
+  std::string message;
+  try {
+    AtomicFile a(dir.path() / "a.json"), full("/dev/full");
+    a.write(std::string_view("newer a\n"));
+    full.write(std::string_view("no room\n"));
+    AtomicFile* both[] = {&a, &full};
+    commit_together(both);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  REQUIRE(contains(message, "/dev/full"));
+  REQUIRE(read_text(dir.path() / "a.json") == "new a\n");  // untouched: the other output failed
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"a.json", "b.html"});
+}
+
+TEST_CASE("atomic file: a temporary of a killed writer is swept by the next write of that target only", "[io]") {
+  TempDir dir;
+  // pid 2^22+1 is above the kernel's pid_max default ceiling: no such process.
+  const std::string dead = ".out.json.tmp-4194305-0", other = ".other.json.tmp-4194305-0";
+  const std::string live = ".out.json.tmp-" + std::to_string(::getpid()) + "-999999";
+  for (const std::string& name : {dead, other, live}) std::ofstream(dir.path() / name) << "partial";
+  {
+    AtomicFile out(dir.path() / "out.json");
+    out.write(std::string_view("{}\n"));
+    out.commit();
+  }
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{other, live, "out.json"});
+}
+
+TEST_CASE("atomic file: SIGINT and SIGTERM remove the temporaries of live writers, then end the process", "[io]") {
+  for (const int signal_number : {SIGINT, SIGTERM}) {
+    TempDir dir;
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      remove_temporaries_on_signals();
+      AtomicFile a(dir.path() / "a.json"), b(dir.path() / "b.html");
+      a.write(std::string_view("partial"));
+      ::raise(signal_number);
+      ::_exit(0);  // not reached
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    INFO("signal " << signal_number);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(WTERMSIG(status) == signal_number);
+    REQUIRE(entries(dir.path()).empty());
+  }
+}

@@ -225,10 +225,14 @@ TEST_CASE("the BLEU signature has sacreBLEU 2.x's fields", "[eval][bleu]") {
   CHECK(attn::eval::count_references(Streams{{"a", "b"}, {"c", "d"}}) == 2);
 }
 
-TEST_CASE("BLEU refuses inconsistent input", "[eval][bleu]") {
+TEST_CASE("BLEU refuses inconsistent input and scores a blank reference as empty", "[eval][bleu]") {
   const std::vector<std::string> hyps = {"a", "b"};
   CHECK_THROWS_AS(Bleu().corpus_score(hyps, Streams{{"a"}}), attn::Error);
-  CHECK_THROWS_AS(Bleu().corpus_score(hyps, Streams{{"a", ""}}), attn::Error);
+  // A blank reference is an empty one (length 0), as sacreBLEU scores it: "b" adds a hypothesis word and nothing else.
+  const auto blank = Bleu().corpus_score(hyps, Streams{{"a", ""}});
+  CHECK(blank.hyp_len == 2);
+  CHECK(blank.ref_len == 1);
+  CHECK(blank.precisions[0] == 50.0);
   CHECK_THROWS_AS(Bleu().corpus_score({}, Streams{{}}), attn::Error);
   CHECK_THROWS_AS(attn::eval::parse_smoothing("add-n"), attn::Error);
   CHECK(attn::eval::parse_smoothing("add-k") == Smoothing::add_k);

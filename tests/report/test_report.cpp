@@ -634,8 +634,7 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
 
 TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run", "[report][cli]") {
   if (!fs::exists(test::kChromium)) {
-    WARN("chromium is not installed: the browser test of attn report's page is skipped (apt-get install chromium)");
-    return;
+    ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }
   Synthetic s;
   const fs::path novalid = s.dir.path() / "gamma";

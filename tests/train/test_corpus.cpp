@@ -19,7 +19,7 @@ TEST_CASE("corpus: BOM, CRLF, empty lines and over-long lines", "[train][io]") {
   for (int i = 0; i < 40; ++i) long_line += "red dog ";
   dir.write("c.src", "\xEF\xBB\xBFred cat\r\nblue dog\n\nsees\n" + long_line + "\ntwo\n");
   dir.write("c.tgt", "Cat Red\r\nDog Blue\r\nTwo\r\n\r\nX\r\nTwo");  // no final line end
-  const train::ParallelText text = train::read_parallel(dir.path() / "c.src", dir.path() / "c.tgt");
+  const train::ParallelText text = train::read_parallel(dir.path() / "c.src", dir.path() / "c.tgt", "training");
   REQUIRE(text.src.size() == 6);
   REQUIRE(text.tgt.size() == 6);
   REQUIRE(text.src[0] == "red cat");  // the BOM is not part of the first word

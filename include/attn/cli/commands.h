@@ -3,12 +3,16 @@
 // process exit status.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace CLI {
 class App;
+}
+namespace attn::decode {
+struct SearchOptions;
 }
 
 namespace attn::cli {
@@ -21,6 +25,9 @@ struct CommonOptions {
 // A registered subcommand's action; set by the add_* functions, run by main.
 using Action = std::function<int()>;
 
+// The attn app with every subcommand; parsing it sets `action` (main.cpp runs it).
+std::unique_ptr<CLI::App> make_app(CommonOptions& common, Action& action);
+
 void add_train_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_translate_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_attend_command(CLI::App& app, CommonOptions& common, Action& action);
@@ -31,6 +38,10 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action);
 
 // Adds --threads to a subcommand.
 void add_common_options(CLI::App& sub, CommonOptions& common);
+// --beam, --lenpen, --max-len-a and --max-len-b (translate and attend), and
+// their joint check (throws attn::Error).
+void add_search_options(CLI::App& sub, decode::SearchOptions& search);
+void check_search_options(const decode::SearchOptions& search);
 // Every mechanism option's flag (nn/mechanism.h); a flag given sets given[option key].
 void add_mechanism_flags(CLI::App& sub, nlohmann::json& given);
 std::string decoder_mixer_help();

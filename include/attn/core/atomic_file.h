@@ -11,6 +11,10 @@
 // callers need not check every fwrite/fprintf. Destroying an AtomicFile that
 // was not committed removes the temporary file.
 //
+// A symlink is written through: its target gets the new file (atomically,
+// in the target's directory) and the link stays. A temporary left by a
+// process killed while writing this target is removed on the next write.
+//
 // A final path that exists and is not a regular file (/dev/null, /dev/stdout,
 // a FIFO) is written in place: renaming over it would replace the device with
 // a file. Its errors (ENOSPC from /dev/full) still surface from commit().
@@ -19,13 +23,20 @@
 #include <cstdio>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace attn {
 
 // Removes the temporary files that AtomicFiles of processes now gone left in
-// `directory` (killed while writing); those of live processes stay.
-void remove_abandoned_temporaries(const std::filesystem::path& directory);
+// `directory` (killed while writing), of every target or only of `of_file`
+// (a file name); those of live processes stay.
+void remove_abandoned_temporaries(const std::filesystem::path& directory, const std::string& of_file = "");
+
+// Makes SIGINT, SIGTERM and SIGHUP remove the temporaries of every live
+// AtomicFile before the signal ends the process as it would have (commands
+// without their own handler: main calls it).
+void remove_temporaries_on_signals();
 
 class AtomicFile {
  public:
@@ -37,20 +48,31 @@ class AtomicFile {
   std::FILE* stream();
   void write(std::span<const std::byte> bytes);
   void write(std::string_view text);
-  void commit();
+  void commit();  // prepare() then publish()
+  // commit() in two steps: everything written and on disk (throws Error on a
+  // write error; the temporary is gone then), and the rename.
+  void prepare();
+  void publish();
 
   const std::filesystem::path& final_path() const { return final_path_; }
+  const std::filesystem::path& target_path() const { return target_path_; }  // final_path with symlinks followed
   const std::filesystem::path& temp_path() const { return temp_path_; }  // empty when written in place
 
  private:
   [[noreturn]] void fail(const std::string& what, int error_number);
 
   std::filesystem::path final_path_;
+  std::filesystem::path target_path_;
   std::filesystem::path temp_path_;
   std::FILE* stream_ = nullptr;
   int first_write_errno_ = 0;  // errno of the first short write, 0 if none
   bool committed_ = false;
   bool in_place_ = false;  // a device or FIFO: no temporary, no rename
+  int signal_slot_ = -1;   // in the signal handler's list of temporaries
 };
+
+// Several outputs of one command, all or none: every file is prepared before
+// any is renamed, so a write error on one leaves none of them new.
+void commit_together(std::span<AtomicFile* const> files);
 
 }  // namespace attn

@@ -20,6 +20,8 @@ class DirLock {
   // The pid of the process holding DIR's lock, or nothing when no live process
   // holds it (no lock file, or its owner is gone). Does not take the lock.
   static std::optional<pid_t> holder(const std::filesystem::path& directory);
+  // Throws the constructor's Error when a live process holds DIR's lock; takes nothing.
+  static void require_unheld(const std::filesystem::path& directory);
 
  private:
   int fd_ = -1;

@@ -3,7 +3,9 @@
 // '\n' counts), trailing whitespace stripped (Python's rstrip(), so a CR
 // goes too). A byte-order mark stays, as Python's "utf-8" codec keeps it.
 #pragma once
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attn::eval {
@@ -15,5 +17,11 @@ std::vector<std::string> split_segments(const std::string& content, const std::s
 // The segments of a file ("-": standard input). Throws Error when it cannot
 // be read or is not valid UTF-8.
 std::vector<std::string> read_segments(const std::string& path);
+
+// The references a segment is scored against. An empty one stands for a
+// missing one (sacreBLEU's placeholder for fewer references on a segment);
+// when all are empty the segment has one empty reference (length 0), as a
+// blank line of a single reference file is scored by sacreBLEU.
+std::vector<std::string_view> segment_references(std::span<const std::string> references);
 
 }  // namespace attn::eval

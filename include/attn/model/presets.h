@@ -14,8 +14,8 @@ struct ArchPreset {
   std::string_view encoder;  // mechanism of the encoder's self-attention (nn/mechanism.h)
   // When set, `encoder` is used in the lowest layers only — as many as this
   // option says (−1: the lower half, ⌈L/2⌉) — and `encoder_upper` above them.
-  std::string_view lower_layers_option;
-  std::string_view encoder_upper;
+  std::string_view lower_layers_option = {};
+  std::string_view encoder_upper = {};
   std::string_view decoder;  // mechanism of the decoder's (causal) self-attention
   bool parallel = false;     // MUSE's layout: attention, FFN (and cross-attention) branches summed in one residual
   // Options the arch fixes, as a JSON object text: "{\"csan_head_window\": 1}". They win

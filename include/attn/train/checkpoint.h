@@ -25,6 +25,7 @@ struct TrainState {
   double elapsed_s = 0.0;           // training wall time over all runs
   std::int64_t target_tokens = 0;   // seen so far
   double last_valid_bleu = -1.0, last_valid_loss = -1.0;
+  nlohmann::json flags;             // the training flags of the run that wrote it (train/run_flags.h); null in older files
 
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& j);

@@ -14,8 +14,9 @@ struct ParallelText {
 };
 
 // Reads two line-aligned files. Throws Error naming both files and both line
-// counts when they differ, and when the corpus is empty.
-ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt);
+// counts when they differ, and when the corpus is empty (naming `role`,
+// "training" or "validation").
+ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt, const std::string& role);
 
 struct Example {
   std::vector<std::int32_t> src, tgt;  // BPE ids, no specials

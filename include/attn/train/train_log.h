@@ -3,7 +3,7 @@
 // JSON record also carries the process's peak resident memory so far
 // ("peak_rss_mb", getrusage's ru_maxrss in MB of 2^20 bytes), which
 // `attn report` shows. Two more records frame each process's part of a run:
-// {"split":"model", arch, parameters, config} when it starts and
+// {"split":"model", arch, parameters, config, train_flags} when it starts and
 // {"split":"end", "reason": "finished" | "interrupted"} when it stops, so a
 // log read without its model files still says what ran and whether it ended.
 #pragma once
@@ -41,8 +41,10 @@ class TrainLog {
   void valid(const LogRecord& r);
   // A plain message (ends any progress line first).
   void message(const std::string& text);
-  // JSON only: the model this process trains, and why it stopped.
-  void started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update, double elapsed_s);
+  // JSON only: the model this process trains (with its training flags, and
+  // those changed since the checkpoint it resumed: train/run_flags.h), and why it stopped.
+  void started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update, double elapsed_s,
+               const nlohmann::json& train_flags, const std::string& changed_flags);
   void ended(std::int64_t update, double elapsed_s, const std::string& reason);
 
  private:

@@ -6,9 +6,11 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attn/model/config.h"
 #include "attn/train/optimizer.h"
+#include "attn/train/run_flags.h"
 
 namespace attn::train {
 
@@ -18,6 +20,8 @@ struct TrainOptions {
   std::filesystem::path log_json;   // empty: none
   std::filesystem::path resume;     // empty: save_dir/last.attn when it exists
   model::ModelConfig model;         // preset + overrides (ignored on resume)
+  // The model flags typed, which a resumed checkpoint must match (train/run_flags.h).
+  std::vector<GivenModelFlag> model_flags_given;
   std::int64_t vocab_size = 8000;
   std::int64_t max_len = 256;       // subwords per side; longer pairs are skipped
   std::int64_t max_tokens = 4096;

@@ -1,6 +1,7 @@
 // Convolutional self-attention (Yang et al. 2019; MECHANISMS.md §2): 1D
 // windows, or 2D windows over neighbouring heads. Its decoder (causal) form is
 // our extension and always 1D.
+#include "attn/core/error.h"
 #include "attn/nn/map_json.h"
 #include "attn/nn/mechanism.h"
 #include "attn/nn/mechanisms/csan/csan_mixer.h"
@@ -36,6 +37,15 @@ class Csan final : public Mechanism {
   std::string_view name() const override { return "csan"; }
   std::string_view label() const override { return "convolutional self-attention (ConvSAN)"; }
   std::span<const OptionField> options() const override { return kOptions; }
+  // A head area of 2·heads − 1 reaches every head from any head: wider ones
+  // change nothing (drop) or only repeat slots (wrap, the authors' slots).
+  void validate(const MixerSpec& spec) const override {
+    const auto head_window = option_value<std::int64_t>(spec, "csan_head_window");
+    const std::int64_t widest = 2 * spec.heads - 1;
+    require(head_window <= widest, "--csan-head-window " + std::to_string(head_window) + " is wider than " +
+                                       std::to_string(spec.heads) + " heads allow (at most " + std::to_string(widest) +
+                                       "); use a smaller odd number");
+  }
   std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
     if (!spec.causal) return std::make_unique<CsanMixer>(params, name, spec);
     MixerSpec one_d = spec;  // the causal window [i−(W−1)/2, i] of one head

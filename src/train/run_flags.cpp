@@ -1,0 +1,82 @@
+#include "attn/train/run_flags.h"
+
+#include <cstdio>
+
+#include "attn/core/error.h"
+#include "attn/train/trainer.h"
+
+namespace attn::train {
+
+namespace {
+
+// 0.3 for a float stored as 0.30000001192092896: values as a user types them.
+std::string shown(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_number_float()) return v.dump();
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v.get<double>());
+  return text;
+}
+
+// Every value of the config by key, mechanism options and attention dropout
+// included (to_json leaves those out at their presets).
+nlohmann::json every_value(const model::ModelConfig& config) {
+  nlohmann::json j = config.to_json();
+  j.update(config.options);
+  j["attention_dropout"] = config.attention_dropout;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json training_flags(const TrainOptions& o) {
+  return {{"--vocab-size", o.vocab_size},
+          {"--max-len", o.max_len},
+          {"--max-tokens", o.max_tokens},
+          {"--update-freq", o.update_freq},
+          {"--max-epochs", o.max_epochs},
+          {"--max-updates", o.max_updates},
+          {"--max-time", o.max_time_s / 60.0},
+          {"--valid-every", o.valid_every},
+          {"--patience", o.patience},
+          {"--best-metric", o.best_metric},
+          {"--keep-last", o.keep_last},
+          {"--label-smoothing", o.label_smoothing},
+          {"--seed", o.seed},
+          {"--lr", o.optimizer.lr},
+          {"--warmup", o.optimizer.warmup},
+          {"--clip-norm", o.optimizer.clip_norm},
+          {"--weight-decay", o.optimizer.weight_decay}};
+}
+
+void check_model_flags(const std::filesystem::path& file, const model::ModelConfig& config, const nlohmann::json& stored,
+                       const std::vector<GivenModelFlag>& given) {
+  const nlohmann::json held = every_value(config);
+  std::string differences;
+  for (const GivenModelFlag& g : given) {
+    nlohmann::json was;
+    if (g.key == "vocab_size") {
+      if (!stored.is_object() || !stored.contains("--vocab-size")) continue;  // an older checkpoint: unknown
+      was = stored["--vocab-size"];
+    } else {
+      was = held.value(g.key, nlohmann::json());
+    }
+    if (was == g.value) continue;
+    differences += (differences.empty() ? "" : ", ") + g.flag + " " + shown(g.value) + " (the checkpoint: " + shown(was) + ")";
+  }
+  if (!differences.empty())
+    throw Error(file.string() + " holds a model trained with other model flags: " + differences +
+                "; resume with the checkpoint's values, or train a new model with another --save-dir");
+}
+
+std::string changed_training_flags(const nlohmann::json& stored, const nlohmann::json& now) {
+  if (!stored.is_object()) return "";
+  std::string changes;
+  for (const auto& [flag, value] : now.items()) {
+    if (flag == "--vocab-size" || !stored.contains(flag) || stored[flag] == value) continue;
+    changes += (changes.empty() ? "" : ", ") + flag + " " + shown(stored[flag]) + " → " + shown(value);
+  }
+  return changes;
+}
+
+}  // namespace attn::train

@@ -1,0 +1,107 @@
+// Resuming into a save dir (issue 21 items 5 and 7): a model flag that
+// differs from the checkpoint's model is refused, naming every difference;
+// training flags may change and the log says which did; a run that cannot
+// start leaves no new file behind.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../support.h"
+#include "../train/tiny_corpus.h"
+#include "run_attn.h"
+
+using namespace attn;
+using test::require_user_error;
+using test::run_attn;
+using test::shell_words;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The tiny run's flags with `more` replacing the values of those it sets (a flag given twice is an error).
+test::RunResult train(const fs::path& dir, const std::vector<std::string>& more) {
+  std::vector<std::string> args = test::tiny_train_args(dir, "run");
+  for (std::size_t i = 0; i < more.size(); ++i) {
+    const bool has_value = i + 1 < more.size() && more[i + 1].rfind("--", 0) != 0;
+    const auto at = std::find(args.begin(), args.end(), more[i]);
+    if (at != args.end() && has_value) {
+      *(at + 1) = more[++i];
+      continue;
+    }
+    args.push_back(more[i]);
+    if (has_value) args.push_back(more[++i]);
+  }
+  return run_attn(shell_words(args));
+}
+
+}  // namespace
+
+TEST_CASE("resume: changed model flags are refused, naming each; changed training flags are logged", "[cli][train]") {
+  test::ScratchDir dir;
+  test::write_tiny_corpus(dir.path(), "train", 100, 5);
+  test::write_tiny_corpus(dir.path(), "valid", 10, 6);
+  test::RunResult r = train(dir.path(), {"--max-updates", "2"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string before = test::slurp(dir.path() / "run" / "last.attn");
+  // tiny_train_args has --dim 16 --heads 2 --layers 1 --vocab-size 300 --dropout 0.1.
+  struct Case {
+    std::vector<std::string> flags;
+    std::vector<std::string> named;
+  };
+  const Case cases[] = {
+      {{"--dim", "32"}, {"--dim 32 (the checkpoint: 16)"}},
+      {{"--heads", "4", "--layers", "2"}, {"--heads 4 (the checkpoint: 2)", "--layers 2 (the checkpoint: 1)"}},
+      {{"--vocab-size", "400"}, {"--vocab-size 400 (the checkpoint: 300)"}},
+      {{"--dropout", "0.2"}, {"--dropout 0.2 (the checkpoint: 0.1)"}},
+      {{"--no-share-all-embeddings"}, {"--share-all-embeddings false (the checkpoint: true)"}},
+      {{"--csan-window", "5"}, {"--csan-window 5 (the checkpoint: 11)"}},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> more = c.flags;
+    more.insert(more.end(), {"--max-updates", "4"});
+    r = train(dir.path(), more);
+    INFO(shell_words(c.flags) << ": " << r.err);
+    require_user_error(r, "holds a model trained with other model flags");
+    for (const std::string& named : c.named) REQUIRE(r.err.find(named) != std::string::npos);
+    REQUIRE(test::slurp(dir.path() / "run" / "last.attn") == before);
+  }
+  // The same model flags again, and other training flags: resumes and says what changed.
+  r = train(dir.path(), {"--max-updates", "4", "--lr", "1e-3", "--log-every", "1"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string log = test::slurp(dir.path() / "run" / "log.jsonl");
+  REQUIRE(log.find(R"("changed_flags":"--lr 0.003 → 0.001, --max-updates 2 → 4")") != std::string::npos);
+  // Without the model flags at all (the preset's values): the checkpoint's model resumes.
+  std::vector<std::string> bare{"train", "--train-src", (dir.path() / "train.src").string(), "--train-tgt",
+                                (dir.path() / "train.tgt").string(), "--valid-src", (dir.path() / "valid.src").string(),
+                                "--valid-tgt", (dir.path() / "valid.tgt").string(), "--save-dir",
+                                (dir.path() / "run").string(), "--max-updates", "5", "--threads", "1", "--quiet"};
+  r = run_attn(shell_words(bare));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+}
+
+TEST_CASE("train: a run that cannot start leaves no new save dir, log or lock", "[cli][train]") {
+  test::ScratchDir dir;
+  test::write_tiny_corpus(dir.path(), "train", 50, 5);
+  test::write_tiny_corpus(dir.path(), "valid", 5, 6);
+  dir.write("empty.src", "");
+  dir.write("empty.tgt", "");
+  dir.write("broken.attn", "not a model");
+  const std::string run = (dir.path() / "run").string();
+  require_user_error(train(dir.path(), {"--train-src", (dir.path() / "missing.src").string()}), "missing.src");
+  require_user_error(train(dir.path(), {"--valid-src", (dir.path() / "empty.src").string(), "--valid-tgt",
+                                        (dir.path() / "empty.tgt").string()}),
+                     "the validation set needs at least one sentence pair");
+  require_user_error(train(dir.path(), {"--resume", (dir.path() / "broken.attn").string()}), "broken.attn");
+  REQUIRE_FALSE(fs::exists(run));
+  // An existing save dir keeps exactly what it had.
+  fs::create_directory(run);
+  dir.write("run/notes.txt", "mine");
+  require_user_error(train(dir.path(), {"--resume", (dir.path() / "broken.attn").string()}), "broken.attn");
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(run)) left.push_back(e.path().filename().string());
+  REQUIRE(left == std::vector<std::string>{"notes.txt"});
+}
