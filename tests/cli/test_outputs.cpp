@@ -181,3 +181,22 @@ TEST_CASE("tests: tools/run-tests.sh counts a skipped test as skipped, not passe
   REQUIRE(out.find("browser: draws maps: chromium is not installed") != std::string::npos);
   REQUIRE(out.substr(out.rfind('\n', out.size() - 2) + 1) == "1 passed, 0 failed, 1 skipped\n");
 }
+
+TEST_CASE("outputs: out of memory is one line naming the running command's flags", "[cli]") {
+#if defined(__SANITIZE_ADDRESS__)
+  ATTN_SKIP("AddressSanitizer reserves more address space than the limit this test sets (ulimit -v)");
+#else
+  test::ScratchDir dir;
+  const std::string model = tiny_model(dir);
+  std::string many;
+  for (int i = 0; i < 3000; ++i) many += "red cat sees two big dogs and a small blue cat red cat sees two\n";
+  dir.write("many.txt", many);
+  // 3,000 sentences × beam 1,000 at once do not fit in 400 MB of address space.
+  const test::RunResult r = run_attn(shell_words({"translate", "-m", model, "-i", (dir / "many.txt").string(), "--beam",
+                                                  "1000", "--batch-size", "3000", "--threads", "1", "-o",
+                                                  (dir / "out.txt").string()}),
+                                     "", "ulimit -v 400000; ");
+  require_user_error(r, "out of memory; try a smaller --batch-size or --beam");
+  REQUIRE_FALSE(fs::exists(dir / "out.txt"));
+#endif
+}
