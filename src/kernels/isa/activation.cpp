@@ -11,7 +11,7 @@
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "activation.inc"
+ATTN_ACTIVATION_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 using vec_math::kWidth;

@@ -9,7 +9,7 @@
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "adam.inc"
+ATTN_ADAM_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kChunk = 1 << 14;  // elements per unit of parallel work

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "attn/kernels/dropout.h"
+
 #include "parallel_for.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "dropout.inc"
+ATTN_DROPOUT_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 

@@ -7,11 +7,13 @@
 #include <limits>
 #include <vector>
 
+#include "attn/kernels/elementwise.h"
+
 #include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "elementwise.inc"
+ATTN_ELEMENTWISE_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kChunk = 4096;        // elements per unit of parallel work

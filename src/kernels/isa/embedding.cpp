@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "attn/kernels/embedding.h"
+
 #include "parallel_for.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "embedding.inc"
+ATTN_EMBEDDING_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kColumnBlock = 64;       // columns per unit of scatter work (a few cache lines)

@@ -21,12 +21,13 @@
 
 #include "attn/core/tensor.h"
 #include "attn/kernels/gemm.h"
+#include "../gemm_shape.h"
 #include "gemm_dot.h"
 #include "gemm_pack.h"
 #include "gemm_tile.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "gemm.inc"
+ATTN_GEMM_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 
@@ -333,6 +334,7 @@ void run_product(const Product& p, bool allow_threads) {
 void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
            std::int64_t ldc) {
+  check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
 }
 
@@ -340,6 +342,7 @@ void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
                    std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
                    std::int64_t stride_c, std::int64_t batch) {
+  check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   auto item = [&](std::int64_t i) {

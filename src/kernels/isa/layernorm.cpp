@@ -7,11 +7,13 @@
 #include <cmath>
 #include <vector>
 
+#include "attn/kernels/layernorm.h"
+
 #include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "layernorm.inc"
+ATTN_LAYERNORM_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kRowBlock = 32;     // rows per dgamma/dbeta partial; fixed, never per thread

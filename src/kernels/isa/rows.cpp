@@ -2,8 +2,10 @@
 // vectorises over the row length with the ISA's widest registers.
 #include "isa.h"
 
+#include "attn/kernels/rows.h"
+
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "rows.inc"
+ATTN_ROWS_KERNELS(ATTN_DECLARE_KERNEL)
 
 // Four rows per pass give four independent accumulator chains (one dot of 64
 // floats alone is bound by the add latency); `omp simd reduction` lets the

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <limits>
 
+#include "attn/kernels/softmax.h"
+
 #include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-#include "softmax.inc"
+ATTN_SOFTMAX_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 using vec_math::kWidth;
