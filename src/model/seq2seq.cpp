@@ -49,16 +49,16 @@ nn::ParamId Seq2Seq::output_weight() const { return out_proj_ >= 0 ? out_proj_ :
 
 namespace {
 void check_positions(std::int64_t t, std::int64_t max_positions) {
-  require(t <= max_positions, "a sentence of " + std::to_string(t) + " tokens is longer than the model's " +
-                                  std::to_string(max_positions) + " positions; it cannot be encoded");
+  if (t > max_positions)  // the message is built only then: this runs every step
+    throw Error("a sentence of " + std::to_string(t) + " tokens is longer than the model's " +
+                std::to_string(max_positions) + " positions; it cannot be encoded");
 }
 }  // namespace
 
-Seq2Seq::StackRun Seq2Seq::run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch,
-                                       std::int64_t ts, const std::int32_t* src_lengths) const {
+void Seq2Seq::run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                          const std::int32_t* src_lengths, StackRun& run) const {
   check_positions(ts, config_.max_positions);
   const std::int64_t d = config_.dim;
-  StackRun run;
   float* x = ctx.arena.alloc(batch * ts * d);
   src_embed_.forward(ctx.params, positions_, src, x, batch, ts);
   run.embed_drop = embed_dropout_.forward(ctx, x, batch * ts * d);
@@ -71,13 +71,11 @@ Seq2Seq::StackRun Seq2Seq::run_encoder(nn::StepContext& ctx, const std::int32_t*
     run.norm = enc_norm_.forward(ctx, h, normed, batch * ts);
     run.out = normed;
   }
-  return run;
 }
 
-Seq2Seq::StackRun Seq2Seq::run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory) const {
+void Seq2Seq::run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackRun& run) const {
   check_positions(batch.tgt_len, config_.max_positions);
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
-  StackRun run;
   float* x = ctx.arena.alloc(B * tt * d);
   tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), x, B, tt);
   run.embed_drop = embed_dropout_.forward(ctx, x, B * tt * d);
@@ -92,12 +90,13 @@ Seq2Seq::StackRun Seq2Seq::run_decoder(nn::StepContext& ctx, const Batch& batch,
     run.norm = dec_norm_.forward(ctx, g, normed, B * tt);
     run.out = normed;
   }
-  return run;
 }
 
 const float* Seq2Seq::encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
                              const std::int32_t* src_lengths) const {
-  return run_encoder(ctx, src, batch, ts, src_lengths).out;
+  StackRun run;
+  run_encoder(ctx, src, batch, ts, src_lengths, run);
+  return run.out;
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> Seq2Seq::gradient_chunks() const {
@@ -134,8 +133,11 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
                                        const std::function<void(std::size_t)>* gradients_ready) {
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   const bool pre = config_.norm == "pre";
-  const StackRun enc = run_encoder(ctx, batch.src.data(), B, ts, batch.src_lengths.data());
-  const StackRun dec = run_decoder(ctx, batch, enc.out);
+  // The layers' saved activations are kept from step to step (refilled, not reallocated).
+  StackRun& enc = training_runs_.encoder;
+  StackRun& dec = training_runs_.decoder;
+  run_encoder(ctx, batch.src.data(), B, ts, batch.src_lengths.data(), enc);
+  run_decoder(ctx, batch, enc.out, dec);
   const float* dec_out = dec.out;
 
   float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
@@ -274,7 +276,8 @@ void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) c
 
 void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const {
   const float* memory = encode(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data());
-  const StackRun dec = run_decoder(ctx, batch, memory);
+  StackRun dec;
+  run_decoder(ctx, batch, memory, dec);
   nn::output_log_probs(params_, output_weight(), dec.out, logprobs, batch.size * batch.tgt_len, config_.dim,
                        config_.vocab_size);
 }
@@ -284,8 +287,9 @@ void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch,
 namespace attn::model {
 
 std::vector<SentenceMaps> Seq2Seq::attention_maps(nn::StepContext& ctx, const Batch& batch) const {
-  const StackRun enc = run_encoder(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data());
-  const StackRun dec = run_decoder(ctx, batch, enc.out);
+  StackRun enc, dec;
+  run_encoder(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data(), enc);
+  run_decoder(ctx, batch, enc.out, dec);
   const std::int64_t H = config_.heads, ts = batch.src_len, tt = batch.tgt_len;
   std::vector<SentenceMaps> maps(static_cast<std::size_t>(batch.size));
   for (std::int64_t b = 0; b < batch.size; ++b) {

@@ -1,8 +1,9 @@
 #include "attn/nn/loss.h"
 
 #include <cmath>
-#include <vector>
+#include <span>
 
+#include "attn/core/scratch.h"
 #include "attn/core/tensor.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/gemm.h"
@@ -31,10 +32,11 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
                      std::int64_t rows, std::int64_t d, std::int64_t vocab, float label_smoothing,
                      std::int32_t ignore_id, float grad_scale, float* dh, Arena& scratch) {
   // Gather the rows that have a target, so chunks hold no wasted rows.
-  std::vector<std::int64_t> live;
-  live.reserve(static_cast<std::size_t>(rows));
+  const std::span<std::int64_t> all_rows = thread_scratch<std::int64_t>(static_cast<std::size_t>(rows));
+  std::size_t live_rows = 0;
   for (std::int64_t r = 0; r < rows; ++r)
-    if (targets[r] != ignore_id) live.push_back(r);
+    if (targets[r] != ignore_id) all_rows[live_rows++] = r;
+  const std::span<const std::int64_t> live = all_rows.first(live_rows);
 
   const double eps = label_smoothing;
   const double eps_other = vocab > 1 ? eps / static_cast<double>(vocab - 1) : 0.0;
@@ -53,7 +55,8 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
     kernels::sgemm(Trans::N, Trans::T, n, vocab, d, 1.0f, hc, d, w, d, 0.0f, logits, vocab);
     // Per-row sums added in row order afterwards: an OpenMP float reduction
     // would combine in arrival order and break bitwise reproducibility.
-    std::vector<double> row_loss(static_cast<std::size_t>(n)), row_nll(static_cast<std::size_t>(n));
+    const std::span<double> row_loss = thread_scratch<double>(static_cast<std::size_t>(n), 0);
+    const std::span<double> row_nll = thread_scratch<double>(static_cast<std::size_t>(n), 1);
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < n; ++i) {
       float* x = logits + i * vocab;
@@ -89,7 +92,7 @@ void output_log_probs(const ParamStore& params, ParamId weight, const float* h, 
   kernels::sgemm(Trans::N, Trans::T, rows, vocab, d, 1.0f, h, d, params.value(weight), d, 0.0f, logprobs, vocab);
 #pragma omp parallel
   {
-    std::vector<float> row(static_cast<std::size_t>(vocab));
+    const std::span<float> row = thread_scratch<float>(static_cast<std::size_t>(vocab));
 #pragma omp for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r) {
       float* x = logprobs + r * vocab;

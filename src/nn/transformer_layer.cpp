@@ -1,10 +1,10 @@
 #include "attn/nn/transformer_layer.h"
 
 #include <cstring>
-#include <functional>
 #include <initializer_list>
 
 #include "attn/core/error.h"
+#include "attn/core/function_ref.h"
 #include "attn/kernels/elementwise.h"
 
 namespace attn::nn {
@@ -12,9 +12,9 @@ namespace attn::nn {
 namespace {
 
 // branch(const float* in [rows, d], float* out [rows, d]) writes out.
-using Branch = std::function<void(const float*, float*)>;
+using Branch = FunctionRef<void(const float*, float*)>;
 // branch_backward(const float* dbranch [rows, d], float* din [rows, d]) accumulates din.
-using BranchBackward = std::function<void(const float*, float*)>;
+using BranchBackward = FunctionRef<void(const float*, float*)>;
 
 // out = x + Σ Drop(branch_i(LN(x))) (pre-norm) or LN(x + Σ Drop(branch_i(x))) (post-norm).
 float* residual_forward(StepContext& ctx, const LayerShape& shape, const LayerNorm& ln, const Dropout& drop,
@@ -91,8 +91,8 @@ float* EncoderLayer::forward(StepContext& ctx, const float* x, std::int64_t batc
                              const std::int32_t* lengths, Saved& s) const {
   const std::int64_t rows = batch * t;
   s.rows = rows;
-  const Branch mixer = [&](const float* in, float* out) { s.attn = self_attn->forward(ctx, in, out, batch, t, lengths); };
-  const Branch ffn_branch = [&](const float* in, float* out) { s.ffn = ffn.forward(ctx, in, out, rows); };
+  const auto mixer = [&](const float* in, float* out) { self_attn->forward(ctx, in, out, batch, t, lengths, s.attn); };
+  const auto ffn_branch = [&](const float* in, float* out) { s.ffn = ffn.forward(ctx, in, out, rows); };
   if (shape.parallel) return residual_forward(ctx, shape, ln_attn, dropout, x, rows, s.attn_block, {mixer, ffn_branch});
   const float* h = residual_forward(ctx, shape, ln_attn, dropout, x, rows, s.attn_block, {mixer});
   return residual_forward(ctx, shape, ln_ffn, dropout, h, rows, s.ffn_block, {ffn_branch});
@@ -100,8 +100,8 @@ float* EncoderLayer::forward(StepContext& ctx, const float* x, std::int64_t batc
 
 void EncoderLayer::backward(StepContext& ctx, const Saved& s, const float* dout, float* dx) const {
   const std::int64_t rows = s.rows;
-  const BranchBackward mixer = [&](const float* dbranch, float* din) { self_attn->backward(ctx, *s.attn, dbranch, din); };
-  const BranchBackward ffn_branch = [&](const float* dbranch, float* din) { ffn.backward(ctx, s.ffn, dbranch, din); };
+  const auto mixer = [&](const float* dbranch, float* din) { self_attn->backward(ctx, *s.attn, dbranch, din); };
+  const auto ffn_branch = [&](const float* dbranch, float* din) { ffn.backward(ctx, s.ffn, dbranch, din); };
   if (shape.parallel) {
     residual_backward(ctx, shape, ln_attn, dropout, s.attn_block, rows, dout, dx, {mixer, ffn_branch});
     return;
@@ -130,11 +130,11 @@ float* DecoderLayer::forward(StepContext& ctx, const float* x, const float* memo
                              const std::int32_t* src_lengths, Saved& s) const {
   const std::int64_t rows = batch * tt;
   s.rows = rows;
-  const Branch self = [&](const float* in, float* out) { s.self = self_attn->forward(ctx, in, out, batch, tt, tgt_lengths); };
-  const Branch cross = [&](const float* in, float* out) {
+  const auto self = [&](const float* in, float* out) { self_attn->forward(ctx, in, out, batch, tt, tgt_lengths, s.self); };
+  const auto cross = [&](const float* in, float* out) {
     s.cross = cross_attn.forward_cross(ctx, in, memory, out, batch, tt, ts, tgt_lengths, src_lengths);
   };
-  const Branch ffn_branch = [&](const float* in, float* out) { s.ffn = ffn.forward(ctx, in, out, rows); };
+  const auto ffn_branch = [&](const float* in, float* out) { s.ffn = ffn.forward(ctx, in, out, rows); };
   if (shape.parallel)
     return residual_forward(ctx, shape, ln_self, dropout, x, rows, s.self_block, {self, cross, ffn_branch});
   const float* h1 = residual_forward(ctx, shape, ln_self, dropout, x, rows, s.self_block, {self});
@@ -144,11 +144,11 @@ float* DecoderLayer::forward(StepContext& ctx, const float* x, const float* memo
 
 void DecoderLayer::backward(StepContext& ctx, const Saved& s, const float* dout, float* dx, float* dmemory) const {
   const std::int64_t rows = s.rows;
-  const BranchBackward self = [&](const float* dbranch, float* din) { self_attn->backward(ctx, *s.self, dbranch, din); };
-  const BranchBackward cross = [&](const float* dbranch, float* din) {
+  const auto self = [&](const float* dbranch, float* din) { self_attn->backward(ctx, *s.self, dbranch, din); };
+  const auto cross = [&](const float* dbranch, float* din) {
     cross_attn.backward(ctx, s.cross, dbranch, din, dmemory);
   };
-  const BranchBackward ffn_branch = [&](const float* dbranch, float* din) { ffn.backward(ctx, s.ffn, dbranch, din); };
+  const auto ffn_branch = [&](const float* dbranch, float* din) { ffn.backward(ctx, s.ffn, dbranch, din); };
   if (shape.parallel) {
     residual_backward(ctx, shape, ln_self, dropout, s.self_block, rows, dout, dx, {self, cross, ffn_branch});
     return;
@@ -172,13 +172,13 @@ float* DecoderLayer::step(StepContext& ctx, const float* x, std::int64_t sentenc
                           std::int64_t t, const std::int32_t* src_lengths, DecoderLayerCache& cache) const {
   const std::int64_t n = sentences * beams;
   ResidualSaved unused;
-  const Branch self = [&](const float* in, float* out) {
+  const auto self = [&](const float* in, float* out) {
     self_attn->step(ctx, in, out, n, t, cache.self_cache, cache.t_max);
   };
-  const Branch cross = [&](const float* in, float* out) {
+  const auto cross = [&](const float* in, float* out) {
     cross_attn.step_cross(ctx, in, out, sentences, beams, cache.cross_kv, cache.src_len, src_lengths);
   };
-  const Branch ffn_branch = [&](const float* in, float* out) { ffn.forward(ctx, in, out, n); };
+  const auto ffn_branch = [&](const float* in, float* out) { ffn.forward(ctx, in, out, n); };
   if (shape.parallel) return residual_forward(ctx, shape, ln_self, dropout, x, n, unused, {self, cross, ffn_branch});
   const float* h1 = residual_forward(ctx, shape, ln_self, dropout, x, n, unused, {self});
   const float* h2 = residual_forward(ctx, shape, ln_cross, dropout, h1, n, unused, {cross});

@@ -176,8 +176,8 @@ TEST_CASE("muse conv: cells and gate match a naive double reference (centred, ca
       f.arena.reset();
       const std::int64_t ldo = 2 * d;
       std::vector<float> out(B * T * ldo, 7.0f);  // Cmix at column d; column 0..d must stay untouched
-      const MultiScaleConv::Saved saved =
-          conv.forward(f.ctx, qkv.data() + 2 * d, ldv, B, T, lengths.data(), out.data() + d, ldo);
+      MultiScaleConv::Saved saved;
+      conv.forward(f.ctx, qkv.data() + 2 * d, ldv, B, T, lengths.data(), out.data() + d, ldo, saved);
       std::vector<float> got(B * T * d);
       for (std::int64_t r = 0; r < B * T; ++r) {
         for (std::int64_t c = 0; c < d; ++c) REQUIRE(out[r * ldo + c] == 7.0f);
@@ -200,7 +200,8 @@ TEST_CASE("muse conv: T = 1 with a centred k = 15 gives w_centre · v, not v", "
   f.ready(3);
   const std::vector<std::int32_t> lengths{1};
   std::vector<float> v = test::random_vector(d, 4), out(d);
-  const MultiScaleConv::Saved saved = conv.forward(f.ctx, v.data(), d, 1, 1, lengths.data(), out.data(), d);
+  MultiScaleConv::Saved saved;
+  conv.forward(f.ctx, v.data(), d, 1, 1, lengths.data(), out.data(), d, saved);
   REQUIRE(saved.pi.size() == 1);
   REQUIRE(saved.pi[0] == 1.0f);
   for (std::int64_t h = 0; h < H; ++h) {
@@ -235,7 +236,7 @@ TEST_CASE("muse conv: gradients of the gate, filter generators and V match finit
     auto loss = [&] {
       f.arena.reset();
       f.rng.set_state(rng_state);
-      saved = conv.forward(f.ctx, v.data(), d, B, T, lengths.data(), out.data(), d);
+      conv.forward(f.ctx, v.data(), d, B, T, lengths.data(), out.data(), d, saved);
       return weighted_sum(out.data(), w);
     };
     f.params.zero_grads();

@@ -105,9 +105,10 @@ class Seq2Seq {
     nn::LayerNorm::Saved norm;                     // pre-norm only
     const float* out = nullptr;                    // [B·T, d] after the final norm
   };
-  StackRun run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
-                       const std::int32_t* src_lengths) const;
-  StackRun run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory) const;
+  // Fill `run` (its vectors and the mixers' Saved reused when it held a run before).
+  void run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                   const std::int32_t* src_lengths, StackRun& run) const;
+  void run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackRun& run) const;
   nn::ParamId output_weight() const;
 
   ModelConfig config_;
@@ -119,6 +120,9 @@ class Seq2Seq {
   nn::LayerNorm enc_norm_, dec_norm_;  // pre-norm only
   nn::Dropout embed_dropout_;
   Tensor positions_;  // [max_positions, d]
+  struct TrainingRuns {
+    StackRun encoder, decoder;
+  } training_runs_;  // forward_backward's activations, kept from step to step
 };
 
 }  // namespace attn::model

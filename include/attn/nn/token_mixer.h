@@ -46,16 +46,26 @@ class TokenMixer {
  public:
   virtual ~TokenMixer() = default;
 
-  // What backward needs from one forward; lives until the step arena is reset.
+  // What backward needs from one forward; its pointers live until the step
+  // arena is reset.
   struct Saved {
     virtual ~Saved() = default;
   };
 
   // x: [B·T, d] → y: [B·T, d] (written). Causal mixers let position i see only
   // positions ≤ i (whatever `causal` means for the mechanism is fixed at
-  // construction).
-  virtual std::unique_ptr<Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
-                                         std::int64_t t, const std::int32_t* lengths) const = 0;
+  // construction). `saved` receives what backward needs: made when null, else
+  // this mixer's Saved of an earlier forward, refilled — training keeps the
+  // layers' Saved from step to step, so a step allocates nothing.
+  virtual void forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                       const std::int32_t* lengths, std::unique_ptr<Saved>& saved) const = 0;
+  // The same into a new Saved (attn attend, tests).
+  std::unique_ptr<Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                                 const std::int32_t* lengths) const {
+    std::unique_ptr<Saved> saved;
+    forward(ctx, x, y, batch, t, lengths, saved);
+    return saved;
+  }
   // dy: [B·T, d]. Accumulates parameter gradients and dx: [B·T, d].
   virtual void backward(StepContext& ctx, const Saved& saved, const float* dy, float* dx) const = 0;
 
@@ -74,6 +84,14 @@ class TokenMixer {
 
   // The name of this mixer's variant in maps and logs: one of its mechanism's map_kinds().
   virtual std::string kind() const = 0;
+
+ protected:
+  // The mixer's own Saved type S in `saved`, made on first use.
+  template <class S>
+  static S& reuse(std::unique_ptr<Saved>& saved) {
+    if (!saved) saved = std::make_unique<S>();
+    return static_cast<S&>(*saved);
+  }
 };
 
 // Declares the parameters of the mixer of the spec's mechanism under `name`

@@ -65,7 +65,11 @@ namespace {
 template <typename T, typename BlockValue, typename Combine>
 T blocked_reduce(std::int64_t n, T initial, BlockValue block_value, Combine combine) {
   const std::int64_t blocks = (n + kReduceBlock - 1) / kReduceBlock;
-  std::vector<T> partial(static_cast<std::size_t>(blocks));
+  // The calling thread's buffer, kept from call to call (a reduction per row must not allocate); the
+  // workers write into it through this reference.
+  static thread_local std::vector<T> partials;
+  std::vector<T>& partial = partials;
+  partial.assign(static_cast<std::size_t>(blocks), T{});
   parallel_chunks(n, kReduceBlock, [&](std::int64_t i0, std::int64_t i1) {
     partial[static_cast<std::size_t>(i0 / kReduceBlock)] = block_value(i0, i1);
   });

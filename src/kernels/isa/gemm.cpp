@@ -149,14 +149,25 @@ class YieldingBarrier {
   std::atomic<int> generation_{0};
 };
 
+// `steps` panel counters of the calling thread, kept from product to product
+// (grown, never shrunk: a product allocates nothing once sizes stop growing).
+std::atomic<std::int64_t>* panel_counters(std::int64_t steps) {
+  static thread_local std::unique_ptr<std::atomic<std::int64_t>[]> counters;
+  static thread_local std::int64_t capacity = 0;
+  if (steps > capacity) {
+    counters = std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(steps));
+    capacity = steps;
+  }
+  return counters.get();
+}
+
 // What the threads of one product share when they take row panels as they go.
 struct SharedRows {
-  SharedRows(int threads, std::int64_t steps)
-      : barrier(threads), next_panel(std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(steps))) {
+  SharedRows(int threads, std::int64_t steps) : barrier(threads), next_panel(panel_counters(steps)) {
     for (std::int64_t s = 0; s < steps; ++s) next_panel[s].store(0, std::memory_order_relaxed);
   }
   YieldingBarrier barrier;
-  std::unique_ptr<std::atomic<std::int64_t>[]> next_panel;  // per (column block, k block) step
+  std::atomic<std::int64_t>* next_panel;  // per (column block, k block) step
 };
 
 // The product restricted to C rows [m0, m1) and columns [n0, n1). m0 and n0

@@ -87,7 +87,9 @@ void band_attention_forward(const BandDims& d, HeadsView q, HeadsView k, HeadsVi
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
   {
-    std::vector<float> dropped(static_cast<std::size_t>(drop.active() ? NM : 0));  // [N, M]: a row's dropped weights
+    // [N, M]: a row's dropped weights. Kept per thread from call to call: a step allocates nothing.
+    static thread_local std::vector<float> dropped;
+    dropped.assign(static_cast<std::size_t>(drop.active() ? NM : 0), 0.0f);
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -168,8 +170,10 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
 #pragma omp parallel
   {
     // Coefficients of one (key row, query head slot) gather: ds or a over the queries i_lo..i_hi−1.
-    std::vector<float> coef(static_cast<std::size_t>(M));
-    std::vector<std::int64_t> key_pairs, value_pairs;  // (h, o) pairs, flattened
+    // Kept per thread from call to call: a step allocates nothing.
+    static thread_local std::vector<float> coef;
+    coef.assign(static_cast<std::size_t>(M), 0.0f);
+    static thread_local std::vector<std::int64_t> key_pairs, value_pairs;  // (h, o) pairs, flattened
     key_pairs.reserve(static_cast<std::size_t>(2 * H * d.head_window));
     value_pairs.reserve(static_cast<std::size_t>(2 * H * d.head_window));
 #pragma omp for collapse(2) schedule(dynamic, 1)

@@ -37,10 +37,9 @@ BandDims CsanMixer::dims_for(std::int64_t batch, std::int64_t t) const {
           head_window_, wrap_heads_};
 }
 
-std::unique_ptr<TokenMixer::Saved> CsanMixer::forward(StepContext& ctx, const float* x, float* y,
-                                                      std::int64_t batch, std::int64_t t,
-                                                      const std::int32_t* lengths) const {
-  auto s = std::make_unique<Saved>();
+void CsanMixer::forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                        const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const {
+  Saved* s = &reuse<Saved>(saved);
   const std::int64_t d = attn_.d, rows = batch * t, stride = 3 * d;
   s->x = x;
   s->dims = dims_for(batch, t);
@@ -53,7 +52,6 @@ std::unique_ptr<TokenMixer::Saved> CsanMixer::forward(StepContext& ctx, const fl
   band_attention_forward(s->dims, {s->qkv, stride, t * stride}, {s->qkv + d, stride, t * stride},
                          {s->qkv + 2 * d, stride, t * stride}, {s->context, d, t * d}, s->probs, lengths, s->drop);
   attn_.o.forward(ctx.params, s->context, y, rows);
-  return s;
 }
 
 void CsanMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {

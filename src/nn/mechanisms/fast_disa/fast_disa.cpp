@@ -295,11 +295,10 @@ void FastDisaMixer::fusion_gate(const ParamStore& params, std::int64_t h, const 
     }
 }
 
-std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, const float* x, float* y,
-                                                          std::int64_t batch, std::int64_t t,
-                                                          const std::int32_t* lengths) const {
+void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                            const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const {
   const std::int64_t B = batch, T = t, H = heads_, dh = head_dim_, d = d_, rows = B * T, qs = 3 * d;
-  auto s = std::make_unique<Saved>();
+  Saved* s = &reuse<Saved>(saved);
   s->x = x;
   s->batch = B;
   s->t = T;
@@ -329,10 +328,15 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
   // Everything between the two projections, one (sequence, head) per task.
 #pragma omp parallel
   {
-    std::vector<float> scratch, direct, shift(static_cast<std::size_t>(dh));
+    // Kept per thread from call to call (a step allocates nothing), each as a fresh one would be.
+    static thread_local std::vector<float> scratch, direct, shift;
+    scratch.clear();
+    direct.clear();
+    shift.assign(static_cast<std::size_t>(dh), 0.0f);
     // Dropout: Ã [T, T] and Ẽ [T, dh] of the task's head.
-    std::vector<float> a_drop(static_cast<std::size_t>(dropout ? T * T : 0)),
-        e_drop(static_cast<std::size_t>(dropout ? T * dh : 0));
+    static thread_local std::vector<float> a_drop, e_drop;
+    a_drop.assign(static_cast<std::size_t>(dropout ? T * T : 0), 0.0f);
+    e_drop.assign(static_cast<std::size_t>(dropout ? T * dh : 0), 0.0f);
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -403,7 +407,6 @@ std::unique_ptr<TokenMixer::Saved> FastDisaMixer::forward(StepContext& ctx, cons
     }
   }
   o_.forward(ctx.params, s->u, y, rows);
-  return s;
 }
 
 void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {
@@ -427,10 +430,16 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
   const bool dropout = s.drop_a.active() && s.drop_e.active();
 #pragma omp parallel
   {
-    std::vector<float> scratch, direct, da, dout;
+    // Kept per thread from call to call (a step allocates nothing), each as a fresh one would be.
+    static thread_local std::vector<float> scratch, direct, da, dout;
+    scratch.clear();
+    direct.clear();
+    da.clear();
+    dout.clear();
     // Dropout: Ã [len, T] and Ẽ [len, dh] of the task's head, as the forward applied them.
-    std::vector<float> a_drop(static_cast<std::size_t>(dropout ? T * T : 0)),
-        e_drop(static_cast<std::size_t>(dropout ? T * dh : 0));
+    static thread_local std::vector<float> a_drop, e_drop;
+    a_drop.assign(static_cast<std::size_t>(dropout ? T * T : 0), 0.0f);
+    e_drop.assign(static_cast<std::size_t>(dropout ? T * dh : 0), 0.0f);
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {

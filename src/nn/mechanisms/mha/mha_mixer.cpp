@@ -7,12 +7,9 @@ MhaMixer::MhaMixer(ParamStore& params, const std::string& name, const MixerSpec&
   attn_.attention_dropout = spec.attention_dropout;
 }
 
-std::unique_ptr<TokenMixer::Saved> MhaMixer::forward(StepContext& ctx, const float* x, float* y,
-                                                     std::int64_t batch, std::int64_t t,
-                                                     const std::int32_t* lengths) const {
-  auto saved = std::make_unique<Saved>();
-  saved->attn = attn_.forward_self(ctx, x, y, batch, t, lengths, causal_);
-  return saved;
+void MhaMixer::forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                       const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const {
+  reuse<Saved>(saved).attn = attn_.forward_self(ctx, x, y, batch, t, lengths, causal_);
 }
 
 void MhaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {

@@ -23,7 +23,8 @@ void dynamic_conv_forward(const ConvDims& dims, const float* taps, const float* 
   const std::int64_t P = dims.offset();
 #pragma omp parallel
   {
-    std::vector<float> acc(static_cast<std::size_t>(dh));  // C[b,t,h·dh …] of one row, before scaling
+    static thread_local std::vector<float> acc;  // C[b,t,h·dh …] of one row, before scaling; kept per thread
+    acc.assign(static_cast<std::size_t>(dh), 0.0f);
 #pragma omp for collapse(2) schedule(static)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -48,7 +49,11 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
                              float* dtaps, float* dv, std::int64_t lddv) {
   const std::int64_t B = dims.batch, T = dims.t, H = dims.heads, dh = dims.head_dim(), K = dims.kernel;
   const std::int64_t P = dims.offset();
-  std::vector<double> partial(static_cast<std::size_t>(B * H), 0.0);  // ⟨g, C⟩ per (b, h)
+  // ⟨g, C⟩ per (b, h): the calling thread's buffer, kept from call to call; the threads below
+  // write into it through this reference (a thread_local named in the loop would be each thread's own).
+  static thread_local std::vector<double> partials;
+  std::vector<double>& partial = partials;
+  partial.assign(static_cast<std::size_t>(B * H), 0.0);
 #pragma omp parallel for collapse(2) schedule(static)
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t h = 0; h < H; ++h) {
@@ -186,29 +191,31 @@ void MultiScaleConv::declare(ParamStore& params, const std::string& name, std::i
 }
 
 std::vector<float> MultiScaleConv::gate_weights(const ParamStore& params) const {
+  std::vector<float> pi;
+  gate_weights(params, pi);
+  return pi;
+}
+
+void MultiScaleConv::gate_weights(const ParamStore& params, std::vector<float>& pi) const {
   const std::size_t n = cells.size();
-  std::vector<float> pi(n);
-  if (n == 0) return pi;
+  pi.assign(n, 0.0f);
+  if (n == 0) return;
   const float* alpha = params.value(gate);
   const float top = *std::max_element(alpha, alpha + n);
   double total = 0.0;
   for (std::size_t i = 0; i < n; ++i) total += std::exp(static_cast<double>(alpha[i]) - top);
   for (std::size_t i = 0; i < n; ++i)
     pi[i] = static_cast<float>(std::exp(static_cast<double>(alpha[i]) - top) / total);
-  return pi;
 }
 
-MultiScaleConv::Saved MultiScaleConv::forward(StepContext& ctx, const float* v, std::int64_t ldv,
-                                              std::int64_t batch, std::int64_t t, const std::int32_t* lengths,
-                                              float* out, std::int64_t ldo) const {
-  Saved s;
-  s.pi = gate_weights(ctx.params);
+void MultiScaleConv::forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch, std::int64_t t,
+                             const std::int32_t* lengths, float* out, std::int64_t ldo, Saved& s) const {
+  gate_weights(ctx.params, s.pi);
   const std::int64_t d = cells.empty() ? 0 : cells[0].d;
   for (std::int64_t r = 0; r < batch * t; ++r) std::fill(out + r * ldo, out + r * ldo + d, 0.0f);
-  s.cells.reserve(cells.size());
+  s.cells.resize(cells.size());
   for (std::size_t i = 0; i < cells.size(); ++i)
-    s.cells.push_back(cells[i].forward(ctx, v, ldv, batch, t, lengths, tap_dropout, s.pi[i], out, ldo));
-  return s;
+    s.cells[i] = cells[i].forward(ctx, v, ldv, batch, t, lengths, tap_dropout, s.pi[i], out, ldo);
 }
 
 void MultiScaleConv::backward(StepContext& ctx, const Saved& s, const float* v, std::int64_t ldv,
@@ -217,7 +224,8 @@ void MultiScaleConv::backward(StepContext& ctx, const Saved& s, const float* v, 
   const std::size_t n = cells.size();
   if (n == 0) return;
   // Cell i gets dC_i = π_i · dCmix; g_i = ⟨dCmix, C_i⟩ feeds the gate.
-  std::vector<double> g(n);
+  static thread_local std::vector<double> g;  // kept from call to call: a step allocates nothing
+  g.assign(n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     g[i] = cells[i].backward(ctx, s.cells[i], v, ldv, batch, t, lengths, dout, lddo, s.pi[i], dv, lddv);
   double mean = 0.0;  // Σ_j π_j g_j

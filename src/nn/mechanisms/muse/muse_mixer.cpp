@@ -25,10 +25,9 @@ MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpe
   o_.declare(params, name + ".o", width(), d_);
 }
 
-std::unique_ptr<TokenMixer::Saved> MuseMixer::forward(StepContext& ctx, const float* x, float* y,
-                                                      std::int64_t batch, std::int64_t t,
-                                                      const std::int32_t* lengths) const {
-  auto s = std::make_unique<Saved>();
+void MuseMixer::forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+                        const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const {
+  Saved* s = &reuse<Saved>(saved);
   s->batch = batch;
   s->t = t;
   s->lengths = lengths;
@@ -43,10 +42,9 @@ std::unique_ptr<TokenMixer::Saved> MuseMixer::forward(StepContext& ctx, const fl
   if (!conv_.empty()) {
     const float* v = separate_ ? s->conv_in : s->attn.qkv + 2 * d;  // rows of stride ldv
     const std::int64_t ldv = separate_ ? d : 3 * d;
-    s->conv = conv_.forward(ctx, v, ldv, batch, t, lengths, s->cat + d, w);
+    conv_.forward(ctx, v, ldv, batch, t, lengths, s->cat + d, w, s->conv);
   }
   o_.forward(ctx.params, s->cat, y, rows);
-  return s;
 }
 
 void MuseMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {

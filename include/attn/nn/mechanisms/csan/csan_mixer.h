@@ -31,8 +31,9 @@ class CsanMixer final : public TokenMixer {
     BandDims dims;
     const std::int32_t* lengths = nullptr;  // [B]
   };
-  std::unique_ptr<TokenMixer::Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
-                                             std::int64_t t, const std::int32_t* lengths) const override;
+  using TokenMixer::forward;
+  void forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+               const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const override;
   void backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const override;
   // Cache entry per position: k then v, [2d]. Only the last (window+1)/2 are read.
   std::int64_t cache_width() const override { return 2 * attn_.d; }

@@ -109,8 +109,9 @@ class FastDisaMixer final : public TokenMixer {
     const std::int32_t* lengths = nullptr;
   };
 
-  std::unique_ptr<TokenMixer::Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
-                                             std::int64_t t, const std::int32_t* lengths) const override;
+  using TokenMixer::forward;
+  void forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+               const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const override;
   void backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const override;
 
   // Cache entry per position: k [d], S (unshifted) [d], v [d]. A step re-shifts

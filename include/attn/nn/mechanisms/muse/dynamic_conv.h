@@ -107,15 +107,16 @@ struct MultiScaleConv {
 
   // π = softmax(α): [n].
   std::vector<float> gate_weights(const ParamStore& params) const;
+  void gate_weights(const ParamStore& params, std::vector<float>& pi) const;  // into pi, its capacity reused
 
   struct Saved {
     std::vector<DynamicConvCell::Saved> cells;
     std::vector<float> pi;  // [n]
   };
   // v: [B·T] rows of stride ldv → out: [B·T] rows of stride ldo, out = Cmix
-  // (written: zeros in pad rows).
-  Saved forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch, std::int64_t t,
-                const std::int32_t* lengths, float* out, std::int64_t ldo) const;
+  // (written: zeros in pad rows); what backward needs into `saved`, whose vectors are reused.
+  void forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch, std::int64_t t,
+               const std::int32_t* lengths, float* out, std::int64_t ldo, Saved& saved) const;
   // dout = ∂L/∂Cmix (rows of stride lddo). Accumulates dα, dWf_i and dv.
   void backward(StepContext& ctx, const Saved& saved, const float* v, std::int64_t ldv, std::int64_t batch,
                 std::int64_t t, const std::int32_t* lengths, const float* dout, std::int64_t lddo, float* dv,

@@ -37,8 +37,9 @@ class MuseMixer final : public TokenMixer {
     std::int64_t batch = 0, t = 0;
     const std::int32_t* lengths = nullptr;
   };
-  std::unique_ptr<TokenMixer::Saved> forward(StepContext& ctx, const float* x, float* y, std::int64_t batch,
-                                             std::int64_t t, const std::int32_t* lengths) const override;
+  using TokenMixer::forward;
+  void forward(StepContext& ctx, const float* x, float* y, std::int64_t batch, std::int64_t t,
+               const std::int32_t* lengths, std::unique_ptr<TokenMixer::Saved>& saved) const override;
   void backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const override;
   // Cache entry per position: k then v, [2d] (as MhaMixer), then for
   // MUSE-separate the cells' input [d]; the causal conv reads the cached
