@@ -15,9 +15,7 @@
 #include "run_attn.h"
 
 using namespace attn;
-using test::require_user_error;
-using test::run_attn;
-using test::shell_words;
+using namespace attn::test;  // run_attn, require_user_error, shell_words, ScratchDir
 namespace fs = std::filesystem;
 
 namespace {
