@@ -16,18 +16,34 @@
 namespace {
 std::atomic<bool> counting{false};
 std::atomic<long> allocations{0};
+
+void* counted_malloc(std::size_t size) noexcept {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
 }  // namespace
 
+// Every plain form (throwing, nothrow, array) is replaced, so each new meets its
+// delete (malloc/free underneath; GCC cannot see that, hence the pragma), also
+// under AddressSanitizer, which checks the pairs. The aligned forms stay the library's.
 void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  if (void* p = counted_malloc(size)) return p;
   throw std::bad_alloc();
 }
-// The pair is malloc/free underneath; GCC cannot see that the replaced new is malloc.
+void* operator new[](std::size_t size) {
+  if (void* p = counted_malloc(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 #pragma GCC diagnostic pop
 
 using namespace attn;
