@@ -92,8 +92,7 @@ int run(TrainFlags& f) {
   c.share_all_embeddings = f.share_all;
   c.share_decoder_output = f.share_decoder_output;
   // What a resumed checkpoint must hold: every model flag typed, by its config key.
-  nlohmann::json config = c.to_json();
-  config["attention_dropout"] = c.attention_dropout;  // to_json leaves it out at 0
+  const nlohmann::json config = train::every_value(c);
   for (const auto& [flag, key] : kModelFlags)
     if (given(flag)) o.model_flags_given.push_back({flag, key, config.at(key)});
   for (const auto& [key, value] : f.mechanism_options.items())

@@ -18,16 +18,14 @@ std::string shown(const nlohmann::json& v) {
   return text;
 }
 
-// Every value of the config by key, mechanism options and attention dropout
-// included (to_json leaves those out at their presets).
+}  // namespace
+
 nlohmann::json every_value(const model::ModelConfig& config) {
   nlohmann::json j = config.to_json();
   j.update(config.options);
   j["attention_dropout"] = config.attention_dropout;
   return j;
 }
-
-}  // namespace
 
 nlohmann::json training_flags(const TrainOptions& o) {
   return {{"--vocab-size", o.vocab_size},

@@ -22,6 +22,10 @@ struct GivenModelFlag {
   nlohmann::json value;
 };
 
+// Every value of a model config by key, mechanism options and attention
+// dropout included (to_json leaves those out at their presets).
+nlohmann::json every_value(const model::ModelConfig& config);
+
 // The training flags of a run by flag name, e.g. {"--lr": 0.0005, "--vocab-size": 8000}.
 nlohmann::json training_flags(const TrainOptions& options);
 
