@@ -36,7 +36,7 @@ inline void report_skip(const std::string& reason) {
 // Every ISA this CPU supports; the active ISA is restored afterwards.
 inline std::vector<Isa> supported_isas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512})
+  for (Isa isa : kAllIsas)
     if (isa_supported(isa)) isas.push_back(isa);
   return isas;
 }

@@ -9,7 +9,6 @@
 // thread count.
 #include "isa.h"
 
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,9 +18,9 @@
 
 #include <omp.h>
 
-#include "attn/core/tensor.h"
 #include "attn/kernels/gemm.h"
 #include "../gemm_shape.h"
+#include "gemm_common.h"
 #include "gemm_dot.h"
 #include "gemm_pack.h"
 #include "gemm_tile.h"
@@ -52,102 +51,13 @@ constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 // per thread (4 groups); fewer, and each gets a fixed rectangle of C.
 constexpr std::int64_t kSharedRowsMinPanels = 4 * kGroupPanels;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-// One thread's pack buffers, grown to the largest request and then reused.
-class PackBuffer {
- public:
-  float* get(std::int64_t floats) {
-    if (floats > capacity_) {
-      data_ = allocate_floats(static_cast<std::size_t>(floats));
-      capacity_ = floats;
-    }
-    return data_.get();
-  }
-
- private:
-  AlignedFloats data_;
-  std::int64_t capacity_ = 0;
-};
-
 struct ThreadBuffers {
-  PackBuffer a, b;
+  PackBuffer<float> a, b;
 };
 ThreadBuffers& thread_buffers() {
   thread_local ThreadBuffers buffers;
   return buffers;
 }
-
-// One product in stride form: op(A)[i][p] = a[i·a_row + p·a_step],
-// op(B)[p][j] = b[j·b_col + p·b_step], C[i][j] = c[i·ldc + j].
-struct Product {
-  std::int64_t m, n, k;
-  float alpha;
-  const float* a;
-  std::int64_t a_row, a_step;
-  const float* b;
-  std::int64_t b_col, b_step;
-  float beta;
-  float* c;
-  std::int64_t ldc;
-};
-
-Product make_product(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                     const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-                     std::int64_t ldc) {
-  Product p{m, n, k, alpha, a, 0, 0, b, 0, 0, beta, c, ldc};
-  if (trans_a == Trans::N) {
-    p.a_row = lda;
-    p.a_step = 1;
-  } else {
-    p.a_row = 1;
-    p.a_step = lda;
-  }
-  if (trans_b == Trans::N) {
-    p.b_col = 1;
-    p.b_step = ldb;
-  } else {
-    p.b_col = ldb;
-    p.b_step = 1;
-  }
-  return p;
-}
-
-// C = beta·C over m×n (the whole product when k == 0 or alpha == 0).
-void scale_c(const Product& p) {
-  for (std::int64_t i = 0; i < p.m; ++i) {
-    float* row = p.c + i * p.ldc;
-    if (p.beta == 0.0f)
-      std::fill(row, row + p.n, 0.0f);
-    else if (p.beta != 1.0f)
-      for (std::int64_t j = 0; j < p.n; ++j) row[j] *= p.beta;
-  }
-}
-
-// Threads of one product wait for each other here rather than in OpenMP's
-// barriers, which spin: on this 2-core machine, with anything else running,
-// a spinning thread can hold the core its late partner needs. This one spins
-// briefly, then yields the core.
-class YieldingBarrier {
- public:
-  explicit YieldingBarrier(int threads) : threads_(threads) {}
-  void wait() {
-    const int generation = generation_.load(std::memory_order_acquire);
-    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
-      arrived_.store(0, std::memory_order_relaxed);
-      generation_.fetch_add(1, std::memory_order_release);
-      return;
-    }
-    for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins)
-      if (spins >= kSpinsBeforeYield) sched_yield();
-  }
-
- private:
-  static constexpr int kSpinsBeforeYield = 2000;
-  const int threads_;
-  std::atomic<int> arrived_{0};
-  std::atomic<int> generation_{0};
-};
 
 // `steps` panel counters of the calling thread, kept from product to product
 // (grown, never shrunk: a product allocates nothing once sizes stop growing).
@@ -282,25 +192,6 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   }
 }
 
-// Splits `threads` into a grid_m × grid_n grid of C regions, minimising the
-// largest region's multiply-adds plus its packing (each region packs its own
-// rows of A and columns of B). On a tie the rows are split.
-void choose_grid(int threads, std::int64_t m_panels, std::int64_t n_panels, int& grid_m, int& grid_n) {
-  double best = -1.0;
-  for (int gm = threads; gm >= 1; --gm) {
-    if (threads % gm != 0) continue;
-    const int gn = threads / gm;
-    const double rows = static_cast<double>(ceil_div(m_panels, gm) * kTileRows);
-    const double cols = static_cast<double>(ceil_div(n_panels, gn) * kTileCols);
-    const double cost = rows * cols + 32.0 * (rows + cols);
-    if (best < 0 || cost < 0.999 * best) {
-      best = cost;
-      grid_m = gm;
-      grid_n = gn;
-    }
-  }
-}
-
 void run_product(const Product& p, bool allow_threads) {
   if (p.m == 0 || p.n == 0) return;
   if (p.k == 0 || p.alpha == 0.0f) {
@@ -314,7 +205,7 @@ void run_product(const Product& p, bool allow_threads) {
   }
   const std::int64_t m_panels = ceil_div(p.m, kTileRows), n_panels = ceil_div(p.n, kTileCols);
   int grid_m = 1, grid_n = 1;
-  choose_grid(threads, m_panels, n_panels, grid_m, grid_n);
+  choose_grid(threads, m_panels, n_panels, kTileRows, kTileCols, grid_m, grid_n);
   // Splitting rows only, with rows to spare: share them out as they get done.
   const bool share_rows = grid_m == threads && m_panels >= kSharedRowsMinPanels * threads;
   SharedRows shared(threads, share_rows ? ceil_div(p.n, kNcMax) * ceil_div(p.k, kKcMax) : 0);
@@ -324,16 +215,12 @@ void run_product(const Product& p, bool allow_threads) {
     // The team is smaller than asked for only when OpenMP is short of
     // threads; then it splits C into fixed rectangles for what it got.
     int gm = grid_m, gn = grid_n;
-    if (team != threads) choose_grid(team, m_panels, n_panels, gm, gn);
+    if (team != threads) choose_grid(team, m_panels, n_panels, kTileRows, kTileCols, gm, gn);
     if (team == threads && share_rows) {
       run_region(p, 0, p.m, 0, p.n, &shared);
     } else {
-      const std::int64_t tm = t / gn, tn = t % gn;
-      const std::int64_t m0 = std::min(p.m, m_panels * tm / gm * kTileRows);
-      const std::int64_t m1 = std::min(p.m, m_panels * (tm + 1) / gm * kTileRows);
-      const std::int64_t n0 = std::min(p.n, n_panels * tn / gn * kTileCols);
-      const std::int64_t n1 = std::min(p.n, n_panels * (tn + 1) / gn * kTileCols);
-      if (m0 < m1 && n0 < n1) run_region(p, m0, m1, n0, n1, nullptr);
+      const Region r = grid_region(t, gm, gn, p.m, p.n, kTileRows, kTileCols);
+      if (r.m0 < r.m1 && r.n0 < r.n1) run_region(p, r.m0, r.m1, r.n0, r.n1, nullptr);
       // Wait here (yielding) rather than at OpenMP's closing barrier (spinning).
       if (team == threads) shared.barrier.wait();
     }
@@ -356,13 +243,7 @@ void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  auto item = [&](std::int64_t i) {
-    Product p = first;
-    p.a += i * stride_a;
-    p.b += i * stride_b;
-    p.c += i * stride_c;
-    return p;
-  };
+  auto item = [&](std::int64_t i) { return batch_item(first, i, stride_a, stride_b, stride_c); };
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
   // Threads over the batch when it keeps them evenly busy (or the products
   // are too small to split), inside each product otherwise.

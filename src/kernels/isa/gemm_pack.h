@@ -24,7 +24,7 @@ void pack_panel_generic(const float* src, std::int64_t line_stride, std::int64_t
   }
 }
 
-#if ATTN_ISA_LEVEL == 2
+#if ATTN_AVX512
 // GCC 12's AVX-512 shuffle intrinsics start from _mm512_undefined_ps(), which
 // -W(maybe-)uninitialized reports as a use of an uninitialised value.
 #pragma GCC diagnostic push

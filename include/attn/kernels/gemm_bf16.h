@@ -1,0 +1,57 @@
+// bf16 GEMM: the products of sgemm with both operands rounded to bfloat16 and
+// FP32 accumulation, on AVX512_BF16's vdpbf16ps (ISA avx512bf16) or an
+// emulation of it with FP32 FMA on the other ISAs, bitwise the same.
+#pragma once
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+#include "attn/kernels/gemm.h"
+#include "attn/kernels/kernel_list.h"
+
+namespace attn::kernels {
+
+// Round to nearest even, as the packing does: denormals become a zero of
+// their sign (the instruction treats them so), NaN stays a (quiet) NaN, and
+// values past bf16's largest round to ±inf.
+inline std::uint16_t bf16_bits(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  if ((u & 0x7F800000u) == 0) return static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((u >> 16) | 0x0040u);
+  return static_cast<std::uint16_t>((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+inline float bf16_to_float(std::uint16_t bits) { return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16); }
+inline float round_to_bf16(float x) { return bf16_to_float(bf16_bits(x)); }
+
+// k is summed in blocks of at most this many steps (an even count fixed by k
+// alone: ceil(k / blocks) rounded up to even, blocks = ceil(k / 512)).
+inline constexpr std::int64_t kBf16KBlock = 512;
+
+}  // namespace attn::kernels
+
+// X(return type, name, (parameters), (arguments)) per kernel (attn/kernels/kernel_list.h).
+#define ATTN_GEMM_BF16_KERNELS(X)                                                                                     \
+  /* C = alpha · op(A)·op(B) + beta · C with sgemm's arguments and checks, where                                       \
+     every element of A and B is first rounded to bf16 (bf16_bits). Each C                                             \
+     element's k sum is what vdpbf16ps computes: per k block, from 0, the pairs                                        \
+     (p, p + 1) in order, each adding the product at p + 1 and then the one at p,                                      \
+     every addition rounded to FP32 (products of bf16 values are exact) and                                           \
+     flushed to a signed zero below FLT_MIN; then C = alpha·sum + beta·C (beta                                         \
+     1 after the first block). A product whose exact value is below FLT_MIN in                                         \
+     magnitude may differ between the instruction and its emulation (it                                                \
+     flushes such products, the emulation adds them before flushing the sum).                                          \
+     Otherwise bitwise the same on every ISA and for any thread count. */                                             \
+  X(void, gemm_bf16, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,       \
+                      const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,        \
+                      std::int64_t ldc),                                                                               \
+    (trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))                                                  \
+  /* batch products of one shape, as sgemm_batched; each is what gemm_bf16 gives. */                                   \
+  X(void, gemm_bf16_batched, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,            \
+                              float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,    \
+                              std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,         \
+                              std::int64_t stride_c, std::int64_t batch),                                              \
+    (trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch))
+
+namespace attn::kernels {
+ATTN_GEMM_BF16_KERNELS(ATTN_DECLARE_KERNEL)
+}  // namespace attn::kernels

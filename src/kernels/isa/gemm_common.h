@@ -1,0 +1,155 @@
+// What the FP32 and the low-precision GEMM drivers share: a product in stride
+// form, scaling C alone, pack buffers, the team's yielding barrier and the
+// split of C between threads.
+#pragma once
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "isa.h"
+#include "attn/core/tensor.h"
+#include "attn/kernels/gemm.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// One thread's pack buffer, grown to the largest request and then reused.
+// T is float (FP32 panels) or a 4-byte pair of bf16 / quad of int8.
+template <typename T>
+class PackBuffer {
+  static_assert(sizeof(T) == sizeof(float));
+
+ public:
+  T* get(std::int64_t elements) {
+    if (elements > capacity_) {
+      data_ = allocate_floats(static_cast<std::size_t>(elements));
+      capacity_ = elements;
+    }
+    return reinterpret_cast<T*>(data_.get());
+  }
+
+ private:
+  AlignedFloats data_;
+  std::int64_t capacity_ = 0;
+};
+
+// One product in stride form: op(A)[i][p] = a[i·a_row + p·a_step],
+// op(B)[p][j] = b[j·b_col + p·b_step], C[i][j] = c[i·ldc + j].
+struct Product {
+  std::int64_t m, n, k;
+  float alpha;
+  const float* a;
+  std::int64_t a_row, a_step;
+  const float* b;
+  std::int64_t b_col, b_step;
+  float beta;
+  float* c;
+  std::int64_t ldc;
+};
+
+inline Product make_product(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                            std::int64_t ldc) {
+  Product p{m, n, k, alpha, a, 0, 0, b, 0, 0, beta, c, ldc};
+  if (trans_a == Trans::N) {
+    p.a_row = lda;
+    p.a_step = 1;
+  } else {
+    p.a_row = 1;
+    p.a_step = lda;
+  }
+  if (trans_b == Trans::N) {
+    p.b_col = 1;
+    p.b_step = ldb;
+  } else {
+    p.b_col = ldb;
+    p.b_step = 1;
+  }
+  return p;
+}
+
+// The product's operands moved to batch item i (strides in floats).
+inline Product batch_item(Product p, std::int64_t i, std::int64_t stride_a, std::int64_t stride_b,
+                          std::int64_t stride_c) {
+  p.a += i * stride_a;
+  p.b += i * stride_b;
+  p.c += i * stride_c;
+  return p;
+}
+
+// C = beta·C over m×n (the whole product when k == 0 or alpha == 0).
+inline void scale_c(const Product& p) {
+  for (std::int64_t i = 0; i < p.m; ++i) {
+    float* row = p.c + i * p.ldc;
+    if (p.beta == 0.0f)
+      std::fill(row, row + p.n, 0.0f);
+    else if (p.beta != 1.0f)
+      for (std::int64_t j = 0; j < p.n; ++j) row[j] *= p.beta;
+  }
+}
+
+// Threads of one product wait for each other here rather than in OpenMP's
+// barriers, which spin: on this 2-core machine, with anything else running,
+// a spinning thread can hold the core its late partner needs. This one spins
+// briefly, then yields the core.
+class YieldingBarrier {
+ public:
+  explicit YieldingBarrier(int threads) : threads_(threads) {}
+  void wait() {
+    const int generation = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.fetch_add(1, std::memory_order_release);
+      return;
+    }
+    for (int spins = 0; generation_.load(std::memory_order_acquire) == generation; ++spins)
+      if (spins >= kSpinsBeforeYield) sched_yield();
+  }
+
+ private:
+  static constexpr int kSpinsBeforeYield = 2000;
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  std::atomic<int> generation_{0};
+};
+
+// Splits `threads` into a grid_m × grid_n grid of C regions of whole tiles
+// (tile_rows × tile_cols), minimising the largest region's multiply-adds plus
+// its packing (each region packs its own rows of A and columns of B). On a
+// tie the rows are split.
+inline void choose_grid(int threads, std::int64_t m_panels, std::int64_t n_panels, int tile_rows, int tile_cols,
+                        int& grid_m, int& grid_n) {
+  double best = -1.0;
+  for (int gm = threads; gm >= 1; --gm) {
+    if (threads % gm != 0) continue;
+    const int gn = threads / gm;
+    const double rows = static_cast<double>(ceil_div(m_panels, gm) * tile_rows);
+    const double cols = static_cast<double>(ceil_div(n_panels, gn) * tile_cols);
+    const double cost = rows * cols + 32.0 * (rows + cols);
+    if (best < 0 || cost < 0.999 * best) {
+      best = cost;
+      grid_m = gm;
+      grid_n = gn;
+    }
+  }
+}
+
+// Thread t's region [m0, m1) × [n0, n1) of a grid_m × grid_n split of C into
+// whole tiles (empty when the grid has more cells than tiles).
+struct Region {
+  std::int64_t m0, m1, n0, n1;
+};
+inline Region grid_region(int t, int grid_m, int grid_n, std::int64_t m, std::int64_t n, int tile_rows,
+                          int tile_cols) {
+  const std::int64_t m_panels = ceil_div(m, tile_rows), n_panels = ceil_div(n, tile_cols);
+  const std::int64_t tm = t / grid_n, tn = t % grid_n;
+  return {std::min(m, m_panels * tm / grid_m * tile_rows), std::min(m, m_panels * (tm + 1) / grid_m * tile_rows),
+          std::min(n, n_panels * tn / grid_n * tile_cols), std::min(n, n_panels * (tn + 1) / grid_n * tile_cols)};
+}
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE
