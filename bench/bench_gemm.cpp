@@ -1,4 +1,5 @@
-// attn's SGEMM against OpenBLAS cblas_sgemm, measured side by side in one run.
+// attn's SGEMM against OpenBLAS cblas_sgemm, and attn's bf16 GEMM against
+// both, measured side by side in one run.
 //
 //   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick] [--cpu-time] [--settle-ms N]
 //   bench_gemm --peak-only [--json] [--threads 1,2]    only the FMA peak (tools/bench.sh)
@@ -6,7 +7,9 @@
 // Each row times attn and OpenBLAS alternately (A B A B …) on the same
 // operands and reports the median GFLOP/s of each, so drifts in the shared
 // machine's load hit both sides alike. The FMA peak of this machine,
-// measured in the same run, bounds both. --cpu-time divides by the process's
+// measured in the same run, bounds both; the vdpbf16ps peak (when the CPU has
+// AVX512_BF16) bounds the bf16 column, which runs in the same alternation
+// (attn, attn bf16, OpenBLAS) under the best ISA. --cpu-time divides by the process's
 // CPU time instead of wall time: on a machine shared with other work it shows
 // the kernels' own speed, but only 1-thread rows mean that (threads waiting
 // for each other spend CPU time too).
@@ -38,6 +41,7 @@
 #include "attn/core/rng.h"
 #include "attn/core/threads.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_bf16.h"
 
 namespace {
 
@@ -94,6 +98,43 @@ __attribute__((target("avx2,fma"))) float fma_chains_avx2(long iterations) {
   return total;
 }
 
+// 12 independent vdpbf16ps chains: 64 FLOP (32 bf16 pairs) per instruction.
+__attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(long iterations) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
+  const __m512bh x = (__m512bh)_mm512_set1_epi32(0x3F803F80), y = (__m512bh)_mm512_set1_epi32(0x33803380);
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], x, y);
+  }
+  alignas(64) float lanes[16];
+  __m512 s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
+  _mm512_store_ps(lanes, s);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
+// GFLOP/s of the vdpbf16ps loop on `threads` threads; 0 without AVX512_BF16.
+double bf16_peak(int threads, int samples) {
+  if (!attn::cpu_features().avx512_bf16) return 0.0;
+  const long iterations = 4'000'000;
+  const double flops_per_thread = 64.0 * 12 * static_cast<double>(iterations);
+  std::vector<double> rates;
+  volatile float sink = 0;
+  for (int s = 0; s < samples; ++s) {
+    const double start = now_seconds();
+    float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+    total += dpbf16_chains(iterations);
+    const double seconds = (now_seconds() - start) / (g_cpu_time ? threads : 1);
+    rates.push_back(flops_per_thread * threads / seconds * 1e-9);
+    sink = sink + total;
+  }
+  return median(rates);
+}
+
 // GFLOP/s of the FMA loop on `threads` threads (median of `samples`).
 double fma_peak(int threads, int samples) {
   const bool wide = attn::cpu_features().avx512;
@@ -131,7 +172,7 @@ struct Row {
   long m, n, k;
   Trans ta, tb;
   int threads;
-  double attn_gflops = 0, openblas_gflops = 0, max_rel_diff = 0;
+  double attn_gflops = 0, bf16_gflops = 0, openblas_gflops = 0, max_rel_diff = 0, bf16_rel_diff = 0;
 };
 
 const char* layout_name(Trans ta, Trans tb) {
@@ -147,10 +188,14 @@ void measure(Row& row, int samples) {
   const std::vector<float> a = random_floats(static_cast<std::size_t>(m * k), 1);
   const std::vector<float> b = random_floats(static_cast<std::size_t>(k * n), 2);
   std::vector<float> c_attn(static_cast<std::size_t>(m * n)), c_blas(static_cast<std::size_t>(m * n));
+  std::vector<float> c_bf16(static_cast<std::size_t>(m * n));
   attn::set_threads(row.threads);
   openblas_set_num_threads(row.threads);
   auto run_attn = [&] {
     attn::kernels::sgemm(row.ta, row.tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_attn.data(), n);
+  };
+  auto run_bf16 = [&] {
+    attn::kernels::gemm_bf16(row.ta, row.tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_bf16.data(), n);
   };
   auto run_blas = [&] {
     cblas_sgemm(CblasRowMajor, row.ta == Trans::N ? CblasNoTrans : CblasTrans,
@@ -161,6 +206,7 @@ void measure(Row& row, int samples) {
   // Warm up both (pack buffers, thread pools, page faults), then size one
   // sample to about 40 ms so short products are not timer noise.
   run_attn();
+  run_bf16();
   run_blas();
   auto t0 = Clock::now();
   run_blas();
@@ -168,7 +214,7 @@ void measure(Row& row, int samples) {
   const int calls = std::max(1, static_cast<int>(0.04 / std::max(once, 1e-6)));
   const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * calls;
   const double time_scale = g_cpu_time ? 1.0 / row.threads : 1.0;
-  std::vector<double> attn_rates, blas_rates;
+  std::vector<double> attn_rates, bf16_rates, blas_rates;
   for (int s = 0; s < samples; ++s) {
     settle();
     double start = now_seconds();
@@ -176,16 +222,24 @@ void measure(Row& row, int samples) {
     attn_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
     settle();
     start = now_seconds();
+    for (int i = 0; i < calls; ++i) run_bf16();
+    bf16_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
+    settle();
+    start = now_seconds();
     for (int i = 0; i < calls; ++i) run_blas();
     blas_rates.push_back(flops / ((now_seconds() - start) * time_scale) * 1e-9);
   }
   row.attn_gflops = median(attn_rates);
+  row.bf16_gflops = median(bf16_rates);
   row.openblas_gflops = median(blas_rates);
-  double worst = 0, scale = 0;
+  double worst = 0, worst_bf16 = 0, scale = 0;
   for (std::size_t i = 0; i < c_attn.size(); ++i) scale = std::max(scale, static_cast<double>(std::fabs(c_blas[i])));
-  for (std::size_t i = 0; i < c_attn.size(); ++i)
+  for (std::size_t i = 0; i < c_attn.size(); ++i) {
     worst = std::max(worst, static_cast<double>(std::fabs(c_attn[i] - c_blas[i])) / std::max(scale, 1e-30));
+    worst_bf16 = std::max(worst_bf16, static_cast<double>(std::fabs(c_bf16[i] - c_blas[i])) / std::max(scale, 1e-30));
+  }
   row.max_rel_diff = worst;
+  row.bf16_rel_diff = worst_bf16;
 }
 
 // Attention's many small products: attn's sgemm_batched against a loop of
@@ -201,9 +255,11 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
                                {"P.V", 30, 64, 30, Trans::N, Trans::N},
                                {"dO.V^T", 30, 30, 64, Trans::N, Trans::T},
                                {"P^T.dO", 30, 64, 30, Trans::T, Trans::N}};
-  std::printf("\nBatched products (batch %ld), GFLOP/s: attn sgemm_batched vs a loop of cblas_sgemm\n", batch);
-  std::printf("%-12s %4s %4s %4s %6s %7s %9s %9s %7s\n", "product", "M", "N", "K", "layout", "threads", "attn",
-              "OpenBLAS", "ratio");
+  std::printf("\nBatched products (batch %ld), GFLOP/s: attn sgemm_batched and gemm_bf16_batched vs a loop of "
+              "cblas_sgemm\n",
+              batch);
+  std::printf("%-12s %4s %4s %4s %6s %7s %9s %9s %9s %7s %9s\n", "product", "M", "N", "K", "layout", "threads", "attn",
+              "attn bf16", "OpenBLAS", "ratio", "bf16/attn");
   for (int threads : thread_counts)
     for (const BatchShape& s : shapes) {
       const long lda = s.ta == Trans::N ? s.k : s.m, ldb = s.tb == Trans::N ? s.n : s.k;
@@ -217,6 +273,10 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
         attn::kernels::sgemm_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, sa, b.data(), ldb, sb, 0.0f,
                                      c.data(), s.n, sc, batch);
       };
+      auto run_bf16 = [&] {
+        attn::kernels::gemm_bf16_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, sa, b.data(), ldb, sb, 0.0f,
+                                         c.data(), s.n, sc, batch);
+      };
       auto run_blas = [&] {
         for (long i = 0; i < batch; ++i)
           cblas_sgemm(CblasRowMajor, s.ta == Trans::N ? CblasNoTrans : CblasTrans,
@@ -225,12 +285,13 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
                       static_cast<int>(ldb), 0.0f, c.data() + i * sc, static_cast<int>(s.n));
       };
       run_attn();
+      run_bf16();
       run_blas();
       const double start_once = now_seconds();
       run_blas();
       const int calls = std::max(1, static_cast<int>(0.04 / std::max(now_seconds() - start_once, 1e-6)));
       const double flops = 2.0 * s.m * s.n * s.k * batch * calls;
-      std::vector<double> attn_rates, blas_rates;
+      std::vector<double> attn_rates, bf16_rates, blas_rates;
       for (int r = 0; r < samples; ++r) {
         settle();
         double start = now_seconds();
@@ -238,12 +299,16 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
         attn_rates.push_back(flops / (now_seconds() - start) * 1e-9);
         settle();
         start = now_seconds();
+        for (int i = 0; i < calls; ++i) run_bf16();
+        bf16_rates.push_back(flops / (now_seconds() - start) * 1e-9);
+        settle();
+        start = now_seconds();
         for (int i = 0; i < calls; ++i) run_blas();
         blas_rates.push_back(flops / (now_seconds() - start) * 1e-9);
       }
-      const double ra = median(attn_rates), rb = median(blas_rates);
-      std::printf("%-12s %4ld %4ld %4ld %6s %7d %9.1f %9.1f %7.2f\n", s.what, s.m, s.n, s.k, layout_name(s.ta, s.tb),
-                  threads, ra, rb, ra / rb);
+      const double ra = median(attn_rates), rh = median(bf16_rates), rb = median(blas_rates);
+      std::printf("%-12s %4ld %4ld %4ld %6s %7d %9.1f %9.1f %9.1f %7.2f %9.2f\n", s.what, s.m, s.n, s.k,
+                  layout_name(s.ta, s.tb), threads, ra, rh, rb, ra / rb, rh / ra);
       std::fflush(stdout);
     }
 }
@@ -291,8 +356,9 @@ int run(int argc, char** argv) {
                             {1024, 1024, 1024}};
   const Trans layouts[][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}};
 
-  std::vector<double> peaks;
+  std::vector<double> peaks, peaks_bf16;
   for (int t : thread_counts) peaks.push_back(fma_peak(t, 9));
+  for (int t : thread_counts) peaks_bf16.push_back(bf16_peak(t, 9));
   if (peak_only) {
     const char* isa = attn::cpu_features().avx512 ? "avx512" : "avx2";
     for (std::size_t i = 0; i < thread_counts.size(); ++i) {
@@ -317,10 +383,12 @@ int run(int argc, char** argv) {
     std::printf("OpenMP waiting: GOMP_SPINCOUNT=%s OMP_WAIT_POLICY=%s\n", spin ? spin : "(default)",
                 wait ? wait : "(default)");
     for (std::size_t i = 0; i < thread_counts.size(); ++i)
-      std::printf("FMA peak, %d thread%s: %.0f GFLOP/s\n", thread_counts[i], thread_counts[i] == 1 ? "" : "s",
-                  peaks[i]);
-    std::printf("\n%6s %6s %6s %6s %7s %9s %9s %7s %7s %9s\n", "M", "N", "K", "layout", "threads", "attn",
-                "OpenBLAS", "ratio", "%peak", "max diff");
+      std::printf("FMA peak, %d thread%s: %.0f GFLOP/s; vdpbf16ps peak: %.0f GFLOP/s (%.2fx)\n", thread_counts[i],
+                  thread_counts[i] == 1 ? "" : "s", peaks[i], peaks_bf16[i], peaks_bf16[i] / peaks[i]);
+    std::printf("bf16: attn gemm_bf16 (operands rounded to bf16, FP32 sums; ISA %s); diff: max |C - OpenBLAS| / max |C|\n",
+                std::string(attn::isa_name(attn::active_isa())).c_str());
+    std::printf("\n%6s %6s %6s %6s %7s %9s %9s %9s %7s %7s %9s %9s %9s %9s\n", "M", "N", "K", "layout", "threads",
+                "attn", "attn bf16", "OpenBLAS", "ratio", "%peak", "bf16/attn", "bf16%peak", "max diff", "bf16 diff");
     std::fflush(stdout);
   }
   std::vector<Row> rows;
@@ -331,9 +399,12 @@ int run(int argc, char** argv) {
         measure(row, samples);
         rows.push_back(row);
         if (!json) {
-          std::printf("%6ld %6ld %6ld %6s %7d %9.1f %9.1f %7.2f %6.0f%% %9.1e\n", row.m, row.n, row.k,
-                      layout_name(row.ta, row.tb), row.threads, row.attn_gflops, row.openblas_gflops,
-                      row.attn_gflops / row.openblas_gflops, 100.0 * row.attn_gflops / peaks[ti], row.max_rel_diff);
+          std::printf("%6ld %6ld %6ld %6s %7d %9.1f %9.1f %9.1f %7.2f %6.0f%% %9.2f %8.0f%% %9.1e %9.1e\n", row.m,
+                      row.n, row.k, layout_name(row.ta, row.tb), row.threads, row.attn_gflops, row.bf16_gflops,
+                      row.openblas_gflops, row.attn_gflops / row.openblas_gflops, 100.0 * row.attn_gflops / peaks[ti],
+                      row.bf16_gflops / row.attn_gflops,
+                      peaks_bf16[ti] > 0 ? 100.0 * row.bf16_gflops / peaks_bf16[ti] : 0.0, row.max_rel_diff,
+                      row.bf16_rel_diff);
           std::fflush(stdout);
         }
       }
@@ -346,10 +417,11 @@ int run(int argc, char** argv) {
           std::find(thread_counts.begin(), thread_counts.end(), r.threads) - thread_counts.begin())];
       std::printf(
           "  {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"layout\": \"%s\", \"threads\": %d, \"attn_gflops\": %.2f, "
-          "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f, "
-          "\"timing\": \"%s\"}%s\n",
+          "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"bf16_gflops\": %.2f, \"bf16_over_attn\": %.3f, "
+          "\"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f, \"timing\": \"%s\"}%s\n",
           r.m, r.n, r.k, layout_name(r.ta, r.tb), r.threads, r.attn_gflops, r.openblas_gflops,
-          r.attn_gflops / r.openblas_gflops, core.c_str(), peak, g_cpu_time ? "cpu" : "wall",
+          r.attn_gflops / r.openblas_gflops, r.bf16_gflops, r.bf16_gflops / r.attn_gflops, core.c_str(), peak,
+          g_cpu_time ? "cpu" : "wall",
           i + 1 < rows.size() ? "," : "");
     }
     std::printf("]\n");

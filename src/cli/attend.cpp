@@ -14,6 +14,7 @@
 #include "attn/core/progress.h"
 #include "attn/decode/maps.h"
 #include "attn/decode/maps_page.h"
+#include "attn/kernels/gemm.h"
 #include "attn/model/model_file.h"
 #include "input.h"
 
@@ -29,6 +30,7 @@ struct AttendFlags {
   int precision = 4;
   decode::SearchOptions search{.beam = 1};
   std::int64_t batch_size = 16;
+  std::string compute_type = "fp32";
   std::int64_t max_input_len = 250;
 };
 
@@ -46,6 +48,7 @@ int run(const AttendFlags& f) {
   selection.heads = decode::parse_indices(f.heads, "--heads");
   selection.precision = f.precision;
 
+  const kernels::GemmPrecisionScope products(gemm_precision_for(f.compute_type));
   model::LoadedModel loaded = model::load_model_file(f.model);
   const model::Seq2Seq& model = *loaded.model;
   decode::check_selection(selection, model.config());
@@ -136,6 +139,7 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")->capture_default_str()
       ->check(bounded(within(0, 9)));
   add_search_options(*sub, f.search);
+  add_compute_type_option(*sub, f.compute_type);
   sub->add_option("--batch-size", f.batch_size, "sentences processed (and held in memory) together")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));

@@ -4,6 +4,7 @@
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/decode/search.h"
+#include "attn/kernels/gemm.h"
 
 namespace attn::cli {
 
@@ -22,6 +23,17 @@ void add_search_options(CLI::App& sub, decode::SearchOptions& search) {
   sub.add_option("--max-len-b", search.max_len_b, "output length limit a·source_length + b")
       ->capture_default_str()
       ->check(bounded(within(0, 100000)));
+}
+
+void add_compute_type_option(CLI::App& sub, std::string& compute_type) {
+  sub.add_option("--compute-type", compute_type,
+                 "precision of the matrix products: fp32, or bf16 (operands rounded to bf16, FP32 sums)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+}
+
+kernels::GemmPrecision gemm_precision_for(const std::string& compute_type) {
+  return compute_type == "bf16" ? kernels::GemmPrecision::bf16 : kernels::GemmPrecision::fp32;
 }
 
 void check_search_options(const decode::SearchOptions& search) {

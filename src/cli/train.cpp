@@ -202,6 +202,11 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->capture_default_str()
       ->check(bounded(within(0, 1e9)));
   sub->add_option("--best-metric", o.best_metric, "bleu or loss")->capture_default_str();
+  sub->add_option("--precision", o.precision,
+                  "fp32, or bf16: matrix products on bf16 operands with FP32 sums (weights, optimizer, norms, "
+                  "softmax and loss stay FP32; a checkpoint resumes in either)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str()
       ->check(bounded(probability));
   sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str()

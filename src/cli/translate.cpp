@@ -13,6 +13,7 @@
 #include "attn/core/progress.h"
 #include "attn/text/text_file.h"
 #include "attn/decode/search.h"
+#include "attn/kernels/gemm.h"
 #include "attn/model/model_file.h"
 #include "input.h"
 
@@ -24,12 +25,14 @@ struct TranslateFlags {
   std::string model, input, output;
   decode::SearchOptions search;
   std::int64_t batch_size = 64;
+  std::string compute_type = "fp32";
   std::int64_t max_input_len = 250;  // subwords; longer inputs are truncated with a warning
 };
 
 int run(const TranslateFlags& f) {
   check_search_options(f.search);
   require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
+  const kernels::GemmPrecisionScope products(gemm_precision_for(f.compute_type));
   model::LoadedModel loaded = model::load_model_file(f.model);
   const model::Seq2Seq& model = *loaded.model;
   const std::vector<std::string> lines = read_input(f.input);
@@ -113,6 +116,7 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
   sub->add_option("-i,--input", f.input, "input file, one sentence per line (default: stdin)");
   sub->add_option("-o,--output", f.output, "output file (default: stdout); written atomically");
   add_search_options(*sub, f.search);
+  add_compute_type_option(*sub, f.compute_type);
   sub->add_option("--nbest", f.search.nbest, "print the N best: 'line ||| translation ||| score'")
       ->capture_default_str()
       ->check(bounded(within(1, 1000)));

@@ -40,6 +40,7 @@ nlohmann::json training_flags(const TrainOptions& o) {
           {"--best-metric", o.best_metric},
           {"--keep-last", o.keep_last},
           {"--label-smoothing", o.label_smoothing},
+          {"--precision", o.precision},
           {"--seed", o.seed},
           {"--lr", o.optimizer.lr},
           {"--warmup", o.optimizer.warmup},

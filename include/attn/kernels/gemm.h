@@ -1,5 +1,7 @@
 // SGEMM: packed, cache-blocked, register-tiled, OpenMP over tiles; one
-// source per ISA (src/kernels/isa/gemm.cpp), chosen at run time.
+// source per ISA (src/kernels/isa/gemm.cpp), chosen at run time. The model's
+// products call sgemm / sgemm_batched, which run in the process's GEMM
+// precision: FP32 (sgemm_fp32) or bf16 operands (gemm_bf16, gemm_bf16.h).
 #pragma once
 #include <cstdint>
 
@@ -25,15 +27,16 @@ enum class Trans : bool { N = false, T = true };
      summation order depends on the shape (and ISA) only: a product with m ≤ 4,                                        \
      A stored m×k and B stored n×k sums k in interleaved partial sums, one per                                         \
      vector lane; all others accumulate k in order, one multiply-add at a time. */                                     \
-  X(void, sgemm, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,           \
+  X(void, sgemm_fp32, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,           \
                   const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,            \
                   std::int64_t ldc),                                                                                   \
     (trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))                                                  \
   /* batch independent GEMMs of one shape: operand i starts at a + i·stride_a,                                         \
      b + i·stride_b, c + i·stride_c (strides in floats). For attention (B·H small                                      \
      products at once): threads go over the batch when it is large enough,                                             \
-     inside each GEMM otherwise. Each product's result is what sgemm gives. */                                         \
-  X(void, sgemm_batched, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,   \
+     inside each GEMM otherwise. Each product's result is what sgemm_fp32 gives. */                                         \
+  X(void, sgemm_fp32_batched, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,       \
+                               float alpha,                                                                            \
                           const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,   \
                           std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,        \
                           std::int64_t batch),                                                                         \
@@ -41,4 +44,32 @@ enum class Trans : bool { N = false, T = true };
 
 namespace attn::kernels {
 ATTN_GEMM_KERNELS(ATTN_DECLARE_KERNEL)
+
+// What sgemm and sgemm_batched run, for the whole process (as PyTorch's
+// set_float32_matmul_precision): fp32 → sgemm_fp32 (the default), bf16 →
+// gemm_bf16 (operands rounded to bf16, FP32 sums). Training with
+// --precision bf16 and decoding with --compute-type bf16 set it.
+enum class GemmPrecision { fp32, bf16 };
+void set_gemm_precision(GemmPrecision precision);
+GemmPrecision gemm_precision();
+
+// Sets the precision for its lifetime, then restores the one before.
+class GemmPrecisionScope {
+ public:
+  explicit GemmPrecisionScope(GemmPrecision precision) : saved_(gemm_precision()) { set_gemm_precision(precision); }
+  ~GemmPrecisionScope() { set_gemm_precision(saved_); }
+  GemmPrecisionScope(const GemmPrecisionScope&) = delete;
+  GemmPrecisionScope& operator=(const GemmPrecisionScope&) = delete;
+
+ private:
+  GemmPrecision saved_;
+};
+
+// sgemm_fp32 or gemm_bf16 (same arguments and checks), by gemm_precision().
+void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                   const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
+                   std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
+                   std::int64_t batch);
 }  // namespace attn::kernels

@@ -229,17 +229,17 @@ void run_product(const Product& p, bool allow_threads) {
 
 }  // namespace
 
-void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-           std::int64_t ldc) {
+void sgemm_fp32(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                std::int64_t ldc) {
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc);
   run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
 }
 
-void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                   float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
-                   std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
-                   std::int64_t stride_c, std::int64_t batch) {
+void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                        float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
+                        std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
+                        std::int64_t stride_c, std::int64_t batch) {
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
