@@ -27,12 +27,14 @@ void add_search_options(CLI::App& sub, decode::SearchOptions& search) {
 
 void add_compute_type_option(CLI::App& sub, std::string& compute_type) {
   sub.add_option("--compute-type", compute_type,
-                 "precision of the matrix products: fp32, or bf16 (operands rounded to bf16, FP32 sums)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+                 "precision of the matrix products: fp32; bf16 (operands rounded to bf16, FP32 sums); int8 (weights "
+                 "quantized per output row, activations per row, int32 sums; attention and softmax stay FP32)")
+      ->check(CLI::IsMember({"fp32", "bf16", "int8"}))
       ->capture_default_str();
 }
 
 kernels::GemmPrecision gemm_precision_for(const std::string& compute_type) {
+  if (compute_type == "int8") return kernels::GemmPrecision::int8;
   return compute_type == "bf16" ? kernels::GemmPrecision::bf16 : kernels::GemmPrecision::fp32;
 }
 

@@ -1,10 +1,8 @@
 // The run-time dispatch of the GEMM kernels (dispatch.h) and their shape check.
 #include "attn/kernels/gemm.h"
 
-#include <atomic>
 #include <string>
 
-#include "attn/kernels/gemm_bf16.h"
 #include "attn/core/error.h"
 #include "dispatch.h"
 #include "gemm_shape.h"
@@ -32,32 +30,5 @@ void check_gemm_shape(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t
 }
 
 ATTN_DISPATCH_KERNELS(ATTN_GEMM_KERNELS)
-
-namespace {
-std::atomic<GemmPrecision> g_precision{GemmPrecision::fp32};
-}  // namespace
-
-void set_gemm_precision(GemmPrecision precision) { g_precision.store(precision, std::memory_order_relaxed); }
-GemmPrecision gemm_precision() { return g_precision.load(std::memory_order_relaxed); }
-
-void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  if (gemm_precision() == GemmPrecision::bf16)
-    gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  else
-    sgemm_fp32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                   const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
-                   std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
-                   std::int64_t batch) {
-  if (gemm_precision() == GemmPrecision::bf16)
-    gemm_bf16_batched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
-                      batch);
-  else
-    sgemm_fp32_batched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
-                       batch);
-}
 
 }  // namespace attn::kernels

@@ -16,7 +16,7 @@ void Linear::declare(ParamStore& params, const std::string& name, std::int64_t i
 }
 
 void Linear::forward(const ParamStore& params, const float* x, float* y, std::int64_t rows) const {
-  kernels::sgemm(Trans::N, Trans::T, rows, out, in, 1.0f, x, in, params.value(weight), in, 0.0f, y, out);
+  kernels::weight_product(rows, out, in, x, in, params.value(weight), in, 0.0f, y, out);
   if (bias >= 0) kernels::add_row_vector(y, params.value(bias), rows, out);
 }
 

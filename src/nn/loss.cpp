@@ -52,7 +52,7 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
     const std::int64_t n = std::min<std::int64_t>(kChunkRows, static_cast<std::int64_t>(live.size() - c0));
     for (std::int64_t i = 0; i < n; ++i)
       std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc + i * d);
-    kernels::sgemm(Trans::N, Trans::T, n, vocab, d, 1.0f, hc, d, w, d, 0.0f, logits, vocab);
+    kernels::weight_product(n, vocab, d, hc, d, w, d, 0.0f, logits, vocab);
     // Per-row sums added in row order afterwards: an OpenMP float reduction
     // would combine in arrival order and break bitwise reproducibility.
     const std::span<double> row_loss = thread_scratch<double>(static_cast<std::size_t>(n), 0);
@@ -89,7 +89,7 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
 
 void output_log_probs(const ParamStore& params, ParamId weight, const float* h, float* logprobs, std::int64_t rows,
                       std::int64_t d, std::int64_t vocab) {
-  kernels::sgemm(Trans::N, Trans::T, rows, vocab, d, 1.0f, h, d, params.value(weight), d, 0.0f, logprobs, vocab);
+  kernels::weight_product(rows, vocab, d, h, d, params.value(weight), d, 0.0f, logprobs, vocab);
 #pragma omp parallel
   {
     const std::span<float> row = thread_scratch<float>(static_cast<std::size_t>(vocab));

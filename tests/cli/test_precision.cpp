@@ -1,6 +1,6 @@
 // The precision flags (issue 22): train --precision bf16 trains and its
 // checkpoint resumes in FP32 with the change logged; translate and attend
-// take --compute-type bf16; other values are refused.
+// take --compute-type bf16 and int8; other values are refused.
 #include <string>
 
 #include "../support.h"
@@ -11,7 +11,7 @@ using namespace attn;
 using namespace attn::test;
 namespace fs = std::filesystem;
 
-TEST_CASE("train --precision bf16 trains and resumes in fp32; translate and attend take --compute-type bf16",
+TEST_CASE("train --precision bf16 trains and resumes in fp32; translate and attend take --compute-type bf16|int8",
           "[cli][train][bf16]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 100, 5);
@@ -28,7 +28,7 @@ TEST_CASE("train --precision bf16 trains and resumes in fp32; translate and atte
 
   const std::string model = (dir.path() / "run" / "last.attn").string();
   dir.write("in.txt", "red cat\nblue dog sits\n");
-  for (const char* type : {"fp32", "bf16"}) {
+  for (const char* type : {"fp32", "bf16", "int8"}) {
     r = run_attn(shell_words({"translate", "-m", model, "-i", (dir.path() / "in.txt").string(), "--compute-type", type}));
     INFO(type << ": " << r.err);
     REQUIRE(r.status == 0);

@@ -45,7 +45,7 @@ void add_common_options(CLI::App& sub, CommonOptions& common);
 // their joint check (throws attn::Error).
 void add_search_options(CLI::App& sub, decode::SearchOptions& search);
 void check_search_options(const decode::SearchOptions& search);
-// --compute-type fp32|bf16 (translate and attend, CTranslate2's name): the
+// --compute-type fp32|bf16|int8 (translate and attend, CTranslate2's name): the
 // precision of decoding's matrix products (kernels::GemmPrecision).
 void add_compute_type_option(CLI::App& sub, std::string& compute_type);
 kernels::GemmPrecision gemm_precision_for(const std::string& compute_type);

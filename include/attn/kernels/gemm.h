@@ -45,11 +45,13 @@ enum class Trans : bool { N = false, T = true };
 namespace attn::kernels {
 ATTN_GEMM_KERNELS(ATTN_DECLARE_KERNEL)
 
-// What sgemm and sgemm_batched run, for the whole process (as PyTorch's
-// set_float32_matmul_precision): fp32 → sgemm_fp32 (the default), bf16 →
-// gemm_bf16 (operands rounded to bf16, FP32 sums). Training with
-// --precision bf16 and decoding with --compute-type bf16 set it.
-enum class GemmPrecision { fp32, bf16 };
+// What sgemm, sgemm_batched and weight_product run, for the whole process (as
+// PyTorch's set_float32_matmul_precision): fp32 → sgemm_fp32 (the default);
+// bf16 → gemm_bf16 (operands rounded to bf16, FP32 sums); int8 (decoding only:
+// the weights must not change meanwhile) → weight_product on gemm_int8, the
+// other products in FP32. Training with --precision and decoding with
+// --compute-type set it. Leaving int8 drops the quantized weights.
+enum class GemmPrecision { fp32, bf16, int8 };
 void set_gemm_precision(GemmPrecision precision);
 GemmPrecision gemm_precision();
 
@@ -72,4 +74,10 @@ void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
                    std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
                    std::int64_t batch);
+
+// y[rows × out] = x[rows × in]·Wᵀ + beta·y for a weight W [out × in] (rows ldw
+// apart): sgemm, except under int8, where W is quantized on first use (kept
+// by address and shape until the precision changes) and gemm_int8 runs.
+void weight_product(std::int64_t rows, std::int64_t out, std::int64_t in, const float* x, std::int64_t ldx,
+                    const float* w, std::int64_t ldw, float beta, float* y, std::int64_t ldy);
 }  // namespace attn::kernels

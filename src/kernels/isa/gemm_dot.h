@@ -17,11 +17,7 @@ inline constexpr int kDotMaxRows = 4;
 inline constexpr int kDotCols = 8;  // B rows (C columns) sharing each load of A
 
 #if ATTN_ISA_LEVEL == 2
-// GCC 12's _mm512_reduce_add_ps starts from _mm512_undefined_ps(), which
-// -W(maybe-)uninitialized reports as a use of an uninitialised value.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+ATTN_AVX512_WARNINGS_OFF
 inline constexpr int kDotLanes = 16;
 
 template <int kRows>
@@ -51,7 +47,7 @@ void gemm_dot_block(std::int64_t k, const float* a, std::int64_t lda, const floa
       out = beta == 0.0f ? alpha * sum : alpha * sum + beta * out;
     }
 }
-#pragma GCC diagnostic pop
+ATTN_AVX512_WARNINGS_ON
 #else
 inline constexpr int kDotLanes = ATTN_ISA_LEVEL == 1 ? 8 : 4;
 

@@ -25,11 +25,7 @@ void pack_panel_generic(const float* src, std::int64_t line_stride, std::int64_t
 }
 
 #if ATTN_AVX512
-// GCC 12's AVX-512 shuffle intrinsics start from _mm512_undefined_ps(), which
-// -W(maybe-)uninitialized reports as a use of an uninitialised value.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+ATTN_AVX512_WARNINGS_OFF
 // In-register transpose of 16 rows of 16 floats: v[i][j] becomes v[j][i].
 inline void transpose16(__m512 v[16]) {
   __m512 t[16];
@@ -104,7 +100,7 @@ void pack_panel(const float* src, std::int64_t line_stride, std::int64_t step_st
   else
     pack_panel_generic<W>(src, line_stride, step_stride, width, kc, out);
 }
-#pragma GCC diagnostic pop
+ATTN_AVX512_WARNINGS_ON
 #else
 template <int W>
 void pack_panel(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,

@@ -34,11 +34,7 @@ void pack_bf16_generic(const float* src, std::int64_t line_stride, std::int64_t 
 }
 
 #if ATTN_AVX512
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which
-// -W(maybe-)uninitialized reports as a use of an uninitialised value.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+ATTN_AVX512_WARNINGS_OFF
 // bf16_bits of 16 floats, one per 32-bit lane (high half zero).
 inline __m512i bf16_bits16(__m512 x) {
   const __m512i u = _mm512_castps_si512(x);
@@ -106,7 +102,7 @@ void pack_bf16(const float* src, std::int64_t line_stride, std::int64_t step_str
   else
     pack_bf16_generic<W>(src, line_stride, step_stride, width, kc, out);
 }
-#pragma GCC diagnostic pop
+ATTN_AVX512_WARNINGS_ON
 #else
 template <int W>
 void pack_bf16(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,

@@ -18,11 +18,7 @@
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 #if ATTN_AVX512
-// GCC 12's AVX-512 shift and cast intrinsics start from _mm512_undefined_*(),
-// which -W(maybe-)uninitialized reports as a use of an uninitialised value.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+ATTN_AVX512_WARNINGS_OFF
 // avx512bf16: 14 rows × 2 zmm = 28 accumulators, 2 B vectors, the A pair as
 // an embedded broadcast. The emulation needs the odd and even halves of B
 // and A apart: 8 rows.
@@ -87,7 +83,7 @@ void bf16_tile(std::int64_t kp, const std::uint32_t* a, const std::uint32_t* b, 
   }
   (void)kPartial;
 }
-#pragma GCC diagnostic pop
+ATTN_AVX512_WARNINGS_ON
 
 #else
 // Plain C++ with std::fma (no contraction can change it).

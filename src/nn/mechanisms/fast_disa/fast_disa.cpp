@@ -271,10 +271,10 @@ void FastDisaMixer::source2token(const ParamStore& params, std::int64_t h, const
   const float* w2 = params.value(s2_weight_) + h * dh * dh;
   const float* b2 = params.value(s2_bias_) + h * dh;
   if (rows <= 0) return;
-  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v, ldv, w1, dh, 0.0f, hidden, d);
+  kernels::weight_product(rows, dh, dh, v, ldv, w1, dh, 0.0f, hidden, d);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < dh; ++c) hidden[r * d + c] = elu(hidden[r * d + c] + b1[c]);
-  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, hidden, d, w2, dh, 0.0f, s, d);
+  kernels::weight_product(rows, dh, dh, hidden, d, w2, dh, 0.0f, s, d);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < dh; ++c) s[r * d + c] += b2[c];
 }
@@ -285,8 +285,8 @@ void FastDisaMixer::fusion_gate(const ParamStore& params, std::int64_t h, const 
   const float* wg = params.value(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]: columns 0..dh read v, dh..2dh read O
   const float* bg = params.value(gate_bias_) + h * dh;
   if (rows <= 0) return;
-  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v, ldv, wg, 2 * dh, 0.0f, g, d);
-  kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, o, d, wg + dh, 2 * dh, 1.0f, g, d);
+  kernels::weight_product(rows, dh, dh, v, ldv, wg, 2 * dh, 0.0f, g, d);
+  kernels::weight_product(rows, dh, dh, o, d, wg + dh, 2 * dh, 1.0f, g, d);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float gate = sigmoid(g[r * d + c] + bg[c]);

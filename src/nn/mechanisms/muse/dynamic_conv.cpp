@@ -109,7 +109,7 @@ DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v
   Saved s;
   // Filters z = V · Wfᵀ, then the softmax over the k taps of each (row, head), in place.
   s.taps = ctx.arena.alloc(n);  // [B·T, H, k]
-  kernels::sgemm(Trans::N, Trans::T, rows, hk, d, 1.0f, v, ldv, ctx.params.value(weight), d, 0.0f, s.taps, hk);
+  kernels::weight_product(rows, hk, d, v, ldv, ctx.params.value(weight), d, 0.0f, s.taps, hk);
   for (std::int64_t b = 0; b < batch; ++b) {
     const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, t);
     float* zb = s.taps + b * t * hk;  // [T, H, k]
@@ -157,7 +157,7 @@ void DynamicConvCell::step(StepContext& ctx, const float* v_now, std::int64_t ld
                            float* out, std::int64_t ldo) const {
   const std::int64_t hk = heads * kernel, dh = d / heads, P = kernel - 1;
   float* taps = ctx.arena.alloc(n * hk);  // [n, H, k]
-  kernels::sgemm(Trans::N, Trans::T, n, hk, d, 1.0f, v_now, ld_now, ctx.params.value(weight), d, 0.0f, taps, hk);
+  kernels::weight_product(n, hk, d, v_now, ld_now, ctx.params.value(weight), d, 0.0f, taps, hk);
   kernels::softmax_forward(taps, taps, n * heads, kernel, nullptr, 1.0f);
   // The same loop as dynamic_conv_forward for row t, reading the cached v.
   std::vector<float> acc(static_cast<std::size_t>(dh));

@@ -1,0 +1,52 @@
+// int8 products for decoding: y = x·Wᵀ with W (n×k, a weight) quantized once
+// per output row and x quantized per row at run time, multiplied as u8 × s8
+// on AVX512_VNNI's vpdpbusd (ISA avx512bf16) or exactly emulated elsewhere.
+//
+// W: symmetric per row, scale_w[j] = max|W[j,:]| / 127, wq = round(W / scale_w)
+// in [−127, 127]. x: symmetric per row, scale_x[i] = max|x[i,:]| / 127,
+// xq = round(x · (127 / max|x[i,:]|)) in [−127, 127], fed as xq + 128 (u8); the
+// sums then hold 128·Σwq too, which the stored row sums take back out:
+//   y[i][j] = float(Σ (xq+128)·wq − 128·Σ wq) · scale_x[i] · scale_w[j]
+// (rounding: to nearest even throughout). Integer sums are exact, so every
+// ISA and thread count gives the same bits.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "attn/core/tensor.h"
+#include "attn/kernels/kernel_list.h"
+
+namespace attn::kernels {
+
+// Output columns per packed panel (two zmm of int32 sums).
+inline constexpr std::int64_t kInt8PanelCols = 32;
+
+// A weight W (n rows of k) in the layout the int8 products read: panels of
+// kInt8PanelCols rows of W, each ⌈k/4⌉ quads deep: byte
+//   panel p, quad q, column c, byte b = wq[32p + c][4q + b]
+// at packed[((p·quads + q)·32 + c)·4 + b]; zero past n and k.
+struct QuantizedWeight {
+  std::int64_t n = 0, k = 0, quads = 0;
+  std::vector<std::int8_t> packed;
+  std::vector<float> scales;       // [n] scale_w
+  std::vector<std::int32_t> sums;  // [n] Σ wq over the row
+};
+
+// W: n rows of k floats, rows ldw apart. Non-finite weights are refused
+// (attn::Error); a row of zeros gets scale 0.
+QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n, std::int64_t k);
+
+}  // namespace attn::kernels
+
+// X(return type, name, (parameters), (arguments)) per kernel (attn/kernels/kernel_list.h).
+#define ATTN_GEMM_INT8_KERNELS(X)                                                                                   \
+  /* y[m×n] = x[m×k]·Wᵀ (+ beta·y when beta ≠ 0: fma(beta, y, product)), x's rows                                   \
+     ldx apart, y's ldy; W quantized (k must be w.k). A row of x with a                                               \
+     non-finite value gives NaN in its row of y. */                                                                  \
+  X(void, gemm_int8, (std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta,        \
+                      float* y, std::int64_t ldy),                                                                   \
+    (m, x, ldx, w, beta, y, ldy))
+
+namespace attn::kernels {
+ATTN_GEMM_INT8_KERNELS(ATTN_DECLARE_KERNEL)
+}  // namespace attn::kernels

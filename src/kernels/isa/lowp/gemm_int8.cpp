@@ -1,0 +1,192 @@
+// int8 products y = x·Wᵀ (gemm_int8.h): x quantized per row into u8 quads
+// (one row panel at a time), W pre-packed in s8 quads, int32 sums on
+// vpdpbusd (avx512bf16) or in plain C++ (elsewhere: exact, so the same bits).
+#include "../isa.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <array>
+#include <utility>
+
+#include <omp.h>
+
+#include "attn/core/error.h"
+#include "attn/kernels/gemm_int8.h"
+#include "../gemm_common.h"
+
+namespace attn::kernels::ATTN_ISA_NAMESPACE {
+ATTN_GEMM_INT8_KERNELS(ATTN_DECLARE_KERNEL)
+
+namespace {
+ATTN_AVX512_WARNINGS_OFF
+
+// Rows of x per panel: at avx512bf16 28 int32 accumulators + 2 B vectors.
+constexpr int kRows = ATTN_ISA_LEVEL == 3 ? 14 : 4;
+constexpr int kCols = static_cast<int>(kInt8PanelCols);
+constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
+
+// Quantizes `rows` rows of x (k each) into panel[q·kRows + r] (a u32 holding
+// the u8 quad of row r, steps 4q..4q+3, each xq + 128; 128 past k and for
+// rows ≥ `rows`) and scales[r] (NaN for a row with a non-finite value).
+void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int64_t quads, std::uint32_t* panel,
+            float* scales, std::uint8_t* row_bytes /* [quads·4] */) {
+  for (int r = 0; r < kRows; ++r) {
+    std::fill(row_bytes, row_bytes + quads * 4, std::uint8_t{128});
+    if (r < rows) {
+      const float* row = x + r * ldx;
+      float amax = 0.0f;
+      bool finite = true;
+      for (std::int64_t p = 0; p < k; ++p) {
+        finite = finite && std::isfinite(row[p]);
+        amax = std::max(amax, std::fabs(row[p]));
+      }
+      const float inverse = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
+      scales[r] = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
+      std::int64_t p = 0;
+#if ATTN_AVX512
+      const __m512 v_inverse = _mm512_set1_ps(inverse);
+      for (; p + 16 <= k; p += 16) {
+        __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + p), v_inverse));
+        q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(row_bytes + p),
+                         _mm512_cvtepi32_epi8(_mm512_add_epi32(q, _mm512_set1_epi32(128))));
+      }
+#endif
+      for (; p < k; ++p)
+        row_bytes[p] = static_cast<std::uint8_t>(
+            static_cast<std::int32_t>(std::clamp(std::nearbyint(row[p] * inverse), -127.0f, 127.0f)) + 128);
+    }
+    for (std::int64_t q = 0; q < quads; ++q) std::memcpy(panel + q * kRows + r, row_bytes + 4 * q, 4);
+  }
+}
+
+#if ATTN_ISA_LEVEL == 3
+template <int R>
+void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b, const float* x_scales,
+               const float* w_scales, const std::int32_t* w_sums, float beta, float* y, std::int64_t ldy, int cols) {
+  __m512i lo[R], hi[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
+#pragma GCC unroll 2
+  for (std::int64_t q = 0; q < quads; ++q) {
+    const __m512i b_lo = _mm512_loadu_si512(b), b_hi = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const __m512i a_r = _mm512_set1_epi32(static_cast<int>(a[r]));
+      lo[r] = _mm512_dpbusd_epi32(lo[r], a_r, b_lo);
+      hi[r] = _mm512_dpbusd_epi32(hi[r], a_r, b_hi);
+    }
+    a += kRows;
+    b += kCols * 4;
+  }
+  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
+  const __m512i offset_lo = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask_lo, w_sums), 7);
+  const __m512i offset_hi = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask_hi, w_sums + 16), 7);
+  const __m512 scale_lo = _mm512_maskz_loadu_ps(mask_lo, w_scales), scale_hi = _mm512_maskz_loadu_ps(mask_hi, w_scales + 16);
+  const __m512 vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    const __m512 sx = _mm512_set1_ps(x_scales[r]);
+    __m512 v_lo = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(lo[r], offset_lo)), sx), scale_lo);
+    __m512 v_hi = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(hi[r], offset_hi)), sx), scale_hi);
+    float* row = y + r * ldy;
+    if (beta != 0.0f) {
+      v_lo = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask_lo, row), v_lo);
+      v_hi = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask_hi, row + 16), v_hi);
+    }
+    _mm512_mask_storeu_ps(row, mask_lo, v_lo);
+    _mm512_mask_storeu_ps(row + 16, mask_hi, v_hi);
+  }
+}
+#else
+// The same sums in plain C++ (no VNNI: exact int32 arithmetic all the same).
+template <int R>
+void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b, const float* x_scales,
+               const float* w_scales, const std::int32_t* w_sums, float beta, float* y, std::int64_t ldy, int cols) {
+  std::int32_t acc[R][kCols] = {};
+  for (std::int64_t q = 0; q < quads; ++q) {
+    for (int r = 0; r < R; ++r) {
+      std::uint8_t xa[4];
+      std::memcpy(xa, a + r, 4);
+      for (int j = 0; j < kCols; ++j)
+        for (int t = 0; t < 4; ++t) acc[r][j] += static_cast<std::int32_t>(xa[t]) * b[j * 4 + t];
+    }
+    a += kRows;
+    b += kCols * 4;
+  }
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < cols; ++j) {
+      const float v = static_cast<float>(acc[r][j] - 128 * w_sums[j]) * x_scales[r] * w_scales[j];
+      float& out = y[r * ldy + j];
+      out = beta == 0.0f ? v : std::fma(beta, out, v);
+    }
+}
+#endif
+
+using Int8TileFn = void (*)(std::int64_t, const std::uint32_t*, const std::int8_t*, const float*, const float*,
+                            const std::int32_t*, float, float*, std::int64_t, int);
+template <std::size_t... I>
+constexpr std::array<Int8TileFn, sizeof...(I)> make_int8_tiles(std::index_sequence<I...>) {
+  return {&int8_tile<static_cast<int>(I) + 1>...};
+}
+constexpr std::array<Int8TileFn, kRows> kInt8Tiles = make_int8_tiles(std::make_index_sequence<kRows>{});
+
+struct Int8Buffers {
+  PackBuffer<std::uint32_t> panel, row_bytes;
+};
+Int8Buffers& int8_buffers() {
+  thread_local Int8Buffers buffers;
+  return buffers;
+}
+
+void run_region(std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* x, std::int64_t ldx,
+                const QuantizedWeight& w, float beta, float* y, std::int64_t ldy) {
+  Int8Buffers& buffers = int8_buffers();
+  std::uint32_t* panel = buffers.panel.get(w.quads * kRows);
+  auto* row_bytes = reinterpret_cast<std::uint8_t*>(buffers.row_bytes.get(w.quads));
+  float x_scales[kRows];
+  for (std::int64_t i = m0; i < m1; i += kRows) {
+    const int rows = static_cast<int>(std::min<std::int64_t>(kRows, m1 - i));
+    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panel, x_scales, row_bytes);
+    for (std::int64_t j = n0; j < n1; j += kCols) {
+      const int cols = static_cast<int>(std::min<std::int64_t>(kCols, n1 - j));
+      const std::int8_t* b = w.packed.data() + (j / kCols) * w.quads * kCols * 4;
+      kInt8Tiles[static_cast<std::size_t>(rows - 1)](w.quads, panel, b, x_scales, w.scales.data() + j,
+                                                     w.sums.data() + j, beta, y + i * ldy + j, ldy, cols);
+    }
+  }
+}
+
+ATTN_AVX512_WARNINGS_ON
+}  // namespace
+
+void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta, float* y,
+               std::int64_t ldy) {
+  if (m < 0 || ldx < std::max<std::int64_t>(w.k, 1) || ldy < std::max<std::int64_t>(w.n, 1))
+    throw Error("gemm_int8: bad shape: m " + std::to_string(m) + ", ldx " + std::to_string(ldx) + " (k " +
+                std::to_string(w.k) + "), ldy " + std::to_string(ldy) + " (n " + std::to_string(w.n) + ")");
+  if (m == 0 || w.n == 0) return;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads == 1 || m * w.n * w.k < kParallelMinMacs) {
+    run_region(0, m, 0, w.n, x, ldx, w, beta, y, ldy);
+    return;
+  }
+  const std::int64_t m_panels = ceil_div(m, kRows), n_panels = ceil_div(w.n, kCols);
+  YieldingBarrier barrier(threads);
+#pragma omp parallel num_threads(threads)
+  {
+    const int team = omp_get_num_threads();
+    int grid_m = 1, grid_n = 1;
+    choose_grid(team, m_panels, n_panels, kRows, kCols, grid_m, grid_n);
+    const Region r = grid_region(omp_get_thread_num(), grid_m, grid_n, m, w.n, kRows, kCols);
+    if (r.m0 < r.m1 && r.n0 < r.n1) run_region(r.m0, r.m1, r.n0, r.n1, x, ldx, w, beta, y, ldy);
+    if (team == threads) barrier.wait();
+  }
+}
+
+}  // namespace attn::kernels::ATTN_ISA_NAMESPACE
