@@ -252,7 +252,10 @@ void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) c
     nn::DecoderLayerCache& layer = state.layers[l];
     const std::int64_t used = state.t * layer.self_width, block = state.t_max * layer.self_width;
     auto row = [&](std::int64_t i) { return layer.self_cache + i * block; };
-    std::vector<float> scratch(static_cast<std::size_t>(K * used));  // a sentence's beams, reordered in place
+    // A sentence's beams, reordered in place; kept per thread between steps
+    // (allocated per call, its pages were faulted in and cleared every step).
+    thread_local std::vector<float> scratch;
+    if (scratch.size() < static_cast<std::size_t>(K * used)) scratch.resize(static_cast<std::size_t>(K * used));
     for (std::int64_t s = 0; s < kept; ++s) {
       if (from[s] != s) {
         std::memcpy(layer.cross_kv + s * kv_block, layer.cross_kv + from[s] * kv_block, sizeof(float) * kv_block);

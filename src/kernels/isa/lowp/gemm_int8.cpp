@@ -1,9 +1,10 @@
 // int8 products y = x·Wᵀ (gemm_int8.h): x quantized per row into u8 quads
-// (one row panel at a time), W pre-packed in s8 quads, int32 sums on
+// (one row panel at a time, row-major), W pre-packed in s8 quads, int32 sums on
 // vpdpbusd (avx512bf16) or in plain C++ (elsewhere: exact, so the same bits).
 #include "../isa.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -29,38 +30,47 @@ constexpr int kRows = ATTN_ISA_LEVEL == 3 ? 14 : 4;
 constexpr int kCols = static_cast<int>(kInt8PanelCols);
 constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 
-// Quantizes `rows` rows of x (k each) into panel[q·kRows + r] (a u32 holding
-// the u8 quad of row r, steps 4q..4q+3, each xq + 128; 128 past k and for
-// rows ≥ `rows`) and scales[r] (NaN for a row with a non-finite value).
+// Quantizes `rows` rows of x (k each) into panel[r·quads + q] (a u32 holding
+// the u8 quad of row r, steps 4q..4q+3, each xq + 128; 128 past k) and
+// scales[r] (NaN for a row with a non-finite value).
 void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int64_t quads, std::uint32_t* panel,
-            float* scales, std::uint8_t* row_bytes /* [quads·4] */) {
-  for (int r = 0; r < kRows; ++r) {
-    std::fill(row_bytes, row_bytes + quads * 4, std::uint8_t{128});
-    if (r < rows) {
-      const float* row = x + r * ldx;
-      float amax = 0.0f;
-      bool finite = true;
-      for (std::int64_t p = 0; p < k; ++p) {
-        finite = finite && std::isfinite(row[p]);
-        amax = std::max(amax, std::fabs(row[p]));
-      }
-      const float inverse = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
-      scales[r] = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
-      std::int64_t p = 0;
+            float* scales) {
+  for (int r = 0; r < rows; ++r) {
+    const float* row = x + r * ldx;
+    auto* bytes = reinterpret_cast<std::uint8_t*>(panel + r * quads);
+    float amax = 0.0f;
+    bool finite = true;
+    std::int64_t p = 0;
 #if ATTN_AVX512
-      const __m512 v_inverse = _mm512_set1_ps(inverse);
-      for (; p + 16 <= k; p += 16) {
-        __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + p), v_inverse));
-        q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(row_bytes + p),
-                         _mm512_cvtepi32_epi8(_mm512_add_epi32(q, _mm512_set1_epi32(128))));
-      }
+    // max is exact in any order; a non-finite value shows as amax = inf or NaN.
+    __m512 vmax = _mm512_setzero_ps();
+    for (; p + 16 <= k; p += 16) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
+    amax = _mm512_reduce_max_ps(vmax);
+    __mmask16 bad = 0;
+    for (std::int64_t i = 0; i + 16 <= k; i += 16)
+      bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(row + i)), _mm512_set1_ps(FLT_MAX), _CMP_NLE_UQ);
+    finite = bad == 0;
 #endif
-      for (; p < k; ++p)
-        row_bytes[p] = static_cast<std::uint8_t>(
-            static_cast<std::int32_t>(std::clamp(std::nearbyint(row[p] * inverse), -127.0f, 127.0f)) + 128);
+    for (; p < k; ++p) {
+      finite = finite && std::isfinite(row[p]);
+      amax = std::max(amax, std::fabs(row[p]));
     }
-    for (std::int64_t q = 0; q < quads; ++q) std::memcpy(panel + q * kRows + r, row_bytes + 4 * q, 4);
+    const float inverse = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
+    scales[r] = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
+    p = 0;
+#if ATTN_AVX512
+    const __m512 v_inverse = _mm512_set1_ps(inverse);
+    for (; p + 16 <= k; p += 16) {
+      __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + p), v_inverse));
+      q = _mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(-127)), _mm512_set1_epi32(127));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bytes + p),
+                       _mm512_cvtepi32_epi8(_mm512_add_epi32(q, _mm512_set1_epi32(128))));
+    }
+#endif
+    for (; p < k; ++p)
+      bytes[p] = static_cast<std::uint8_t>(
+          static_cast<std::int32_t>(std::clamp(std::nearbyint(row[p] * inverse), -127.0f, 127.0f)) + 128);
+    for (; p < 4 * quads; ++p) bytes[p] = 128;
   }
 }
 
@@ -68,6 +78,7 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
 template <int R>
 void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b, const float* x_scales,
                const float* w_scales, const std::int32_t* w_sums, float beta, float* y, std::int64_t ldy, int cols) {
+  // a: R rows of `quads` u32, rows quads apart; b: [quads][kCols] s8 quads.
   __m512i lo[R], hi[R];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
@@ -76,11 +87,10 @@ void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b,
     const __m512i b_lo = _mm512_loadu_si512(b), b_hi = _mm512_loadu_si512(b + 64);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const __m512i a_r = _mm512_set1_epi32(static_cast<int>(a[r]));
+      const __m512i a_r = _mm512_set1_epi32(static_cast<int>(a[r * quads + q]));
       lo[r] = _mm512_dpbusd_epi32(lo[r], a_r, b_lo);
       hi[r] = _mm512_dpbusd_epi32(hi[r], a_r, b_hi);
     }
-    a += kRows;
     b += kCols * 4;
   }
   const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
@@ -112,11 +122,10 @@ void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b,
   for (std::int64_t q = 0; q < quads; ++q) {
     for (int r = 0; r < R; ++r) {
       std::uint8_t xa[4];
-      std::memcpy(xa, a + r, 4);
+      std::memcpy(xa, a + r * quads + q, 4);
       for (int j = 0; j < kCols; ++j)
         for (int t = 0; t < 4; ++t) acc[r][j] += static_cast<std::int32_t>(xa[t]) * b[j * 4 + t];
     }
-    a += kRows;
     b += kCols * 4;
   }
   for (int r = 0; r < R; ++r)
@@ -137,7 +146,7 @@ constexpr std::array<Int8TileFn, sizeof...(I)> make_int8_tiles(std::index_sequen
 constexpr std::array<Int8TileFn, kRows> kInt8Tiles = make_int8_tiles(std::make_index_sequence<kRows>{});
 
 struct Int8Buffers {
-  PackBuffer<std::uint32_t> panel, row_bytes;
+  PackBuffer<std::uint32_t> panel;
 };
 Int8Buffers& int8_buffers() {
   thread_local Int8Buffers buffers;
@@ -147,12 +156,11 @@ Int8Buffers& int8_buffers() {
 void run_region(std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* x, std::int64_t ldx,
                 const QuantizedWeight& w, float beta, float* y, std::int64_t ldy) {
   Int8Buffers& buffers = int8_buffers();
-  std::uint32_t* panel = buffers.panel.get(w.quads * kRows);
-  auto* row_bytes = reinterpret_cast<std::uint8_t*>(buffers.row_bytes.get(w.quads));
+  std::uint32_t* panel = buffers.panel.get(w.quads * kRows);  // [kRows × quads]
   float x_scales[kRows];
   for (std::int64_t i = m0; i < m1; i += kRows) {
     const int rows = static_cast<int>(std::min<std::int64_t>(kRows, m1 - i));
-    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panel, x_scales, row_bytes);
+    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panel, x_scales);
     for (std::int64_t j = n0; j < n1; j += kCols) {
       const int cols = static_cast<int>(std::min<std::int64_t>(kCols, n1 - j));
       const std::int8_t* b = w.packed.data() + (j / kCols) * w.quads * kCols * 4;
