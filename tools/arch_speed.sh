@@ -18,16 +18,27 @@ archs=("$@")
 make -s attn
 out=runs/arch_speed
 mkdir -p "$out"
+precisions=(${PRECISIONS:-fp32})
 for round in $(seq 1 "$rounds"); do
   for arch in "${archs[@]}"; do
-    dir="$out/$arch.$round"
-    rm -rf "$dir"
-    /usr/bin/time -f "%M" -o "$dir.rss" ./attn train --train "$data/train" --valid "$data/valid" --src de --tgt en \
-      --arch "$arch" --save-dir "$dir" --max-updates "$updates" --valid-every 1000000 --threads 2 --quiet \
-      --log-json "$dir.jsonl" --log-every 10 || true
+    for precision in "${precisions[@]}"; do
+      name=$arch
+      [ "$precision" = fp32 ] || name=$arch@$precision
+      dir="$out/$name.$round"
+      rm -rf "$dir"
+      /usr/bin/time -f "%M" -o "$dir.rss" ./attn train --train "$data/train" --valid "$data/valid" --src de --tgt en \
+        --arch "$arch" --precision "$precision" --save-dir "$dir" --max-updates "$updates" --valid-every 1000000 \
+        --threads 2 --quiet --log-json "$dir.jsonl" --log-every 10 || true
+    done
   done
 done
-/usr/bin/python3 - "$out" "$updates" "${archs[@]}" <<'PY'
+rows=()
+for arch in "${archs[@]}"; do
+  for precision in "${precisions[@]}"; do
+    if [ "$precision" = fp32 ]; then rows+=("$arch"); else rows+=("$arch@$precision"); fi
+  done
+done
+/usr/bin/python3 - "$out" "$updates" "${rows[@]}" <<'PY'
 import json, statistics, sys, glob
 out, updates, archs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def rates(arch):
@@ -42,9 +53,12 @@ def rss(arch):
     vals = [int(open(p).read().split()[-1]) for p in glob.glob(f"{out}/{arch}.*.rss")]
     return max(vals) / 1e6 if vals else float("nan")
 base = statistics.median(rates("transformer")) if rates("transformer") else float("nan")
-print(f"{'arch':12} {'median tok/s':>12} {'÷ transformer':>14} {'windows':>8} {'peak RSS GB':>12}")
-for a in archs:
+def median(a):
     r = rates(a)
-    m = statistics.median(r) if r else float("nan")
-    print(f"{a:12} {m:12.0f} {m / base:14.2f} {len(r):8d} {rss(a):12.2f}")
+    return statistics.median(r) if r else float("nan")
+print(f"{'arch':18} {'median tok/s':>12} {'÷ transformer':>14} {'÷ its fp32':>11} {'windows':>8} {'peak RSS GB':>12}")
+for a in archs:
+    m = median(a)
+    own = m / median(a.split("@")[0])
+    print(f"{a:18} {m:12.0f} {m / base:14.2f} {own:11.2f} {len(rates(a)):8d} {rss(a):12.2f}")
 PY
