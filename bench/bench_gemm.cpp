@@ -116,18 +116,17 @@ __attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(long iteration
   return total;
 }
 
-// GFLOP/s of the vdpbf16ps loop on `threads` threads; 0 without AVX512_BF16.
-double bf16_peak(int threads, int samples) {
-  if (!attn::cpu_features().avx512_bf16) return 0.0;
+// Median GFLOP/s of chains(iterations) run on `threads` threads at once.
+double chains_rate(int threads, int samples, float (*chains)(long), double flops_per_iteration) {
   const long iterations = 4'000'000;
-  const double flops_per_thread = 64.0 * 12 * static_cast<double>(iterations);
+  const double flops_per_thread = flops_per_iteration * static_cast<double>(iterations);
   std::vector<double> rates;
   volatile float sink = 0;
   for (int s = 0; s < samples; ++s) {
     const double start = now_seconds();
     float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
-    total += dpbf16_chains(iterations);
+    total += chains(iterations);
     const double seconds = (now_seconds() - start) / (g_cpu_time ? threads : 1);
     rates.push_back(flops_per_thread * threads / seconds * 1e-9);
     sink = sink + total;
@@ -135,24 +134,16 @@ double bf16_peak(int threads, int samples) {
   return median(rates);
 }
 
+// GFLOP/s of the vdpbf16ps loop; 0 without AVX512_BF16.
+double bf16_peak(int threads, int samples) {
+  return attn::cpu_features().avx512_bf16 ? chains_rate(threads, samples, &dpbf16_chains, 64.0 * 12) : 0.0;
+}
+
 // GFLOP/s of the FMA loop on `threads` threads (median of `samples`).
 double fma_peak(int threads, int samples) {
-  const bool wide = attn::cpu_features().avx512;
-  if (!wide && !attn::cpu_features().avx2_fma) return 0.0;
-  const long iterations = 4'000'000;
-  const double flops_per_thread = 2.0 * (wide ? 16 : 8) * 16 * static_cast<double>(iterations);
-  std::vector<double> rates;
-  volatile float sink = 0;
-  for (int s = 0; s < samples; ++s) {
-    const double start = now_seconds();
-    float total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    total += wide ? fma_chains_avx512(iterations) : fma_chains_avx2(iterations);
-    const double seconds = (now_seconds() - start) / (g_cpu_time ? threads : 1);
-    rates.push_back(flops_per_thread * threads / seconds * 1e-9);
-    sink = sink + total;
-  }
-  return median(rates);
+  if (attn::cpu_features().avx512) return chains_rate(threads, samples, &fma_chains_avx512, 2.0 * 16 * 16);
+  if (attn::cpu_features().avx2_fma) return chains_rate(threads, samples, &fma_chains_avx2, 2.0 * 8 * 16);
+  return 0.0;
 }
 
 // ---- one row: attn and OpenBLAS on one shape, layout and thread count ----

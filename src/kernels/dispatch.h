@@ -29,28 +29,24 @@
 #define ATTN_FORWARD_LOWP_KERNEL(ret, name, params, args) \
   ret name params { ATTN_DISPATCH_CASES(name, isa_avx512bf16, ATTN_UNPAREN args) }
 
-#define ATTN_DISPATCH_KERNELS(LIST)  \
-  namespace isa_scalar {             \
-  LIST(ATTN_DECLARE_KERNEL)          \
-  }                                  \
-  namespace isa_avx2 {               \
-  LIST(ATTN_DECLARE_KERNEL)          \
-  }                                  \
-  namespace isa_avx512 {             \
-  LIST(ATTN_DECLARE_KERNEL)          \
-  }                                  \
+// The per-ISA declarations every family has.
+#define ATTN_DECLARE_ISA_KERNELS(LIST) \
+  namespace isa_scalar {               \
+  LIST(ATTN_DECLARE_KERNEL)            \
+  }                                    \
+  namespace isa_avx2 {                 \
+  LIST(ATTN_DECLARE_KERNEL)            \
+  }                                    \
+  namespace isa_avx512 {               \
+  LIST(ATTN_DECLARE_KERNEL)            \
+  }
+
+#define ATTN_DISPATCH_KERNELS(LIST) \
+  ATTN_DECLARE_ISA_KERNELS(LIST)    \
   LIST(ATTN_FORWARD_KERNEL)
 
 #define ATTN_DISPATCH_LOWP_KERNELS(LIST) \
-  namespace isa_scalar {                 \
-  LIST(ATTN_DECLARE_KERNEL)              \
-  }                                      \
-  namespace isa_avx2 {                   \
-  LIST(ATTN_DECLARE_KERNEL)              \
-  }                                      \
-  namespace isa_avx512 {                 \
-  LIST(ATTN_DECLARE_KERNEL)              \
-  }                                      \
+  ATTN_DECLARE_ISA_KERNELS(LIST)         \
   namespace isa_avx512bf16 {             \
   LIST(ATTN_DECLARE_KERNEL)              \
   }                                      \

@@ -24,12 +24,24 @@ struct LossAndGrads {
   std::vector<float> grads;
 };
 
+// The variant a little wider than the tiny one, so products have some depth.
+ModelConfig small_config(const ArchVariant& v) {
+  ModelConfig config = arch_config(v);
+  config.dim = 32;
+  config.ffn_dim = 48;
+  return config;
+}
+
+Batch small_batch() {
+  return make_batch({{5, 6, 7, 8, 3, 9, 10}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10, 5}, {11}});
+}
+
 LossAndGrads loss_and_grads(Seq2Seq& model, kernels::GemmPrecision precision) {
   const kernels::GemmPrecisionScope scope(precision);
   Arena arena;
   Rng rng(11);
   nn::StepContext ctx{model.params(), arena, rng, false};
-  const Batch batch = make_batch({{5, 6, 7, 8, 3, 9, 10}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10, 5}, {11}});
+  const Batch batch = small_batch();
   model.params().zero_grads();
   const double loss = model.forward_backward(ctx, batch, 0.1f, true, 1.0f).loss;
   const auto g = model.params().grads();
@@ -51,10 +63,7 @@ TEST_CASE("seq2seq, every arch: with bf16 products the loss, the gradient and ev
           "[model][bf16][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    ModelConfig config = arch_config(v);
-    config.dim = 32;
-    config.ffn_dim = 48;
-    Seq2Seq model(config);
+    Seq2Seq model(small_config(v));
     Rng init(3);
     model.initialize(init);
     const LossAndGrads fp32 = loss_and_grads(model, kernels::GemmPrecision::fp32);
@@ -101,14 +110,11 @@ TEST_CASE("seq2seq, every arch: with bf16 products the loss, the gradient and ev
 TEST_CASE("seq2seq, every arch: int8 weight products keep the log-probabilities near FP32's", "[model][int8][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    ModelConfig config = arch_config(v);
-    config.dim = 32;
-    config.ffn_dim = 48;
-    Seq2Seq model(config);
+    Seq2Seq model(small_config(v));
     Rng init(3);
     model.initialize(init);
-    const Batch batch = make_batch({{5, 6, 7, 8, 3, 9, 10}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10, 5}, {11}});
-    const std::int64_t V = config.vocab_size, rows = batch.size * batch.tgt_len;
+    const Batch batch = small_batch();
+    const std::int64_t V = model.config().vocab_size, rows = batch.size * batch.tgt_len;
     auto log_probs = [&](kernels::GemmPrecision precision) {
       const kernels::GemmPrecisionScope scope(precision);
       Arena arena;

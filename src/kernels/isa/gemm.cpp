@@ -243,18 +243,7 @@ void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  auto item = [&](std::int64_t i) { return batch_item(first, i, stride_a, stride_b, stride_c); };
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  // Threads over the batch when it keeps them evenly busy (or the products
-  // are too small to split), inside each product otherwise.
-  const bool over_batch = threads > 1 && batch >= threads &&
-                          (batch % threads == 0 || batch >= 4 * threads || m * n * k < kParallelMinMacs);
-  if (over_batch) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < batch; ++i) run_product(item(i), false);
-  } else {
-    for (std::int64_t i = 0; i < batch; ++i) run_product(item(i), true);
-  }
+  run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_product);
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

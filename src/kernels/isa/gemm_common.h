@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <memory>
 
+#include <omp.h>
+
 #include "isa.h"
 #include "attn/core/tensor.h"
 #include "attn/kernels/gemm.h"
@@ -80,6 +82,25 @@ inline Product batch_item(Product p, std::int64_t i, std::int64_t stride_a, std:
   p.b += i * stride_b;
   p.c += i * stride_c;
   return p;
+}
+
+// The items of a batched product (batch_item), each by run(product,
+// allow_threads): threads over the batch when it keeps them evenly busy (or
+// the products are too small to split: below parallel_min_macs), inside each
+// product otherwise.
+template <typename RunProduct>
+void run_batch(const Product& first, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
+               std::int64_t batch, std::int64_t parallel_min_macs, RunProduct run) {
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const bool over_batch = threads > 1 && batch >= threads &&
+                          (batch % threads == 0 || batch >= 4 * threads ||
+                           first.m * first.n * first.k < parallel_min_macs);
+  if (over_batch) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t i = 0; i < batch; ++i) run(batch_item(first, i, stride_a, stride_b, stride_c), false);
+  } else {
+    for (std::int64_t i = 0; i < batch; ++i) run(batch_item(first, i, stride_a, stride_b, stride_c), true);
+  }
 }
 
 // C = beta·C over m×n (the whole product when k == 0 or alpha == 0).

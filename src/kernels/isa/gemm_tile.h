@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "isa.h"
+#include "tile_store.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
@@ -31,8 +32,7 @@ template <int kRows, bool kPartial, bool kPackedA>
 void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::int64_t a_step, const float* b,
                std::int64_t b_step, float* c, std::int64_t ldc, int cols, float alpha, float beta) {
   const std::int64_t a_rs = kPackedA ? 1 : a_row_stride, a_st = kPackedA ? kTileRows : a_step;
-  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
-  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
+  const ColumnMasks masks = column_masks(cols);
   __m512 lo[kRows], hi[kRows];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
@@ -43,8 +43,8 @@ void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::
   }
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < kc; ++p) {
-    const __m512 b_lo = kPartial ? _mm512_maskz_loadu_ps(mask_lo, b) : _mm512_loadu_ps(b);
-    const __m512 b_hi = kPartial ? _mm512_maskz_loadu_ps(mask_hi, b + 16) : _mm512_loadu_ps(b + 16);
+    const __m512 b_lo = kPartial ? _mm512_maskz_loadu_ps(masks.lo, b) : _mm512_loadu_ps(b);
+    const __m512 b_hi = kPartial ? _mm512_maskz_loadu_ps(masks.hi, b + 16) : _mm512_loadu_ps(b + 16);
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) {
       const __m512 a_r = _mm512_set1_ps(a[r * a_rs]);
@@ -54,23 +54,7 @@ void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::
     a += a_st;
     b += b_step;
   }
-  const __m512 va = _mm512_set1_ps(alpha);
-  if (beta == 0.0f) {
-#pragma GCC unroll 16
-    for (int r = 0; r < kRows; ++r) {
-      _mm512_mask_storeu_ps(c + r * ldc, mask_lo, _mm512_mul_ps(va, lo[r]));
-      _mm512_mask_storeu_ps(c + r * ldc + 16, mask_hi, _mm512_mul_ps(va, hi[r]));
-    }
-  } else {
-    const __m512 vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 16
-    for (int r = 0; r < kRows; ++r) {
-      float* row = c + r * ldc;
-      const __m512 old_lo = _mm512_maskz_loadu_ps(mask_lo, row), old_hi = _mm512_maskz_loadu_ps(mask_hi, row + 16);
-      _mm512_mask_storeu_ps(row, mask_lo, _mm512_fmadd_ps(va, lo[r], _mm512_mul_ps(vb, old_lo)));
-      _mm512_mask_storeu_ps(row + 16, mask_hi, _mm512_fmadd_ps(va, hi[r], _mm512_mul_ps(vb, old_hi)));
-    }
-  }
+  store_tile<kRows>(lo, hi, c, ldc, masks, alpha, beta);
 }
 
 #elif ATTN_ISA_LEVEL == 1

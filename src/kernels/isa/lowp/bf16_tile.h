@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "../isa.h"
+#include "../tile_store.h"
 #include "attn/kernels/gemm_bf16.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -47,8 +48,6 @@ inline __m512 dot_pair(__m512 acc, __m512i a_pair, __m512i b_pairs) {
 template <int kRows, bool kPartial>
 void bf16_tile(std::int64_t kp, const std::uint32_t* a, const std::uint32_t* b, float* c, std::int64_t ldc, int cols,
                float alpha, float beta) {
-  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
-  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
   __m512 lo[kRows], hi[kRows];
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; ++r) {
@@ -68,19 +67,7 @@ void bf16_tile(std::int64_t kp, const std::uint32_t* a, const std::uint32_t* b, 
     a += kBf16TileRows;
     b += kBf16TileCols;
   }
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) {
-    float* row = c + r * ldc;
-    if (beta == 0.0f) {
-      _mm512_mask_storeu_ps(row, mask_lo, _mm512_mul_ps(va, lo[r]));
-      _mm512_mask_storeu_ps(row + 16, mask_hi, _mm512_mul_ps(va, hi[r]));
-    } else {
-      const __m512 old_lo = _mm512_maskz_loadu_ps(mask_lo, row), old_hi = _mm512_maskz_loadu_ps(mask_hi, row + 16);
-      _mm512_mask_storeu_ps(row, mask_lo, _mm512_fmadd_ps(va, lo[r], _mm512_mul_ps(vb, old_lo)));
-      _mm512_mask_storeu_ps(row + 16, mask_hi, _mm512_fmadd_ps(va, hi[r], _mm512_mul_ps(vb, old_hi)));
-    }
-  }
+  store_tile<kRows>(lo, hi, c, ldc, column_masks(cols), alpha, beta);
   (void)kPartial;
 }
 ATTN_AVX512_WARNINGS_ON

@@ -109,15 +109,7 @@ void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const bool over_batch = threads > 1 && batch >= threads &&
-                          (batch % threads == 0 || batch >= 4 * threads || m * n * k < kParallelMinMacs);
-  if (over_batch) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < batch; ++i) run_product(batch_item(first, i, stride_a, stride_b, stride_c), false);
-  } else {
-    for (std::int64_t i = 0; i < batch; ++i) run_product(batch_item(first, i, stride_a, stride_b, stride_c), true);
-  }
+  run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_product);
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -18,6 +18,7 @@
 #include "attn/core/error.h"
 #include "attn/kernels/gemm_int8.h"
 #include "../gemm_common.h"
+#include "../tile_store.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 ATTN_GEMM_INT8_KERNELS(ATTN_DECLARE_KERNEL)
@@ -93,8 +94,7 @@ void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b,
     }
     b += kCols * 4;
   }
-  const __mmask16 mask_lo = cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
-  const __mmask16 mask_hi = cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1);
+  const auto [mask_lo, mask_hi] = column_masks(cols);
   const __m512i offset_lo = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask_lo, w_sums), 7);
   const __m512i offset_hi = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask_hi, w_sums + 16), 7);
   const __m512 scale_lo = _mm512_maskz_loadu_ps(mask_lo, w_scales), scale_hi = _mm512_maskz_loadu_ps(mask_hi, w_scales + 16);
