@@ -5,6 +5,11 @@
 #   make demo       train a small model on data/, translate, score, dump attention maps
 #   make fuzz       the libFuzzer targets in fuzz/, FUZZ_SECONDS each (clang)
 
+# One job per core unless -j is given (GNU make 4.3 reads -j from MAKEFLAGS).
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+  MAKEFLAGS += -j$(shell nproc)
+endif
+
 CXX      ?= g++
 SANITIZE ?= 0
 TEST_ARGS ?=
@@ -25,7 +30,7 @@ ifeq ($(FUZZ),1)
 endif
 
 CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude -MMD -MP
-LDFLAGS  := -fopenmp $(SAN_LDFLAGS)
+LDFLAGS  := -fopenmp $(SAN_LDFLAGS) -lz
 
 # Each per-ISA kernel source is compiled once for each ISA, into its own namespace.
 ISA_FLAGS_0 :=

@@ -2,50 +2,36 @@
 
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "attn/core/error.h"
+#include "attn/text/gzip.h"
 #include "attn/text/text_file.h"
 #include "attn/text/utf8.h"
 
 namespace attn::cli {
 
 std::vector<std::string> read_input(const std::string& path) {
-  std::vector<std::string> lines;
+  std::string content, origin = path;
   if (path.empty() || path == "-") {
     struct stat status {};
     require(::fstat(0, &status) != 0 || !S_ISDIR(status.st_mode),
             "standard input is a directory; give a text file (e.g. < file.txt or -i file.txt)");
-    std::string line;
-    while (std::getline(std::cin, line)) {
-      text::strip_cr(line);
-      lines.push_back(std::move(line));
-    }
+    content.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    origin = "standard input";
   } else {
     std::error_code ec;
     require(std::filesystem::exists(path, ec), path + ": no such file; check the path");
     require(!std::filesystem::is_directory(path, ec), path + ": is a directory; give a text file, one sentence per line");
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    require(f != nullptr, path + ": cannot be read (permissions?)");
-    std::string line;
-    int c;
-    bool any = false;
-    while ((c = std::fgetc(f)) != EOF) {
-      any = true;
-      if (c == '\n') {
-        text::strip_cr(line);
-        lines.push_back(std::move(line));
-        line.clear();
-        any = false;
-      } else {
-        line.push_back(static_cast<char>(c));
-      }
-    }
-    if (any) lines.push_back(line);
-    std::fclose(f);
+    std::ifstream file(path, std::ios::binary);
+    require(static_cast<bool>(file), path + ": cannot be read (permissions?)");
+    content.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    require(!file.bad(), path + ": read error");
   }
+  std::vector<std::string> lines = text::split_lines(text::decompress_if_gzip(std::move(content), origin));
   if (!lines.empty() && lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);
   return lines;
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "attn/core/error.h"
+#include "attn/text/gzip.h"
 #include "attn/eval/python_text.h"
 
 namespace attn::eval {
@@ -36,7 +37,7 @@ std::vector<std::string> read_segments(const std::string& path) {
   if (path == "-") {
     std::ostringstream content;
     content << std::cin.rdbuf();
-    return split_segments(content.str(), "standard input");
+    return split_segments(text::decompress_if_gzip(content.str(), "standard input"), "standard input");
   }
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored)) throw Error("cannot read '" + path + "': it is a directory");
@@ -44,7 +45,7 @@ std::vector<std::string> read_segments(const std::string& path) {
   if (!file) throw Error("cannot open '" + path + "': " + std::strerror(errno));
   std::string content((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   if (file.bad()) throw Error("cannot read '" + path + "': " + std::strerror(errno));
-  return split_segments(content, "'" + path + "'");
+  return split_segments(text::decompress_if_gzip(std::move(content), path), "'" + path + "'");
 }
 
 std::vector<std::string_view> segment_references(std::span<const std::string> references) {

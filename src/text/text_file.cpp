@@ -2,14 +2,30 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "attn/core/error.h"
+#include "attn/text/gzip.h"
 #include "attn/text/utf8.h"
 
 namespace attn::text {
 
 void strip_cr(std::string& line) {
   if (!line.empty() && line.back() == '\r') line.pop_back();
+}
+
+std::vector<std::string> split_lines(const std::string& content) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < content.size()) {
+    std::size_t end = content.find('\n', start);
+    if (end == std::string::npos) end = content.size();
+    std::string line = content.substr(start, end - start);
+    strip_cr(line);
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
 }
 
 void check_lines(std::vector<std::string>& lines, const std::string& origin) {
@@ -32,13 +48,9 @@ std::vector<std::string> read_lines(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path, ec)) throw Error(path.string() + ": is a directory, expected a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot be read (permissions?)");
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    strip_cr(line);
-    lines.push_back(std::move(line));
-  }
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw Error(path.string() + ": read error");
+  std::vector<std::string> lines = split_lines(decompress_if_gzip(std::move(content), path.string()));
   check_lines(lines, path.string());
   return lines;
 }
