@@ -42,6 +42,7 @@
 #include "attn/core/threads.h"
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_bf16.h"
+#include "attn/kernels/gemm_int8.h"
 
 namespace {
 
@@ -116,6 +117,24 @@ __attribute__((target("avx512f,avx512bf16"))) float dpbf16_chains(long iteration
   return total;
 }
 
+// 12 independent vpdpbusd chains: 128 int8 operations (64 u8×s8 products) per instruction.
+__attribute__((target("avx512f,avx512vnni"))) float dpbusd_chains(long iterations) {
+  __m512i acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_epi32(i);
+  const __m512i x = _mm512_set1_epi32(0x01010101), y = _mm512_set1_epi32(0x01FF01FF);
+  for (long it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], x, y);
+  }
+  __m512i s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_epi32(s, acc[i]);
+  alignas(64) std::int32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  float total = 0;
+  for (std::int32_t v : lanes) total += static_cast<float>(v);
+  return total;
+}
+
 // Median GFLOP/s of chains(iterations) run on `threads` threads at once.
 double chains_rate(int threads, int samples, float (*chains)(long), double flops_per_iteration) {
   const long iterations = 4'000'000;
@@ -137,6 +156,11 @@ double chains_rate(int threads, int samples, float (*chains)(long), double flops
 // GFLOP/s of the vdpbf16ps loop; 0 without AVX512_BF16.
 double bf16_peak(int threads, int samples) {
   return attn::cpu_features().avx512_bf16 ? chains_rate(threads, samples, &dpbf16_chains, 64.0 * 12) : 0.0;
+}
+
+// GOP/s of the vpdpbusd loop; 0 without AVX512_VNNI (checked with BF16: ISA avx512bf16).
+double int8_peak(int threads, int samples) {
+  return attn::cpu_features().avx512_bf16 ? chains_rate(threads, samples, &dpbusd_chains, 128.0 * 12) : 0.0;
 }
 
 // GFLOP/s of the FMA loop on `threads` threads (median of `samples`).
@@ -304,6 +328,54 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
     }
 }
 
+// Weight products y = x·Wᵀ (the model's linear layers, W [N×K]) in int8:
+// gemm_int8 (W quantized once, x quantized on every call) against attn's FP32
+// sgemm on the same operands, alternating. Text output only.
+void int8_table(const std::vector<int>& thread_counts, int samples) {
+  const long shapes[][3] = {{1, 1024, 256},   {5, 8000, 256},    {64, 1024, 256}, {320, 256, 256},
+                            {320, 1024, 256}, {320, 8000, 256},  {4096, 256, 1024}};
+  std::printf("\nWeight products y = x·W^T in int8 (gemm_int8, W quantized once) vs attn FP32 sgemm, GOP/s "
+              "(2·M·N·K per call)\n");
+  std::printf("%6s %6s %6s %7s %9s %9s %9s %9s\n", "M", "N", "K", "threads", "attn", "int8", "int8/attn",
+              "int8%peak");
+  for (int threads : thread_counts) {
+    const double peak = int8_peak(threads, 5);
+    for (const auto& s : shapes) {
+      const long m = s[0], n = s[1], k = s[2];
+      const std::vector<float> x = random_floats(static_cast<std::size_t>(m * k), 5);
+      const std::vector<float> w = random_floats(static_cast<std::size_t>(n * k), 6);
+      std::vector<float> y(static_cast<std::size_t>(m * n));
+      const attn::kernels::QuantizedWeight q = attn::kernels::quantize_weight(w.data(), k, n, k);
+      attn::set_threads(threads);
+      auto run_attn = [&] {
+        attn::kernels::sgemm(Trans::N, Trans::T, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n);
+      };
+      auto run_int8 = [&] { attn::kernels::gemm_int8(m, x.data(), k, q, 0.0f, y.data(), n); };
+      run_attn();
+      run_int8();
+      const double start_once = now_seconds();
+      run_attn();
+      const int calls = std::max(1, static_cast<int>(0.04 / std::max(now_seconds() - start_once, 1e-6)));
+      const double ops = 2.0 * m * n * k * calls;
+      std::vector<double> attn_rates, int8_rates;
+      for (int r = 0; r < samples; ++r) {
+        settle();
+        double start = now_seconds();
+        for (int i = 0; i < calls; ++i) run_attn();
+        attn_rates.push_back(ops / (now_seconds() - start) * 1e-9);
+        settle();
+        start = now_seconds();
+        for (int i = 0; i < calls; ++i) run_int8();
+        int8_rates.push_back(ops / (now_seconds() - start) * 1e-9);
+      }
+      const double ra = median(attn_rates), ri = median(int8_rates);
+      std::printf("%6ld %6ld %6ld %7d %9.1f %9.1f %9.2f %8.0f%%\n", m, n, k, threads, ra, ri, ri / ra,
+                  peak > 0 ? 100.0 * ri / peak : 0.0);
+      std::fflush(stdout);
+    }
+  }
+}
+
 std::string load_average() {
   std::ifstream in("/proc/loadavg");
   std::string line;
@@ -324,20 +396,21 @@ std::vector<int> parse_threads(const std::string& list) {
 }
 
 int run(int argc, char** argv) {
-  bool json = false, peak_only = false;
+  bool json = false, peak_only = false, int8_only = false;
   int samples = 9;
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--json") json = true;
     else if (arg == "--peak-only") peak_only = true;
+    else if (arg == "--int8-only") int8_only = true;
     else if (arg == "--quick") samples = 3;
     else if (arg == "--cpu-time") g_cpu_time = true;
     else if (arg == "--settle-ms" && i + 1 < argc) g_settle_ms = std::max(0, std::stoi(argv[++i]));
     else if (arg == "--samples" && i + 1 < argc) samples = std::max(1, std::stoi(argv[++i]));
     else if (arg == "--threads" && i + 1 < argc) thread_counts = parse_threads(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--json] [--peak-only] [--samples N] [--quick] [--threads 1,2] [--cpu-time] "
+      std::fprintf(stderr, "usage: bench_gemm [--json] [--peak-only] [--int8-only] [--samples N] [--quick] [--threads 1,2] [--cpu-time] "
                            "[--settle-ms N]\n");
       return 2;
     }
@@ -347,6 +420,10 @@ int run(int argc, char** argv) {
                             {1024, 1024, 1024}};
   const Trans layouts[][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}};
 
+  if (int8_only) {
+    int8_table(thread_counts, samples);
+    return 0;
+  }
   std::vector<double> peaks, peaks_bf16;
   for (int t : thread_counts) peaks.push_back(fma_peak(t, 9));
   for (int t : thread_counts) peaks_bf16.push_back(bf16_peak(t, 9));
@@ -400,6 +477,7 @@ int run(int argc, char** argv) {
         }
       }
   if (!json && !g_cpu_time) batched_table(thread_counts, samples);
+  if (!json && !g_cpu_time) int8_table(thread_counts, samples);
   if (json) {
     std::printf("[\n");
     for (std::size_t i = 0; i < rows.size(); ++i) {
