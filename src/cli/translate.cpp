@@ -11,6 +11,7 @@
 #include "attn/core/atomic_file.h"
 #include "attn/core/error.h"
 #include "attn/core/progress.h"
+#include "attn/text/sentence_split.h"
 #include "attn/text/text_file.h"
 #include "attn/decode/search.h"
 #include "attn/kernels/gemm.h"
@@ -26,6 +27,7 @@ struct TranslateFlags {
   decode::SearchOptions search;
   std::int64_t batch_size = 64;
   std::string compute_type = "fp32";
+  bool split_sentences = false;
   std::int64_t max_input_len = 250;  // subwords; longer inputs are truncated with a warning
 };
 
@@ -35,25 +37,37 @@ int run(const TranslateFlags& f) {
   const kernels::GemmPrecisionScope products(gemm_precision_for(f.compute_type));
   model::LoadedModel loaded = model::load_model_file(f.model);
   const model::Seq2Seq& model = *loaded.model;
+  require(!f.split_sentences || f.search.nbest == 1,
+          "--split-sentences joins each line's best translations; it cannot be used with --nbest above 1");
   const std::vector<std::string> lines = read_input(f.input);
+  // The units decoded: the lines, or with --split-sentences their sentences (unit_line: the line of each).
+  std::vector<std::string> split;
+  std::vector<std::size_t> unit_line;
+  if (f.split_sentences)
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      for (std::string& sentence : text::split_sentences(lines[i])) {
+        split.push_back(std::move(sentence));
+        unit_line.push_back(i);
+      }
+  const std::vector<std::string>& units = f.split_sentences ? split : lines;
   // Opened before the work, so an unwritable -o is said at once, not after decoding.
   std::optional<AtomicFile> file;
   if (!f.output.empty() && f.output != "-") file.emplace(f.output);
 
   // Longer inputs than the model has positions are cut there too (the warning names the flag).
   const std::vector<std::vector<std::int32_t>> sources = encode_lines(
-      loaded.bpe, lines, std::min(f.max_input_len, model.config().max_positions), "input", "--max-input-len");
+      loaded.bpe, units, std::min(f.max_input_len, model.config().max_positions), "input", "--max-input-len");
 
   // Longest first, batches of similar length; empty lines translate to empty lines.
-  std::vector<std::size_t> order(lines.size());
+  std::vector<std::size_t> order(units.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return sources[a].size() > sources[b].size(); });
-  std::vector<std::vector<decode::Hypothesis>> results(lines.size());
+  std::vector<std::vector<decode::Hypothesis>> results(units.size());
   Arena arena;
   Rng rng(0);
   nn::StepContext ctx{loaded.model->params(), arena, rng, false};
-  CountProgress progress("sentences", static_cast<std::int64_t>(lines.size()));  // on a terminal only
+  CountProgress progress("sentences", static_cast<std::int64_t>(units.size()));  // on a terminal only
   for (std::size_t start = 0; start < order.size();) {
     std::vector<std::vector<std::int32_t>> batch;
     std::vector<std::size_t> ids;
@@ -82,7 +96,15 @@ int run(const TranslateFlags& f) {
     return text;
   };
   std::string out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
+  if (f.split_sentences) {
+    // The sentences of a line, translated one by one, joined by a space.
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      if (u > 0 && unit_line[u] == unit_line[u - 1]) out += ' ';
+      if (!results[u].empty()) out += one_line(results[u][0].tokens);
+      if (u + 1 == units.size() || unit_line[u + 1] != unit_line[u]) out += '\n';
+    }
+  }
+  for (std::size_t i = 0; i < lines.size() && !f.split_sentences; ++i) {
     if (f.search.nbest == 1) {
       out += results[i].empty() ? "" : one_line(results[i][0].tokens);
       out += '\n';
@@ -117,6 +139,9 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
   sub->add_option("-o,--output", f.output, "output file (default: stdout); written atomically");
   add_search_options(*sub, f.search);
   add_compute_type_option(*sub, f.compute_type);
+  sub->add_flag("--split-sentences", f.split_sentences,
+                "translate each sentence of a line on its own (rule-based split after . ! ? with the usual "
+                "abbreviation and number exceptions), then join them on the line again");
   sub->add_option("--nbest", f.search.nbest, "print the N best: 'line ||| translation ||| score'")
       ->capture_default_str()
       ->check(bounded(within(1, 1000)));

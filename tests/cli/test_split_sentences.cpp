@@ -1,0 +1,33 @@
+// translate --split-sentences (issue 23): a line of several sentences is
+// translated sentence by sentence and joined again; one output line per input
+// line whatever the split; --nbest above 1 is refused with it.
+#include <string>
+
+#include "../support.h"
+#include "../train/tiny_corpus.h"
+#include "run_attn.h"
+
+using namespace attn;
+using namespace attn::test;
+
+TEST_CASE("translate --split-sentences: each sentence alone, joined again on its line", "[cli][split]") {
+  ScratchDir dir;
+  write_tiny_corpus(dir.path(), "train", 60, 5);
+  write_tiny_corpus(dir.path(), "valid", 8, 6);
+  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "2"})));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string model = (dir.path() / "run" / "last.attn").string();
+  const std::string alone = dir.write("alone.txt", "Red cat sits.\nBlue dog runs.\n");
+  const std::string joined = dir.write("joined.txt", "Red cat sits. Blue dog runs.\n\nRed cat sits.\n");
+  const RunResult one_by_one = run_attn(shell_words({"translate", "-m", model, "-i", alone}));
+  const RunResult split = run_attn(shell_words({"translate", "-m", model, "-i", joined, "--split-sentences"}));
+  REQUIRE(one_by_one.status == 0);
+  REQUIRE(split.status == 0);
+  const std::string first = one_by_one.out.substr(0, one_by_one.out.find('\n'));
+  const std::string second = one_by_one.out.substr(first.size() + 1, one_by_one.out.size() - first.size() - 2);
+  REQUIRE(split.out == first + " " + second + "\n\n" + first + "\n");
+  require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", joined, "--split-sentences", "--beam", "4",
+                                           "--nbest", "2"})),
+                     "--split-sentences");
+}
