@@ -15,6 +15,7 @@
 #include "attn/decode/maps.h"
 #include "attn/decode/maps_page.h"
 #include "attn/kernels/gemm.h"
+#include "attn/text/sentence_split.h"
 #include "attn/model/model_file.h"
 #include "input.h"
 
@@ -31,6 +32,7 @@ struct AttendFlags {
   decode::SearchOptions search{.beam = 1};
   std::int64_t batch_size = 16;
   std::string compute_type = "fp32";
+  bool split_sentences = false;
   std::int64_t max_input_len = 250;
 };
 
@@ -42,6 +44,8 @@ int run(const AttendFlags& f) {
           "--beam: with -t the given target is scored, nothing is searched; drop --beam or -t");
   require(f.target.empty() || !(is_stdio(f.input) && is_stdio(f.target)), "-i and -t cannot both read stdin");
   require(f.html.empty() || f.html != f.output, "--html and -o name the same file; give two names");
+  require(f.target.empty() || !f.split_sentences,
+          "--split-sentences splits the input but -t gives one target per line; drop one of them");
   decode::MapsSelection selection;
   selection.components = decode::parse_components(f.components);
   selection.layers = decode::parse_indices(f.layers, "--layers");
@@ -54,7 +58,19 @@ int run(const AttendFlags& f) {
   decode::check_selection(selection, model.config());
   const std::int64_t positions = model.config().max_positions;
 
-  const std::vector<std::string> lines = read_input(f.input);
+  const std::vector<std::string> input_lines = read_input(f.input);
+  // With --split-sentences the maps are per sentence, each labelled by its line and place there.
+  std::vector<std::string> split;
+  std::vector<decode::LinePlace> places;
+  if (f.split_sentences)
+    for (std::size_t i = 0; i < input_lines.size(); ++i) {
+      std::int64_t k = 0;
+      for (std::string& sentence : text::split_sentences(input_lines[i])) {
+        split.push_back(std::move(sentence));
+        places.push_back({static_cast<std::int64_t>(i), k++});
+      }
+    }
+  const std::vector<std::string>& lines = f.split_sentences ? split : input_lines;
   const std::vector<std::vector<std::int32_t>> sources =
       encode_lines(loaded.bpe, lines, std::min(f.max_input_len, positions), "input", "--max-input-len");
   std::vector<std::string> target_lines;
@@ -87,6 +103,7 @@ int run(const AttendFlags& f) {
   decode::AttendInput input;
   input.source_lines = &lines;
   input.sources = &sources;
+  if (f.split_sentences) input.places = &places;
   if (!f.target.empty()) {
     input.target_lines = &target_lines;
     input.targets = &targets;
@@ -140,6 +157,9 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->check(bounded(within(0, 9)));
   add_search_options(*sub, f.search);
   add_compute_type_option(*sub, f.compute_type);
+  sub->add_flag("--split-sentences", f.split_sentences,
+                "one map per sentence of each line (split by rule, as translate's), labelled \"line\" and "
+                "\"line_sentence\"");
   sub->add_option("--batch-size", f.batch_size, "sentences processed (and held in memory) together")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));

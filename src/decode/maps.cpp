@@ -274,7 +274,7 @@ json maps_header(const model::Seq2Seq& model, const std::string& model_file, boo
 
 std::string sentence_json(const AttendedSentence& s, std::int64_t index, const std::string& source_line,
                           const std::string& translation, const text::Bpe& bpe, const model::Seq2Seq& model,
-                          const MapsSelection& selection) {
+                          const MapsSelection& selection, const LinePlace* place) {
   const model::ModelConfig& config = model.config();
   const bool ran = !s.source.empty();  // empty sources have no tokens and no maps
   const std::vector<std::int64_t> heads = all_or(selection.heads, config.heads);
@@ -285,6 +285,10 @@ std::string sentence_json(const AttendedSentence& s, std::int64_t index, const s
     throw std::logic_error("attention maps do not match the sentence's token counts");
 
   std::string out = "{\"index\":" + std::to_string(index);
+  if (place) {
+    out += ",\"line\":" + std::to_string(place->line);
+    out += ",\"line_sentence\":" + std::to_string(place->sentence);
+  }
   out += ",\"source\":" + json_string(source_line);
   out += ",\"translation\":" + json_string(translation);
   out += ",\"score\":" + score_text(s.score);
@@ -350,7 +354,8 @@ void run_attend(nn::StepContext& ctx, const model::Seq2Seq& model, const text::B
     for (std::int64_t i = start; i < end; ++i) {
       const AttendedSentence& s = done[static_cast<std::size_t>(i - start)];
       const std::string translation = forced ? (*input.target_lines)[static_cast<std::size_t>(i)] : bpe.decode(s.target);
-      sink(i, sentence_json(s, i, lines[static_cast<std::size_t>(i)], translation, bpe, model, selection));
+      sink(i, sentence_json(s, i, lines[static_cast<std::size_t>(i)], translation, bpe, model, selection,
+                            input.places ? &(*input.places)[static_cast<std::size_t>(i)] : nullptr));
     }
   }
 }

@@ -3,6 +3,8 @@
 // line whatever the split; --nbest above 1 is refused with it.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "../support.h"
 #include "../train/tiny_corpus.h"
 #include "run_attn.h"
@@ -29,5 +31,30 @@ TEST_CASE("translate --split-sentences: each sentence alone, joined again on its
   REQUIRE(split.out == first + " " + second + "\n\n" + first + "\n");
   require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", joined, "--split-sentences", "--beam", "4",
                                            "--nbest", "2"})),
+                     "--split-sentences");
+}
+
+TEST_CASE("attend --split-sentences: one map per sentence, labelled with its line and place", "[cli][split]") {
+  ScratchDir dir;
+  write_tiny_corpus(dir.path(), "train", 60, 5);
+  write_tiny_corpus(dir.path(), "valid", 8, 6);
+  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "2"})));
+  REQUIRE(r.status == 0);
+  const std::string model = (dir.path() / "run" / "last.attn").string();
+  const std::string joined = dir.write("joined.txt", "Red cat sits. Blue dog runs.\nRed cat sits.\n");
+  r = run_attn(shell_words({"attend", "-m", model, "-i", joined, "--split-sentences"}));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  const nlohmann::json& sentences = doc["sentences"];
+  REQUIRE(sentences.size() == 3);
+  const int want[3][2] = {{0, 0}, {0, 1}, {1, 0}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    REQUIRE(sentences[i]["index"] == i);
+    REQUIRE(sentences[i]["line"] == want[i][0]);
+    REQUIRE(sentences[i]["line_sentence"] == want[i][1]);
+  }
+  REQUIRE(sentences[1]["source"] == "Blue dog runs.");
+  require_user_error(run_attn(shell_words({"attend", "-m", model, "-i", joined, "-t", joined, "--split-sentences"})),
                      "--split-sentences");
 }

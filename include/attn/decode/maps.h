@@ -79,11 +79,18 @@ std::vector<AttendedSentence> attend_chunk(nn::StepContext& ctx, const model::Se
 nlohmann::json maps_header(const model::Seq2Seq& model, const std::string& model_file, bool forced,
                            const SearchOptions& search, const MapsSelection& selection);
 
+// Where a sentence split from a line (--split-sentences) came from: its
+// input line and its place among that line's sentences, both from 0.
+struct LinePlace {
+  std::int64_t line = 0, sentence = 0;
+};
+
 // One sentence as compact JSON text (one line): index, texts, tokens, score
-// and the selected components with their extras, rounded.
+// and the selected components with their extras, rounded; with `place`, also
+// "line" and "line_sentence".
 std::string sentence_json(const AttendedSentence& sentence, std::int64_t index, const std::string& source_line,
                           const std::string& translation, const text::Bpe& bpe, const model::Seq2Seq& model,
-                          const MapsSelection& selection);
+                          const MapsSelection& selection, const LinePlace* place = nullptr);
 
 // Runs every sentence in chunks of `chunk` and calls sink(index, json) in
 // input order, holding one chunk's maps at a time. The translation shown for
@@ -93,6 +100,7 @@ struct AttendInput {
   const std::vector<std::vector<std::int32_t>>* sources = nullptr;  // source_lines encoded
   const std::vector<std::string>* target_lines = nullptr;           // forced mode when set
   const std::vector<std::vector<std::int32_t>>* targets = nullptr;  // target_lines encoded
+  const std::vector<LinePlace>* places = nullptr;  // with --split-sentences: each source's line and place
   std::int64_t chunk = 16;
 };
 void run_attend(nn::StepContext& ctx, const model::Seq2Seq& model, const text::Bpe& bpe, const AttendInput& input,
