@@ -8,25 +8,38 @@
 # Training: `attn train --seed 1 --max-tokens 4096 --threads T --log-every 1`
 # for BENCH_STEPS updates, then `twin_dump batches` writes the batches that run
 # trained on (attn's BPE and batcher) and the parameters it started from, and
-# the twin trains on exactly those (tools/twin/bench_twin.py). Target tokens/s
-# per update, median after BENCH_WARMUP updates; peak resident memory of each
-# process (/usr/bin/time); attn's share of the FMA peak (bench_gemm --peak-only)
-# counted on the model's matrix products (tools/twin/bench_report.py).
+# the twin trains on exactly those (tools/twin/bench_twin.py) with PyTorch's
+# fused loss, F.cross_entropy(label_smoothing=eps, ignore_index=pad). Rows:
+# attn fp32, twin, and (BENCH_BF16=1) attn --precision bf16 and the twin under
+# torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's own low precision.
+# Target tokens/s per update, median after BENCH_WARMUP updates; peak resident
+# memory of each process (/usr/bin/time); the share of the FMA peak
+# (bench_gemm --peak-only, measured at the start of this run) counted on the
+# model's matrix products (tools/twin/bench_report.py).
 # Decoding test2016: both sides decode one model (attn train for
 # BENCH_DECODE_UPDATES updates, trained once and kept in runs/bench/models/),
 # the same BPE-encoded sources in the same order and batches as `attn
 # translate` (bench/bench_decode.cpp), greedy (the arg-max search on both
 # sides) and beam 5, batch 64 (the first BENCH_SENTENCES) and batch 1 (the
-# first BENCH_SENTENCES_B1).
+# first BENCH_SENTENCES_B1). Two twin rows: "twin" keeps finished sentences
+# in the batch (the plain PyTorch search), "twin, finished dropped" removes
+# them from the decoder state as attn does (--drop-finished): the gap between
+# them is search bookkeeping, not kernels.
 # The twin gets its best chance: OPENBLAS_CORETYPE=SkylakeX (Haswell on AVX2
-# machines) in its environment only, torch.set_num_threads(T),
-# inference_mode, cached incremental decoding.
+# machines) and OPENBLAS_NUM_THREADS=T in its environment only,
+# torch.set_num_threads(T), inference_mode, cached incremental decoding.
+# The output and results.json name the CPU (/proc/cpuinfo: model name, cpu
+# family, model) and the FMA peak measured in this run.
 #
 # Sizes (environment; defaults are the full benchmark):
-#   BENCH_STEPS=60 BENCH_WARMUP=10 BENCH_ROUNDS=1 BENCH_SENTENCES=1000 BENCH_SENTENCES_B1=100
+#   BENCH_STEPS=60 BENCH_WARMUP=10 BENCH_ROUNDS=3 BENCH_SENTENCES=1000 BENCH_SENTENCES_B1=100
 #   BENCH_DECODE_UPDATES=300 BENCH_THREADS=2 BENCH_PARTS="train decode" BENCH_OUT=runs/bench/<date>
-#   BENCH_TWIN=1 (0: attn's side only, as without PyTorch)  BUILD=build (whose attn is measured)
-# Rounds > 1 alternate the sides (attn, twin, attn, twin …) and pool them.
+#   BENCH_TWIN=1 (0: attn's side only, as without PyTorch)  BENCH_BF16=1 (0: no bf16 training rows)
+#   BUILD=build (whose attn is measured)  BENCH_MAKE=1 (0: use BUILD's binaries as they are, no make)
+# Rounds alternate the sides (attn, twin, attn bf16, twin bf16, attn, twin, …) and
+# pool them: every figure is the median over all rounds' samples (training: every
+# update after the warm-up of each round; decoding: one run per round), and the
+# tables show the range of the per-round medians beside it.
 # Results: BENCH_OUT/results.json (JSON rows; --json prints them instead of the tables).
 set -euo pipefail
 
@@ -44,18 +57,21 @@ done
 
 steps=${BENCH_STEPS:-60}
 warmup=${BENCH_WARMUP:-10}
-rounds=${BENCH_ROUNDS:-1}
+rounds=${BENCH_ROUNDS:-3}
 sentences=${BENCH_SENTENCES:-1000}
 sentences_b1=${BENCH_SENTENCES_B1:-100}
 decode_updates=${BENCH_DECODE_UPDATES:-300}
 threads=${BENCH_THREADS:-2}
 parts=${BENCH_PARTS:-train decode}
+bf16=${BENCH_BF16:-1}
 build=${BUILD:-build}
 out=${BENCH_OUT:-runs/bench/$(date -u +%Y%m%d-%H%M%S)}
 python=/usr/bin/python3
 log() { echo "bench: $*" >&2; }
 
-make -s BUILD="$build" "$build/attn" "$build/twin_dump" "$build/bench_decode" "$build/bench_gemm" >&2
+# BENCH_MAKE=0: measure the binaries already in BUILD as they are (no make).
+[ "${BENCH_MAKE:-1}" = 0 ] ||
+  make -s BUILD="$build" "$build/attn" "$build/twin_dump" "$build/bench_decode" "$build/bench_gemm" >&2
 attn=$build/attn
 
 twin=${BENCH_TWIN:-1}
@@ -66,7 +82,13 @@ fi
 # The twin's OpenBLAS kernel: Debian's falls back to SSE3 on this CPU unless told (../shared/BENCHMARKS.md).
 core=
 if grep -qw avx512f /proc/cpuinfo; then core=SkylakeX; elif grep -qw avx2 /proc/cpuinfo; then core=Haswell; fi
-twin_env=(env ${core:+OPENBLAS_CORETYPE=$core})
+twin_env=(env ${core:+OPENBLAS_CORETYPE=$core} OPENBLAS_NUM_THREADS="$threads")
+# The CPU, named: /proc/cpuinfo's model name, family and model number, and its relevant ISA flags.
+cpuinfo() { grep -m1 "^$1[[:space:]]*:" /proc/cpuinfo | cut -d: -f2- | xargs || true; }
+cpu_name=$(cpuinfo 'model name')
+cpu_family=$(cpuinfo 'cpu family')
+cpu_model=$(cpuinfo model)
+cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'fma|avx2|avx512f|avx512_bf16|avx512_vnni|amx_bf16|amx_tile' | xargs || true)
 
 mkdir -p "$out"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -74,7 +96,10 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 $python - "$out/meta.json" <<PY
 import json, sys
 json.dump({"commit": "$commit", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
-           "cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) CPUs",
+           "cpu": "$cpu_name (family $cpu_family, model $cpu_model), $(nproc) CPUs",
+           "cpu_model_name": "$cpu_name", "cpu_family": "$cpu_family", "cpu_model": "$cpu_model",
+           "cpu_flags": "$cpu_flags".split(), "nproc": $(nproc), "bf16": bool($bf16),
+           "twin_env": "${twin_env[*]:1}", "twin_loss": "F.cross_entropy(label_smoothing, ignore_index=pad)",
            "data": "$data", "test": "test2016", "archs": "${archs[*]}".split(), "threads": $threads,
            "steps": $steps, "warmup": $warmup, "rounds": $rounds, "sentences": $sentences,
            "sentences_b1": $sentences_b1, "decode_updates": $decode_updates, "twin": bool($twin),
@@ -82,7 +107,10 @@ json.dump({"commit": "$commit", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
           open(sys.argv[1], "w"), indent=1)
 PY
 log "results in $out"
+log "CPU: $cpu_name (family $cpu_family, model $cpu_model; $cpu_flags)"
 "$build/bench_gemm" --peak-only --json --threads "1,$threads" > "$out/peak.jsonl"
+log "FMA peak measured now: $($python -c 'import json, sys
+print(", ".join("%.0f GFLOP/s on %d thread(s)" % (r["fma_peak_gflops"], r["threads"]) for r in map(json.loads, open(sys.argv[1])) if r))' "$out/peak.jsonl")"
 
 train_args=(--train "$data/train" --valid "$data/valid" --src de --tgt en --seed 1 --threads "$threads"
             --max-tokens 4096 --valid-every 1000000000 --quiet)
@@ -106,6 +134,21 @@ for arch in "${archs[@]}"; do
         /usr/bin/time -f %M -o "$dir/twin-train.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
           --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" --out "$dir/twin-train.r$r.json"
       fi
+      if [ "$bf16" = 1 ]; then
+        # A failing bf16 row (an ISA or an op without bf16) is reported and the benchmark goes on.
+        log "$arch: attn train --precision bf16, $steps updates (round $r)"
+        rm -rf "$dir/attn-train-bf16.r$r" "$dir/attn-train-bf16.r$r.jsonl"
+        /usr/bin/time -f %M -o "$dir/attn-train-bf16.r$r.rss" "$attn" train "${train_args[@]}" --arch "$arch" \
+          --precision bf16 --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train-bf16.r$r.jsonl" \
+          --save-dir "$dir/attn-train-bf16.r$r" || log "$arch: attn --precision bf16 failed (round $r); no attn bf16 row"
+        rm -rf "$dir/attn-train-bf16.r$r"
+        if [ "$twin" = 1 ]; then
+          log "$arch: twin train under torch.autocast(cpu, bfloat16), $steps updates (round $r)"
+          /usr/bin/time -f %M -o "$dir/twin-train-bf16.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
+            --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" --autocast bf16 \
+            --out "$dir/twin-train-bf16.r$r.json" || log "$arch: the twin under autocast bf16 failed (round $r); no row"
+        fi
+      fi
     done
   fi
   if [[ " $parts " == *" decode "* ]]; then
@@ -126,6 +169,8 @@ for arch in "${archs[@]}"; do
         if [ "$twin" = 1 ]; then
           "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
             --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin.$name.json"
+          "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
+            --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin-drop.$name.json" --drop-finished
         fi
       done
     done

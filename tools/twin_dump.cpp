@@ -243,7 +243,7 @@ void run_batches(const BatchesOptions& o) {
   if (!o.init_out.empty()) attn::model::save_model_file(o.init_out, model, trained.bpe);
 
   const attn::train::EncodedCorpus corpus =
-      attn::train::encode_corpus(attn::train::read_parallel(o.train_src, o.train_tgt), trained.bpe, o.max_len);
+      attn::train::encode_corpus(attn::train::read_parallel(o.train_src, o.train_tgt, "training"), trained.bpe, o.max_len);
   require(!corpus.examples.empty(), o.train_src + ": no usable sentence pairs");
   nlohmann::json batches = nlohmann::json::array();
   for (std::int64_t epoch = 1; static_cast<std::int64_t>(batches.size()) < o.count; ++epoch) {

@@ -28,6 +28,10 @@ The model, as attn defines it:
   output      log_softmax(h @ W^T), W the tied target embedding or "out_proj.weight"
   loss        label smoothing as fairseq: the target gets 1 - eps, every other word
               eps / (V - 1); rows whose target is <pad> (0) are skipped; summed over tokens
+              (label_smoothed_loss, what crosscheck.py compares). The benchmark trains with
+              PyTorch's fused F.cross_entropy(label_smoothing=eps, ignore_index=<pad>) instead
+              (fused_loss=True): eps / V on every word, the target's included, so its value differs
+              slightly from attn's while its cost is the framework's best.
 """
 from __future__ import annotations
 
@@ -293,6 +297,25 @@ class DecoderState:
                 else:
                     c.self_cache[name] = tensor.index_select(0, order)
 
+    def select(self, rows: torch.Tensor) -> None:
+        """Keeps only `rows`, in that order (row i continues rows[i]), so the state shrinks when
+        sentences leave it, as attn's Seq2Seq::select: the self-attention caches copy their first t
+        positions into new, smaller tensors, and the cross caches are gathered too (a hypothesis keeps
+        its own sentence's rows)."""
+        n = int(rows.numel())
+        for c in self.layers:
+            for name, tensor in c.self_cache.items():
+                if tensor.dim() >= 3 and tensor.shape[2] == self.t_max:
+                    fresh = tensor.new_empty((n,) + tuple(tensor.shape[1:]))
+                    fresh[:, :, :self.t] = tensor[:, :, :self.t].index_select(0, rows)
+                    c.self_cache[name] = fresh
+                else:
+                    c.self_cache[name] = tensor.index_select(0, rows)
+            c.cross_k = c.cross_k.index_select(0, rows)
+            c.cross_v = c.cross_v.index_select(0, rows)
+            c.cross_allowed = c.cross_allowed.index_select(0, rows)
+            c.cross_query_valid = c.cross_query_valid.index_select(0, rows)
+
 
 class Seq2Seq(nn.Module):
     def __init__(self, config: ModelConfig):
@@ -384,13 +407,24 @@ class Seq2Seq(nn.Module):
     def log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
         return torch.log_softmax(F.linear(hidden, self.output_weight()), dim=-1)
 
+    def logits(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
+        """Teacher-forced scores before the softmax [B, Tt, V]."""
+        memory = self.encode(batch["src"], batch["src_lengths"])
+        hidden = self.decode(batch["tgt_in"], batch["tgt_lengths"], memory, batch["src_lengths"])
+        return F.linear(hidden, self.output_weight())
+
     def forward(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
         """Teacher-forced log-probabilities [B, Tt, V]."""
         memory = self.encode(batch["src"], batch["src_lengths"])
         return self.log_probs(self.decode(batch["tgt_in"], batch["tgt_lengths"], memory, batch["src_lengths"]))
 
-    def loss(self, batch: Dict[str, torch.Tensor], label_smoothing: float):
-        """(label-smoothed loss, nll, target tokens), losses summed over non-pad targets."""
+    def loss(self, batch: Dict[str, torch.Tensor], label_smoothing: float, fused: bool = False):
+        """(label-smoothed loss, nll, target tokens), losses summed over non-pad targets. fused: PyTorch's
+        F.cross_entropy (its smoothing convention, eps / V; see fused_label_smoothed_loss), else attn's."""
+        if fused:
+            scores = self.logits(batch)
+            return fused_label_smoothed_loss(scores.reshape(-1, scores.shape[-1]), batch["tgt_out"].reshape(-1),
+                                             label_smoothing)
         lp = self.forward(batch)
         return label_smoothed_loss(lp.reshape(-1, lp.shape[-1]), batch["tgt_out"].reshape(-1), label_smoothing)
 
@@ -434,6 +468,20 @@ def label_smoothed_loss(log_probs: torch.Tensor, targets: torch.Tensor, label_sm
     eps_other = label_smoothing / (vocab - 1)
     loss = ((1.0 - label_smoothing - eps_other) * nll + eps_other * smooth).sum()
     return loss, nll.sum(), int(keep.sum())
+
+
+def fused_label_smoothed_loss(logits: torch.Tensor, targets: torch.Tensor, label_smoothing: float):
+    """logits [R, V], targets [R]: PyTorch's own fused loss, F.cross_entropy(label_smoothing=eps,
+    ignore_index=<pad>, reduction="sum"): (1 - eps) * nll + eps / V * (-sum of log-probs), i.e. eps / V
+    on every word including the target, where attn (label_smoothed_loss) gives the other words
+    eps / (V - 1). Per token they differ by eps / (V - 1) * (mean NLL over the vocabulary - NLL):
+    ~1e-7 relative at a near-uniform model, ~1e-4 for a trained one; the cost, which the benchmark
+    measures, is the framework's. Returns (loss sum, nll sum, tokens); the nll (reported,
+    as attn reports it) is computed outside the graph from the same logits."""
+    loss = F.cross_entropy(logits, targets, label_smoothing=label_smoothing, ignore_index=PAD, reduction="sum")
+    with torch.no_grad():
+        nll = F.cross_entropy(logits.detach(), targets, ignore_index=PAD, reduction="sum")
+    return loss, nll, int((targets != PAD).sum())
 
 
 # -- batches ----------------------------------------------------------------
@@ -508,14 +556,22 @@ def make_optimizer(model: nn.Module, lr: float = 1e-3, betas=(0.9, 0.98), eps: f
 
 
 def train_step(model: Seq2Seq, optimizer: torch.optim.Optimizer, batch: Dict[str, torch.Tensor],
-               label_smoothing: float = 0.1, clip_norm: float = 0.0, lr: Optional[float] = None) -> dict:
-    """One update on the loss averaged over target tokens (attn's grad_scale = 1 / tokens)."""
+               label_smoothing: float = 0.1, clip_norm: float = 0.0, lr: Optional[float] = None,
+               fused_loss: bool = False, autocast_dtype: Optional[torch.dtype] = None) -> dict:
+    """One update on the loss averaged over target tokens (attn's grad_scale = 1 / tokens).
+    fused_loss: PyTorch's F.cross_entropy (Seq2Seq.loss); autocast_dtype (torch.bfloat16): the
+    forward pass and the loss under torch.autocast("cpu", dtype), the backward pass outside it,
+    parameters, gradients and AdamW in float32 (PyTorch's own mixed precision)."""
     model.train()
     if lr is not None:
         for group in optimizer.param_groups:
             group["lr"] = lr
     optimizer.zero_grad(set_to_none=True)
-    loss, nll, tokens = model.loss(batch, label_smoothing)
+    if autocast_dtype is not None:
+        with torch.autocast("cpu", dtype=autocast_dtype):
+            loss, nll, tokens = model.loss(batch, label_smoothing, fused=fused_loss)
+    else:
+        loss, nll, tokens = model.loss(batch, label_smoothing, fused=fused_loss)
     (loss / max(tokens, 1)).backward()
     grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm if clip_norm > 0 else float("inf"))
     optimizer.step()
@@ -546,8 +602,12 @@ def _encode_for_search(model: Seq2Seq, sources, copies: int, max_len_a: float, m
 
 @torch.inference_mode()
 def greedy_search(model: Seq2Seq, sources: Sequence[Sequence[int]], lenpen: float = 1.0,
-                  max_len_a: float = 2.0, max_len_b: float = 10.0) -> List[Hypothesis]:
-    """Argmax at every step (never <pad> or <s>), forced </s> at the length limit."""
+                  max_len_a: float = 2.0, max_len_b: float = 10.0, drop_finished: bool = False) -> List[Hypothesis]:
+    """Argmax at every step (never <pad> or <s>), forced </s> at the length limit. Finished sentences
+    stay in the batch (fed </s>, their results ignored) unless drop_finished, which removes them from
+    the decoder state as attn's greedy_search does (DecoderState.select)."""
+    if drop_finished:
+        return _greedy_search_dropping(model, sources, lenpen, max_len_a, max_len_b)
     model.eval()
     state, max_len = _encode_for_search(model, sources, 1, max_len_a, max_len_b)
     b = len(sources)
@@ -578,12 +638,54 @@ def greedy_search(model: Seq2Seq, sources: Sequence[Sequence[int]], lenpen: floa
     return out
 
 
+def _greedy_search_dropping(model: Seq2Seq, sources: Sequence[Sequence[int]], lenpen: float, max_len_a: float,
+                            max_len_b: float) -> List[Hypothesis]:
+    """greedy_search with drop_finished: row s of the state decodes sentence live[s] (attn's layout)."""
+    model.eval()
+    state, max_len = _encode_for_search(model, sources, 1, max_len_a, max_len_b)
+    b = len(sources)
+    out = [Hypothesis([], 0.0, 0.0) for _ in range(b)]
+    live = list(range(b))
+    tokens = [BOS] * b
+    t = 0
+    while live:
+        lp = model.decode_step(state, torch.tensor(tokens, dtype=torch.long)).float()
+        lp[:, PAD] = -math.inf
+        lp[:, BOS] = -math.inf
+        best_lp, best = lp.max(dim=1)
+        best_lp, best, eos_lp = best_lp.tolist(), best.tolist(), lp[:, EOS].tolist()
+        continuing = []
+        for s, i in enumerate(live):
+            forced = t >= max_len[i]
+            word = EOS if forced else best[s]
+            out[i].logprob += eos_lp[s] if forced else best_lp[s]
+            if word == EOS:
+                out[i].score = out[i].logprob / (len(out[i].tokens) + 1) ** lenpen
+                continue
+            out[i].tokens.append(word)
+            tokens[s] = word
+            continuing.append(s)
+        t += 1
+        if len(continuing) == len(live):
+            continue
+        live = [live[s] for s in continuing]
+        tokens = [tokens[s] for s in continuing]
+        if live:
+            state.select(torch.tensor(continuing, dtype=torch.long))
+    return out
+
+
 @torch.inference_mode()
 def beam_search(model: Seq2Seq, sources: Sequence[Sequence[int]], beam: int = 5, lenpen: float = 1.0,
-                max_len_a: float = 2.0, max_len_b: float = 10.0, nbest: int = 1) -> List[List[Hypothesis]]:
+                max_len_a: float = 2.0, max_len_b: float = 10.0, nbest: int = 1,
+                drop_finished: bool = False) -> List[List[Hypothesis]]:
     """fairseq-style, as attn's: the best 2K candidates per sentence each step; those ending in
     </s> finish (up to K per sentence), the best K others continue; a sentence stops once K
-    hypotheses have finished or at its length limit."""
+    hypotheses have finished or at its length limit. Finished sentences stay in the batch (their
+    rows scored -inf) unless drop_finished, which removes their K rows from the decoder state as
+    attn's beam_search does (DecoderState.select, reordering and shrinking in one gather)."""
+    if drop_finished:
+        return _beam_search_dropping(model, sources, beam, lenpen, max_len_a, max_len_b, nbest)
     model.eval()
     k = max(1, beam)
     b = len(sources)
@@ -641,6 +743,80 @@ def beam_search(model: Seq2Seq, sources: Sequence[Sequence[int]], beam: int = 5,
         if not all(done):
             state.reorder(torch.tensor(order, dtype=torch.long))
         t += 1
+    best = []
+    for hyps in finished:
+        hyps.sort(key=lambda h: -h.score)
+        best.append(hyps[:max(1, min(nbest, k))])
+    return best
+
+
+def _beam_search_dropping(model: Seq2Seq, sources: Sequence[Sequence[int]], beam: int, lenpen: float,
+                          max_len_a: float, max_len_b: float, nbest: int) -> List[List[Hypothesis]]:
+    """beam_search with drop_finished: rows s*K .. s*K + K - 1 of the state are the beams of sentence
+    live[s] (attn's layout); the same candidates and rules as beam_search."""
+    model.eval()
+    k = max(1, beam)
+    b = len(sources)
+    state, max_len = _encode_for_search(model, sources, k, max_len_a, max_len_b)
+    vocab = model.config.vocab_size
+    live = list(range(b))
+    score = [[0.0] + [-math.inf] * (k - 1) for _ in range(b)]  # per live sentence
+    prefixes: List[List[int]] = [[] for _ in range(b * k)]  # per live row
+    tokens = [BOS] * (b * k)
+    finished: List[List[Hypothesis]] = [[] for _ in range(b)]
+    t = 0
+    while live:
+        n_live = len(live)
+        n = n_live * k
+        lp = model.decode_step(state, torch.tensor(tokens, dtype=torch.long)).float().view(n_live, k, vocab)
+        lp[:, :, PAD] = -math.inf
+        lp[:, :, BOS] = -math.inf
+        score_t = torch.tensor(score, dtype=torch.float32)
+        cand = (score_t[:, :, None] + lp).view(n_live, k * vocab)
+        top_scores, top_index = cand.topk(min(2 * k, k * vocab), dim=1)
+        top_scores, top_index = top_scores.tolist(), top_index.tolist()
+        eos_scores = (score_t + lp[:, :, EOS]).tolist()
+        order = list(range(n))
+        next_prefixes: List[List[int]] = [[] for _ in range(n)]
+        next_score = [[-math.inf] * k for _ in range(n_live)]
+        next_tokens = [EOS] * n
+        kept: List[int] = []  # live positions of the sentences that go on
+        for s, i in enumerate(live):
+            force_end = t >= max_len[i]
+            if force_end:
+                pairs = [(eos_scores[s][h], h, EOS) for h in range(k) if score[s][h] != -math.inf]
+                pairs.sort(key=lambda p: (-p[0], p[1]))
+            else:
+                pairs = [(sc, j // vocab, j % vocab) for sc, j in zip(top_scores[s], top_index[s]) if sc != -math.inf]
+            slot = 0
+            for rank, (sc, h, word) in enumerate(pairs):
+                hyp = s * k + h
+                if word == EOS:
+                    if rank < k and len(finished[i]) < k:
+                        finished[i].append(Hypothesis(list(prefixes[hyp]), sc / (len(prefixes[hyp]) + 1) ** lenpen, sc))
+                    continue
+                if slot == k:
+                    continue
+                dest = s * k + slot
+                slot += 1
+                order[dest] = hyp
+                next_prefixes[dest] = prefixes[hyp] + [word]
+                next_score[s][dest - s * k] = sc
+                next_tokens[dest] = word
+            if not (len(finished[i]) >= k or force_end):
+                kept.append(s)
+        t += 1
+        if not kept:
+            break
+        rows = [s * k + h for s in kept for h in range(k)]
+        live = [live[s] for s in kept]
+        score = [next_score[s] for s in kept]
+        prefixes = [next_prefixes[r] for r in rows]
+        tokens = [next_tokens[r] for r in rows]
+        if len(kept) == n_live:
+            state.reorder(torch.tensor(order, dtype=torch.long))  # nobody left: reorder in place, as beam_search
+        else:
+            state.select(torch.tensor([order[r] for r in rows], dtype=torch.long))
     best = []
     for hyps in finished:
         hyps.sort(key=lambda h: -h.score)

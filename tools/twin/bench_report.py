@@ -4,13 +4,17 @@
 
 Reads OUT/meta.json, OUT/peak.jsonl and, per architecture OUT/<arch>/: batches.json (twin_dump
 batches), attn-train.r<k>.jsonl (attn train --log-every 1) and .rss (/usr/bin/time %M, KiB),
-twin-train.r<k>.json and .rss, decode/{attn,twin}.b<beam>.n<batch>.r<k>.json. Prints one table
-per architecture (or, with --json, one JSON object per line) and writes OUT/results.json.
+twin-train.r<k>.json and .rss, the bf16 rows attn-train-bf16.r<k>.jsonl (attn --precision bf16)
+and twin-train-bf16.r<k>.json (torch.autocast bf16), decode/{attn,twin,twin-drop}.b<beam>.n<batch>.r<k>.json
+(twin-drop: finished sentences dropped from the batch, as attn does). Prints one table per
+architecture (or, with --json, one JSON object per line) and writes OUT/results.json.
 
 Training: the rate of each update (target tokens ÷ its time), median over the updates after the
-first W of every round. attn's times come from its log: with --log-every 1 every update closes a
-window (gather_batch, forward, backward, gradient scaling and check, Adam); the twin times
-zero_grad … optimizer.step. Peak memory: the whole process (/usr/bin/time), the largest over rounds.
+first W of every round, all rounds pooled (the range of the per-round medians is shown beside it).
+attn's times come from its log: with --log-every 1 every update closes a window (gather_batch,
+forward, backward, gradient scaling and check, Adam); the twin times zero_grad … optimizer.step.
+Peak memory: the whole process (/usr/bin/time), the largest over rounds. Decoding: the median
+over rounds of each run's rate.
 
 FLOPs (matmul_flops): the model's matrix products on each batch, counted from the shapes on real
 tokens (no padding), for the keys each query may see (causal: j <= i; Fast-DiSA's directions:
@@ -140,17 +144,33 @@ def median_or_none(values):
 
 
 def train_summary(steps_by_round: List[List[dict]], warmup: int, flops: List[float]) -> Optional[dict]:
-    rates, gflops, n = [], [], 0
+    """Pooled: the median over every round's updates after its warm-up; and each round's own median."""
+    rates, gflops, n, per_round = [], [], 0, []
     for steps in steps_by_round:
+        mine = []
         for s in steps[warmup:]:
-            rates.append(s["tokens"] / s["seconds"])
+            mine.append(s["tokens"] / s["seconds"])
             i = s["update"] - 1
             if i < len(flops):
                 gflops.append(flops[i] / s["seconds"] * 1e-9)
             n += 1
+        rates += mine
+        if mine:
+            per_round.append(statistics.median(mine))
     if not rates:
         return None
-    return {"tokens_per_s": statistics.median(rates), "gflops": median_or_none(gflops), "steps": n}
+    return {"tokens_per_s": statistics.median(rates), "gflops": median_or_none(gflops), "steps": n,
+            "rounds": len(per_round), "round_medians": per_round}
+
+
+# Training rows: key, files (under OUT/<arch>/), reader, label, the attn row it is compared with.
+TRAIN_SIDES = (("attn", "attn-train", "jsonl", "attn fp32", None),
+               ("twin", "twin-train", "json", "twin (PyTorch fp32)", "attn"),
+               ("attn_bf16", "attn-train-bf16", "jsonl", "attn bf16", None),
+               ("twin_bf16", "twin-train-bf16", "json", "twin autocast bf16", "attn_bf16"))
+# Decoding rows: key, file prefix under decode/, label.
+DECODE_SIDES = (("attn", "attn", "attn"), ("twin", "twin", "twin"),
+                ("twin_drop", "twin-drop", "twin, finished dropped"))
 
 
 def arch_results(out: str, arch: str, warmup: int, peak: Optional[float]) -> dict:
@@ -161,31 +181,36 @@ def arch_results(out: str, arch: str, warmup: int, peak: Optional[float]) -> dic
     flops = [batch_train_flops(data["config"], b) for b in data["batches"]] if data else []
     if data:
         res["config"] = data["config"]
-    attn_rounds = [attn_steps(p) for p in rounds(os.path.join(d, "attn-train.r*.jsonl"))]
-    twin_files = rounds(os.path.join(d, "twin-train.r*.json"))
-    twin_rounds = [load_json(p)["steps"] for p in twin_files]
-    train = {"warmup": warmup, "attn": train_summary(attn_rounds, warmup, flops),
-             "twin": train_summary(twin_rounds, warmup, flops)}
-    train["attn_rss_mb"] = max(filter(None, [rss_mb(p) for p in glob.glob(os.path.join(d, "attn-train.r*.rss"))]),
-                               default=None)
-    train["twin_rss_mb"] = max(filter(None, [rss_mb(p) for p in glob.glob(os.path.join(d, "twin-train.r*.rss"))]),
-                               default=None)
-    if twin_files:
-        t = load_json(twin_files[0])
-        train["twin_rss_setup_mb"] = t.get("rss_setup_mb")
-        train["init_loss_rel_diff"] = t.get("init_loss", {}).get("rel_diff")
-        train["openblas_core"] = t.get("openblas_core")
-        train["torch"] = t.get("torch")
-        res["parameters"] = t.get("parameters")
+    train: Dict[str, object] = {"warmup": warmup}
+    side_rounds: Dict[str, List[List[dict]]] = {}
+    for key, stem, ext, _, _ in TRAIN_SIDES:
+        files = rounds(os.path.join(d, f"{stem}.r*.{ext}"))
+        if ext == "jsonl":
+            side_rounds[key] = [attn_steps(p) for p in files]
+        else:
+            side_rounds[key] = [load_json(p)["steps"] for p in files]
+            if files:
+                t = load_json(files[0])
+                train[f"{key}_rss_setup_mb"] = t.get("rss_setup_mb")
+                train[f"{key}_init_loss"] = t.get("init_loss")
+                if key == "twin":
+                    train["twin_rss_setup_mb"] = t.get("rss_setup_mb")
+                    train["init_loss_rel_diff"] = t.get("init_loss", {}).get("rel_diff")
+                    train["openblas_core"] = t.get("openblas_core")
+                    train["torch"] = t.get("torch")
+                    res["parameters"] = t.get("parameters")
+        train[key] = train_summary(side_rounds[key], warmup, flops)
+        train[f"{key}_rss_mb"] = max(filter(None, [rss_mb(p) for p in glob.glob(os.path.join(d, f"{stem}.r*.rss"))]),
+                                     default=None)
     if data:
         want = [b["target_tokens"] for b in data["batches"]]
-        got = [[s["tokens"] for s in steps] for steps in attn_rounds]
+        got = [[s["tokens"] for s in steps] for key in ("attn", "attn_bf16") for steps in side_rounds[key]]
         train["same_batches"] = bool(got) and all(g == want[:len(g)] for g in got)
-        used = max([len(g) for g in got] + [len(s) for s in twin_rounds] + [0])
+        used = max([len(g) for g in got] + [len(s) for rs in side_rounds.values() for s in rs] + [0])
         train["flops_per_step"] = statistics.mean(flops[:used]) if used else None
         train["tokens_per_step"] = statistics.mean(want[:used]) if used else None
-    for side in ("attn", "twin"):
-        s = train[side]
+    for key, *_ in TRAIN_SIDES:
+        s = train[key]
         if s and s["gflops"] is not None and peak:
             s["peak_share"] = s["gflops"] / peak
     res["train"] = train
@@ -195,20 +220,24 @@ def arch_results(out: str, arch: str, warmup: int, peak: Optional[float]) -> dic
         m = re.search(r"attn\.b(\d+)\.n(\d+)\.r1\.json$", attn_path)
         beam, bs = int(m.group(1)), int(m.group(2))
         row: Dict[str, object] = {"beam": beam, "batch_size": bs}
-        for side in ("attn", "twin"):
-            runs = [load_json(p) for p in rounds(os.path.join(d, "decode", f"{side}.b{beam}.n{bs}.r*.json"))]
+        hyps: Dict[str, list] = {}
+        for side, prefix, _ in DECODE_SIDES:
+            runs = [load_json(p) for p in rounds(os.path.join(d, "decode", f"{prefix}.b{beam}.n{bs}.r*.json"))]
             if not runs:
                 row[side] = None
                 continue
             row[side] = {"sentences_per_s": statistics.median(r["sentences"] / r["seconds"] for r in runs),
                          "tokens_per_s": statistics.median(r["output_tokens"] / r["seconds"] for r in runs),
+                         "round_sentences_per_s": [r["sentences"] / r["seconds"] for r in runs],
                          "sentences": runs[0]["sentences"], "output_tokens": runs[0]["output_tokens"],
                          "rounds": len(runs)}
-            row.setdefault("hyps", {})[side] = runs[0]["hypotheses"]  # type: ignore[union-attr]
-        hyps = row.pop("hyps", {})
-        if "attn" in hyps and "twin" in hyps:
-            pairs = [(a, b) for a, b in zip(hyps["attn"], hyps["twin"])]
-            row["identical_outputs"] = sum(a == b for a, b in pairs) / max(len(pairs), 1)
+            hyps[side] = runs[0]["hypotheses"]
+        for side in ("twin", "twin_drop"):
+            if "attn" in hyps and side in hyps:
+                pairs = [(a, b) for a, b in zip(hyps["attn"], hyps[side])]
+                same = sum(a == b for a, b in pairs) / max(len(pairs), 1)
+                row["identical_outputs" if side == "twin" else f"{side}_identical_outputs"] = same
+                row[side]["identical_outputs"] = same  # type: ignore[index]
         decodes.append(row)
     decodes.sort(key=lambda r: (-r["batch_size"], r["beam"]))
     res["decode"] = decodes
@@ -225,6 +254,13 @@ def ratio(a, b):
     return a / b if a is not None and b else None
 
 
+def spread(values, spec=",.0f") -> str:
+    """The range of the per-round medians, "(lo–hi)", when there are several rounds."""
+    if not values or len(values) < 2:
+        return ""
+    return f"({format(min(values), spec)}–{format(max(values), spec)})"
+
+
 def print_arch(r: dict, meta: dict) -> None:
     c = r.get("config", {})
     head = f"{r['arch']}"
@@ -234,50 +270,62 @@ def print_arch(r: dict, meta: dict) -> None:
                  f"vocab {c['vocab_size']}")
     print(f"\n== {head} ==")
     t = r["train"]
-    a, w = t["attn"], t["twin"]
-    if a or w:
-        steps = (a or w)["steps"]
-        if not w:
+    present = [side for side in TRAIN_SIDES if t.get(side[0])]
+    if present:
+        first = t[present[0][0]]
+        if not t.get("twin"):
             same = "the PyTorch twin was not run"
         elif t.get("same_batches"):
             same = "the same batches and initial parameters on both sides"
             if t.get("init_loss_rel_diff") is not None:
-                same += f" (initial loss rel. diff {t['init_loss_rel_diff']:.1e})"
+                same += f" (initial loss rel. diff {t['init_loss_rel_diff']:.1e}"
+                timed = (t.get("twin_init_loss") or {}).get("timed_rel_diff")
+                if timed is not None:
+                    same += f"; F.cross_entropy's smoothing convention {timed:.1e}"
+                same += ")"
         else:
             same = "WARNING: attn's target tokens per update differ from the batches the twin trained on"
-        print(f"training: {meta.get('threads')} threads, median over {steps} updates after {t['warmup']} warm-up "
-              f"(per round), batches of ~{fmt(t.get('tokens_per_step'))} target tokens; {same}")
-        print(f"  {'':34} {'attn':>10} {'PyTorch':>10} {'attn÷PyTorch':>13}")
-        print(f"  {'target tokens/s':34} {fmt(a and a['tokens_per_s']):>10} {fmt(w and w['tokens_per_s']):>10} "
-              f"{fmt(ratio(a and a['tokens_per_s'], w and w['tokens_per_s']), '.2f'):>13}")
-        print(f"  {'peak resident memory, MB':34} {fmt(t['attn_rss_mb']):>10} {fmt(t['twin_rss_mb']):>10} "
-              f"{fmt(ratio(t['attn_rss_mb'], t['twin_rss_mb']), '.2f'):>13}")
+        print(f"training: {meta.get('threads')} threads, median over {first['steps']} updates after {t['warmup']} warm-up "
+              f"(per round, {first.get('rounds', 1)} rounds pooled), batches of ~{fmt(t.get('tokens_per_step'))} "
+              f"target tokens; {same}")
+        print(f"  {'':22} {'target tokens/s':>15} {'(round medians)':>17} {'attn÷this':>9} {'peak MB':>8} "
+              f"{'GFLOP/s':>8} {'FMA peak':>8}")
+        for key, _, _, label, versus in TRAIN_SIDES:
+            x = t.get(key)
+            if not x:
+                continue
+            base = t.get(versus) if versus else None
+            print(f"  {label:22} {fmt(x['tokens_per_s']):>15} {spread(x.get('round_medians')):>17} "
+                  f"{fmt(ratio(base and base['tokens_per_s'], x['tokens_per_s']), '.2f', ''):>9} "
+                  f"{fmt(t.get(f'{key}_rss_mb')):>8} {fmt(x['gflops'], ',.1f'):>8} {fmt(x.get('peak_share'), '.1%'):>8}")
         if t.get("twin_rss_setup_mb"):
-            print(f"  {'  PyTorch before its first update':34} {'':>10} {fmt(t['twin_rss_setup_mb']):>10}")
+            print(f"  (PyTorch's resident memory before its first update: {fmt(t['twin_rss_setup_mb'])} MB)")
         if t.get("flops_per_step"):
-            print(f"  {'matmul GFLOP/s':34} {fmt(a and a['gflops'], ',.1f'):>10} {fmt(w and w['gflops'], ',.1f'):>10} "
-                  f"{fmt(ratio(a and a['gflops'], w and w['gflops']), '.2f'):>13}")
-            print(f"  {'share of the FMA peak':34} {fmt(a and a.get('peak_share'), '.1%'):>10} "
-                  f"{fmt(w and w.get('peak_share'), '.1%'):>10}")
             print(f"  ({t['flops_per_step'] / 1e9:,.1f} GFLOP per update on average, "
-                  f"{t['flops_per_step'] / t['tokens_per_step'] / 1e6:.1f} MFLOP per target token)")
+                  f"{t['flops_per_step'] / t['tokens_per_step'] / 1e6:.1f} MFLOP per target token; "
+                  f"attn÷this: against attn at the same precision)")
     if r["decode"]:
         print(f"decoding {meta.get('test')} (model: {meta.get('decode_updates')} updates of attn train; same sources, "
               f"order, batches and length limit {meta.get('max_len_rule', '2·src+10')}; tokens include </s>)")
-        print(f"  {'':30} {'sentences/s':>24} {'target tokens/s':>24} {'output tokens':>17} {'same':>6}")
-        print(f"  {'':30} {'attn':>7} {'PyTorch':>8} {'ratio':>7} {'attn':>7} {'PyTorch':>8} {'ratio':>7} "
-              f"{'attn':>8} {'PyTorch':>8} {'output':>6}")
+        print(f"  {'':32} {'sentences/s':>11} {'(round range)':>15} {'tokens/s':>9} {'attn÷this':>9} "
+              f"{'out tokens':>10} {'same as attn':>12}")
         for d in r["decode"]:
-            a, w = d["attn"], d["twin"]
-            n = (a or w)["sentences"]
+            x0 = next((d[k] for k, _, _ in DECODE_SIDES if d.get(k)), None)
+            if not x0:
+                continue
+            n = x0["sentences"]
             what = f"{'greedy' if d['beam'] == 1 else 'beam ' + str(d['beam'])}, batch {d['batch_size']}"
             what += f" ({n} sent.)" if d["batch_size"] > 1 else f" (first {n})"
-            print(f"  {what:30} {fmt(a and a['sentences_per_s'], '.1f'):>7} {fmt(w and w['sentences_per_s'], '.1f'):>8} "
-                  f"{fmt(ratio(a and a['sentences_per_s'], w and w['sentences_per_s']), '.2f'):>7} "
-                  f"{fmt(a and a['tokens_per_s']):>7} {fmt(w and w['tokens_per_s']):>8} "
-                  f"{fmt(ratio(a and a['tokens_per_s'], w and w['tokens_per_s']), '.2f'):>7} "
-                  f"{fmt(a and a['output_tokens']):>8} {fmt(w and w['output_tokens']):>8} "
-                  f"{fmt(d.get('identical_outputs'), '.0%'):>6}")
+            print(f"  {what}")
+            a = d.get("attn")
+            for key, _, label in DECODE_SIDES:
+                x = d.get(key)
+                if not x:
+                    continue
+                print(f"    {label:30} {fmt(x['sentences_per_s'], '.1f'):>11} "
+                      f"{spread(x.get('round_sentences_per_s'), '.1f'):>15} {fmt(x['tokens_per_s']):>9} "
+                      f"{fmt(ratio(a and a['sentences_per_s'], x['sentences_per_s']) if key != 'attn' else None, '.2f', ''):>9} "
+                      f"{fmt(x['output_tokens']):>10} {fmt(x.get('identical_outputs'), '.0%', ''):>12}")
 
 
 def json_rows(results: List[dict], meta: dict) -> List[dict]:
@@ -286,27 +334,46 @@ def json_rows(results: List[dict], meta: dict) -> List[dict]:
     for r in results:
         t = r["train"]
         a, w = t["attn"] or {}, t["twin"] or {}
+        ab, wb = t.get("attn_bf16") or {}, t.get("twin_bf16") or {}
         rows.append(dict(base, kind="train", arch=r["arch"], threads=meta.get("threads"),
-                         steps=a.get("steps") or w.get("steps"), warmup=t["warmup"],
+                         steps=a.get("steps") or w.get("steps"), warmup=t["warmup"], rounds=a.get("rounds") or w.get("rounds"),
                          tokens_per_step=t.get("tokens_per_step"), same_batches=t.get("same_batches"),
                          attn_tokens_per_s=a.get("tokens_per_s"), twin_tokens_per_s=w.get("tokens_per_s"),
                          tokens_per_s_ratio=ratio(a.get("tokens_per_s"), w.get("tokens_per_s")),
+                         attn_round_medians=a.get("round_medians"), twin_round_medians=w.get("round_medians"),
                          attn_peak_rss_mb=t["attn_rss_mb"], twin_peak_rss_mb=t["twin_rss_mb"],
                          twin_rss_before_training_mb=t.get("twin_rss_setup_mb"),
                          rss_ratio=ratio(t["attn_rss_mb"], t["twin_rss_mb"]),
                          flops_per_step=t.get("flops_per_step"), attn_gflops=a.get("gflops"), twin_gflops=w.get("gflops"),
                          fma_peak_gflops=meta.get("fma_peak_gflops"), attn_peak_share=a.get("peak_share"),
-                         twin_peak_share=w.get("peak_share"), twin_openblas_core=t.get("openblas_core")))
+                         twin_peak_share=w.get("peak_share"), twin_openblas_core=t.get("openblas_core"),
+                         twin_loss="F.cross_entropy(label_smoothing, ignore_index=pad, reduction=sum)",
+                         twin_init_loss=t.get("twin_init_loss"),
+                         attn_bf16_tokens_per_s=ab.get("tokens_per_s"), twin_bf16_tokens_per_s=wb.get("tokens_per_s"),
+                         twin_bf16="torch.autocast(cpu, bfloat16)",
+                         bf16_tokens_per_s_ratio=ratio(ab.get("tokens_per_s"), wb.get("tokens_per_s")),
+                         attn_bf16_round_medians=ab.get("round_medians"), twin_bf16_round_medians=wb.get("round_medians"),
+                         attn_bf16_peak_rss_mb=t.get("attn_bf16_rss_mb"), twin_bf16_peak_rss_mb=t.get("twin_bf16_rss_mb"),
+                         attn_bf16_gflops=ab.get("gflops"), twin_bf16_gflops=wb.get("gflops"),
+                         twin_bf16_init_loss=t.get("twin_bf16_init_loss")))
         for d in r["decode"]:
-            a, w = d["attn"] or {}, d["twin"] or {}
+            a, w, wd = d["attn"] or {}, d["twin"] or {}, d.get("twin_drop") or {}
             rows.append(dict(base, kind="decode", arch=r["arch"], beam=d["beam"], batch_size=d["batch_size"],
-                             sentences=a.get("sentences") or w.get("sentences"),
+                             sentences=a.get("sentences") or w.get("sentences"), rounds=a.get("rounds"),
                              attn_sentences_per_s=a.get("sentences_per_s"), twin_sentences_per_s=w.get("sentences_per_s"),
                              sentences_per_s_ratio=ratio(a.get("sentences_per_s"), w.get("sentences_per_s")),
                              attn_tokens_per_s=a.get("tokens_per_s"), twin_tokens_per_s=w.get("tokens_per_s"),
                              tokens_per_s_ratio=ratio(a.get("tokens_per_s"), w.get("tokens_per_s")),
                              attn_output_tokens=a.get("output_tokens"), twin_output_tokens=w.get("output_tokens"),
-                             identical_outputs=d.get("identical_outputs")))
+                             identical_outputs=d.get("identical_outputs"),
+                             twin_drop_sentences_per_s=wd.get("sentences_per_s"),
+                             twin_drop_tokens_per_s=wd.get("tokens_per_s"),
+                             sentences_per_s_ratio_drop=ratio(a.get("sentences_per_s"), wd.get("sentences_per_s")),
+                             twin_drop_output_tokens=wd.get("output_tokens"),
+                             twin_drop_identical_outputs=d.get("twin_drop_identical_outputs"),
+                             attn_round_sentences_per_s=a.get("round_sentences_per_s"),
+                             twin_round_sentences_per_s=w.get("round_sentences_per_s"),
+                             twin_drop_round_sentences_per_s=wd.get("round_sentences_per_s")))
     return rows
 
 
@@ -316,6 +383,8 @@ def tidy(v):
         return float(f"{v:.4g}")
     if isinstance(v, dict):
         return {k: tidy(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [tidy(x) for x in v]
     return v
 
 
@@ -359,11 +428,13 @@ def main() -> int:
             print(json.dumps(row, ensure_ascii=False))
         return 0
     print(f"attn vs the PyTorch twin — commit {meta.get('commit')}, {meta.get('date')}")
-    print(f"{meta.get('cpu')}; FMA peak " + ", ".join(f"{v:.0f} GFLOP/s on {k} thread{'s' if k > 1 else ''}"
-                                                      for k, v in sorted(peaks.items()))
+    print(f"CPU: {meta.get('cpu')}; flags {' '.join(meta.get('cpu_flags', [])) or '—'}")
+    print("FMA peak measured in this run (bench_gemm --peak-only): "
+          + (", ".join(f"{v:.0f} GFLOP/s on {k} thread{'s' if k > 1 else ''}" for k, v in sorted(peaks.items())) or "—")
           + f"; load average at start {' '.join(meta.get('load_average', []))}")
     print(f"attn --threads {meta.get('threads')} (ISA {meta.get('isa') or meta.get('cpu_isa', '?')}); PyTorch {meta.get('torch', '—')}, "
-          f"set_num_threads({meta.get('threads')}), OpenBLAS core {meta.get('openblas_core', '—')}; data {meta.get('data')}")
+          f"set_num_threads({meta.get('threads')}), {meta.get('twin_env', 'OpenBLAS core ' + str(meta.get('openblas_core', '—')))} "
+          f"(OpenBLAS core {meta.get('openblas_core', '—')}), loss F.cross_entropy; data {meta.get('data')}")
     for r in results:
         print_arch(r, meta)
     print(f"\nFLOPs: the model's matrix products on real tokens, 3× forward for training (tools/twin/bench_report.py). "
