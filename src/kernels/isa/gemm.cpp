@@ -44,9 +44,6 @@ constexpr std::int64_t kDirectAMaxMacs = ATTN_ISA_LEVEL == 0 ? 0 : std::int64_t{
 constexpr std::int64_t kGroupPanels = 4;
 // Packed B of up to this many floats (1 MiB) stays in L2 over all of k.
 constexpr std::int64_t kWholeKMaxFloats = std::int64_t{1} << 18;
-// Below this many multiply-adds a product runs on one thread: waking the
-// team costs more than it gives.
-constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 // Threads share out row panels as they go when there are at least this many
 // per thread (4 groups); fewer, and each gets a fixed rectangle of C.
 constexpr std::int64_t kSharedRowsMinPanels = 4 * kGroupPanels;
@@ -193,13 +190,9 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
 }
 
 void run_product(const Product& p, bool allow_threads) {
-  if (p.m == 0 || p.n == 0) return;
-  if (p.k == 0 || p.alpha == 0.0f) {
-    scale_c(p);
-    return;
-  }
-  const int threads = allow_threads && !omp_in_parallel() ? omp_get_max_threads() : 1;
-  if (threads == 1 || p.m * p.n * p.k < kParallelMinMacs) {
+  if (trivial_product(p)) return;
+  const int threads = product_threads(p, allow_threads, kParallelMinMacs);
+  if (threads == 1) {
     run_region(p, 0, p.m, 0, p.n, nullptr);
     return;
   }

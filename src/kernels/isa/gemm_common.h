@@ -20,6 +20,10 @@ namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Below this many multiply-adds a product runs on one thread: waking the
+// team costs more than it gives.
+inline constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
+
 // One thread's pack buffer, grown to the largest request and then reused.
 // T is float (FP32 panels) or a 4-byte pair of bf16 / quad of int8.
 template <typename T>
@@ -112,6 +116,23 @@ inline void scale_c(const Product& p) {
     else if (p.beta != 1.0f)
       for (std::int64_t j = 0; j < p.n; ++j) row[j] *= p.beta;
   }
+}
+
+// Does what a product with nothing to multiply does (m or n = 0: nothing;
+// k = 0 or alpha = 0: C = beta·C without reading A or B) and says so.
+inline bool trivial_product(const Product& p) {
+  if (p.m == 0 || p.n == 0) return true;
+  if (p.k != 0 && p.alpha != 0.0f) return false;
+  scale_c(p);
+  return true;
+}
+
+// The threads one product runs on: 1 when it may not use more, runs inside a
+// parallel region, or has under min_macs multiply-adds (waking the team would
+// cost more than it gives).
+inline int product_threads(const Product& p, bool allow_threads, std::int64_t min_macs) {
+  if (!allow_threads || omp_in_parallel() || p.m * p.n * p.k < min_macs) return 1;
+  return omp_get_max_threads();
 }
 
 // Threads of one product wait for each other here rather than in OpenMP's

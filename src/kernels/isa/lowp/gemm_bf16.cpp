@@ -24,8 +24,6 @@ namespace {
 // A B block of NC × KC bf16 (1 MiB at most) stays in L2; an A panel (14 rows ×
 // KC, 14 KiB) in L1.
 constexpr std::int64_t kNcMax = 1024;
-// Below this many multiply-adds a product runs on one thread.
-constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 
 struct Bf16Buffers {
   PackBuffer<std::uint32_t> a, b;
@@ -69,13 +67,9 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
 }
 
 void run_product(const Product& p, bool allow_threads) {
-  if (p.m == 0 || p.n == 0) return;
-  if (p.k == 0 || p.alpha == 0.0f) {
-    scale_c(p);
-    return;
-  }
-  const int threads = allow_threads && !omp_in_parallel() ? omp_get_max_threads() : 1;
-  if (threads == 1 || p.m * p.n * p.k < kParallelMinMacs) {
+  if (trivial_product(p)) return;
+  const int threads = product_threads(p, allow_threads, kParallelMinMacs);
+  if (threads == 1) {
     run_region(p, 0, p.m, 0, p.n);
     return;
   }

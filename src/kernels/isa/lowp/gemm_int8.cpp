@@ -29,7 +29,6 @@ ATTN_AVX512_WARNINGS_OFF
 // Rows of x per panel: at avx512bf16 28 int32 accumulators + 2 B vectors.
 constexpr int kRows = ATTN_ISA_LEVEL == 3 ? 14 : 4;
 constexpr int kCols = static_cast<int>(kInt8PanelCols);
-constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 
 // Quantizes `rows` rows of x (k each) into panel[r·quads + q] (a u32 holding
 // the u8 quad of row r, steps 4q..4q+3, each xq + 128; 128 past k) and
