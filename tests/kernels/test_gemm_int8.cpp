@@ -53,7 +53,9 @@ struct Int8Case {
         const float w_inverse = wmax > 0.0f ? 127.0f / wmax : 0.0f;
         std::int32_t sum = 0, w_sum = 0;
         for (std::int64_t p = 0; p < k; ++p) {
-          const auto xq = static_cast<std::int32_t>(std::clamp(std::nearbyint(xr[p] * inverse), -127.0f, 127.0f));
+          // A row with a non-finite value is quantized as zeros (its scale, NaN, makes the results NaN).
+          const auto xq =
+              finite ? static_cast<std::int32_t>(std::clamp(std::nearbyint(xr[p] * inverse), -127.0f, 127.0f)) : 0;
           const auto wq = static_cast<std::int32_t>(std::clamp(std::nearbyint(wr[p] * w_inverse), -127.0f, 127.0f));
           sum += (xq + 128) * wq;
           w_sum += wq;

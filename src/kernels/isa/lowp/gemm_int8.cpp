@@ -55,8 +55,12 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
       finite = finite && std::isfinite(row[p]);
       amax = std::max(amax, std::fabs(row[p]));
     }
-    const float inverse = finite && amax > 0.0f ? 127.0f / amax : 0.0f;
     scales[r] = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
+    if (!finite) {  // the row's results are NaN whatever it holds: quantize it as zeros
+      std::fill(bytes, bytes + 4 * quads, std::uint8_t{128});
+      continue;
+    }
+    const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
     p = 0;
 #if ATTN_AVX512
     const __m512 v_inverse = _mm512_set1_ps(inverse);
