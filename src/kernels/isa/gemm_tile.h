@@ -34,13 +34,7 @@ void gemm_tile(std::int64_t kc, const float* a, std::int64_t a_row_stride, std::
   const std::int64_t a_rs = kPackedA ? 1 : a_row_stride, a_st = kPackedA ? kTileRows : a_step;
   const ColumnMasks masks = column_masks(cols);
   __m512 lo[kRows], hi[kRows];
-#pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) {
-    lo[r] = hi[r] = _mm512_setzero_ps();
-    // C is touched only after the k loop: start fetching its lines now.
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + cols - 1), _MM_HINT_T0);
-  }
+  start_tile<kRows>(lo, hi, c, ldc, cols);
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < kc; ++p) {
     const __m512 b_lo = kPartial ? _mm512_maskz_loadu_ps(masks.lo, b) : _mm512_loadu_ps(b);

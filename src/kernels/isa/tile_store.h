@@ -1,5 +1,5 @@
-// The last step of the AVX-512 register tiles (FP32, gemm_tile.h, and bf16,
-// lowp/bf16_tile.h): rows of two zmm accumulators (32 columns) to C.
+// The first and last steps of the AVX-512 register tiles (FP32, gemm_tile.h,
+// and bf16, lowp/bf16_tile.h): rows of two zmm accumulators (32 columns).
 #pragma once
 #include <cstdint>
 
@@ -15,6 +15,18 @@ struct ColumnMasks {
 inline ColumnMasks column_masks(int cols) {
   return {cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1),
           cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1)};
+}
+
+// Zeroes the accumulators of kRows rows and starts fetching C's lines,
+// which are touched only after the k loop.
+template <int kRows>
+[[gnu::always_inline]] inline void start_tile(__m512* lo, __m512* hi, const float* c, std::int64_t ldc, int cols) {
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; ++r) {
+    lo[r] = hi[r] = _mm512_setzero_ps();
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + cols - 1), _MM_HINT_T0);
+  }
 }
 
 // C[r][0..cols) = alpha·acc + beta·C, or alpha·acc when beta == 0 (C is not

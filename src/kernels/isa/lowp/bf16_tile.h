@@ -49,12 +49,7 @@ template <int kRows, bool kPartial>
 void bf16_tile(std::int64_t kp, const std::uint32_t* a, const std::uint32_t* b, float* c, std::int64_t ldc, int cols,
                float alpha, float beta) {
   __m512 lo[kRows], hi[kRows];
-#pragma GCC unroll 16
-  for (int r = 0; r < kRows; ++r) {
-    lo[r] = hi[r] = _mm512_setzero_ps();
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + cols - 1), _MM_HINT_T0);
-  }
+  start_tile<kRows>(lo, hi, c, ldc, cols);
 #pragma GCC unroll 2
   for (std::int64_t q = 0; q < kp; ++q) {
     const __m512i b_lo = _mm512_loadu_si512(b), b_hi = _mm512_loadu_si512(b + 16);

@@ -43,12 +43,15 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
     std::int64_t p = 0;
 #if ATTN_AVX512
     // max is exact in any order; a non-finite value shows as amax = inf or NaN.
+    // One pass: the largest |x| (max is exact in any order) and whether any is not finite.
     __m512 vmax = _mm512_setzero_ps();
-    for (; p + 16 <= k; p += 16) vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
-    amax = _mm512_reduce_max_ps(vmax);
     __mmask16 bad = 0;
-    for (std::int64_t i = 0; i + 16 <= k; i += 16)
-      bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(row + i)), _mm512_set1_ps(FLT_MAX), _CMP_NLE_UQ);
+    for (; p + 16 <= k; p += 16) {
+      const __m512 magnitude = _mm512_abs_ps(_mm512_loadu_ps(row + p));
+      vmax = _mm512_max_ps(vmax, magnitude);
+      bad |= _mm512_cmp_ps_mask(magnitude, _mm512_set1_ps(FLT_MAX), _CMP_NLE_UQ);
+    }
+    amax = _mm512_reduce_max_ps(vmax);
     finite = bad == 0;
 #endif
     for (; p < k; ++p) {
