@@ -145,7 +145,7 @@ TEST_CASE("search: best_candidates equals sorting every candidate, ties and dead
   Rng rng(21);
   const float neg_inf = -std::numeric_limits<float>::infinity();
   for (std::int64_t hyps : {1, 2, 5})
-    for (std::int64_t vocab : {1, 3, 4, 7, 17, 63, 129})
+    for (std::int64_t vocab : {1, 3, 4, 7, 17, 63, 64, 65, 129, 300})
       for (std::size_t count : {1, 2, 10})
         for (int coarse = 0; coarse < 2; ++coarse) {
           INFO("hyps " << hyps << " vocab " << vocab << " count " << count << " coarse " << coarse);

@@ -4,7 +4,9 @@
 #include "../nn/grad_check.h"
 #include "arch_variants.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "attn/core/arena.h"
 #include "attn/kernels/gemm.h"
@@ -28,13 +30,23 @@ void perturb_norms(nn::ParamStore& params) {
       for (std::int64_t i = 0; i < p.shape.numel(); ++i) params.values()[p.offset + i] += 0.2f * (2 * r.uniform() - 1);
 }
 
+// A state arena whose memory holds NaN, so a step that reads a cache entry no
+// step wrote (the caches are not zeroed) turns its log-probabilities NaN.
+Arena poisoned_arena() {
+  constexpr std::size_t floats = std::size_t{1} << 20;
+  Arena arena(floats);
+  std::fill_n(arena.alloc(floats), floats, std::numeric_limits<float>::quiet_NaN());
+  arena.reset();
+  return arena;
+}
+
 // decode_step at every position equals the teacher-forced log-probabilities.
 void require_incremental_equals_forced(const ModelConfig& config) {
   Seq2Seq model(config);
   Rng init(5);
   model.initialize(init);
   perturb_norms(model.params());
-  Arena arena, state_arena;
+  Arena arena, state_arena = poisoned_arena();
   Rng rng(1);
   nn::StepContext ctx{model.params(), arena, rng, false};
   const Batch batch = tiny_batch();
@@ -203,7 +215,7 @@ TEST_CASE("seq2seq, every arch: a state after select decodes as a fresh one with
     Rng init(11);
     model.initialize(init);
     perturb_norms(model.params());
-    Arena arena, state_arena, fresh_arena;
+    Arena arena, state_arena = poisoned_arena(), fresh_arena = poisoned_arena();
     Rng rng(1);
     nn::StepContext ctx{model.params(), arena, rng, false};
     const std::int64_t K = 2, steps = 3, V = model.config().vocab_size, t_max = steps + 2;

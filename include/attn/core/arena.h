@@ -17,6 +17,8 @@ class Arena {
   explicit Arena(std::size_t initial_floats = 0);
   Arena(const Arena&) = delete;
   Arena& operator=(const Arena&) = delete;
+  Arena(Arena&&) = default;
+  Arena& operator=(Arena&&) = default;
 
   // n floats, 64-byte aligned, NOT zeroed (use alloc_zeroed when it matters).
   float* alloc(std::size_t n);
