@@ -29,8 +29,11 @@ ifeq ($(FUZZ),1)
   SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 
-CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude -MMD -MP
-LDFLAGS  := -fopenmp $(SAN_LDFLAGS) -lz
+# cpp-httplib (attn serve): Debian builds it as a library with these features,
+# and its classes' layout depends on them (pkg-config cpp-httplib --cflags).
+HTTPLIB_FLAGS := -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
+CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude $(HTTPLIB_FLAGS) -MMD -MP
+LDFLAGS  := -fopenmp $(SAN_LDFLAGS) -lz -lcpp-httplib -pthread
 
 # Each per-ISA kernel source is compiled once for each ISA, into its own namespace.
 ISA_FLAGS_0 :=

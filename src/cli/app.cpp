@@ -19,6 +19,7 @@ std::unique_ptr<CLI::App> make_app(CommonOptions& common, Action& action) {
   add_info_command(*app, common, action);
   add_average_command(*app, common, action);
   add_report_command(*app, common, action);
+  add_serve_command(*app, common, action);
   return app;
 }
 

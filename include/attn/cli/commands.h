@@ -38,6 +38,7 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_info_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_average_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_report_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_serve_command(CLI::App& app, CommonOptions& common, Action& action);
 
 // Adds --threads to a subcommand.
 void add_common_options(CLI::App& sub, CommonOptions& common);

@@ -1,0 +1,67 @@
+// The JSON API of `attn serve` (docs/serve.md, schema docs/serve.schema.json),
+// apart from HTTP: each endpoint takes the request body and returns a status
+// and a JSON body, so the rules are tested without sockets and the server
+// (server.h) only routes. Every refusal is a 4xx with
+// {"error": {"status": N, "message": "what, where, what to do"}}; nothing a
+// client sends can stop the server.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/model/model_file.h"
+#include "attn/serve/decode_queue.h"
+
+namespace attn::serve {
+
+struct ServedModel {
+  std::string name;  // how requests name it
+  std::string file;
+  model::LoadedModel loaded;
+};
+
+struct Limits {
+  std::int64_t max_body_bytes = 1 << 20;      // 413 beyond
+  std::int64_t max_sentences = 64;            // per request; 413 beyond
+  std::int64_t max_subwords = 250;            // per sentence; 413 beyond
+  int max_beam = 16;                          // 400 beyond
+  std::chrono::milliseconds timeout{60000};   // waiting for the decoder; 503 beyond
+  bool split_sentences = false;               // the default of a request's "split_sentences"
+};
+
+struct Response {
+  int status = 200;
+  std::string body;  // JSON
+};
+
+// A JSON error body.
+Response error_response(int status, const std::string& message);
+
+class Api {
+ public:
+  Api(const std::vector<ServedModel>& models, DecodeQueue& queue, Limits limits);
+
+  Response models() const;                         // GET /v1/models
+  Response health() const;                         // GET /healthz
+  Response translate(const std::string& body);     // POST /v1/translate
+  Response attend(const std::string& body);        // POST /v1/attend
+  // Refuses new work with 503 from now on (the server is draining).
+  void close() { closed_ = true; }
+
+ private:
+  const std::vector<ServedModel>& models_;
+  DecodeQueue& queue_;
+  Limits limits_;
+  std::atomic<bool> closed_{false};
+};
+
+// `-m NAME=FILE` or `-m FILE`: the name given, else the model's arch, with
+// "-2", "-3"… when several models would share it. Names are [A-Za-z0-9._-]+.
+std::vector<std::string> model_names(const std::vector<std::string>& specs, const std::vector<std::string>& archs);
+// The FILE part of a -m argument.
+std::string model_file_of(const std::string& spec);
+
+}  // namespace attn::serve

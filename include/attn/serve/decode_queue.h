@@ -1,0 +1,100 @@
+// The one decoder of `attn serve`: HTTP threads submit work, a single thread
+// runs it, so requests from many clients are decoded together (batched across
+// clients, as Marian's and CTranslate2's servers do) and the products use every
+// core (--threads) for one batch at a time.
+//
+// A translation job's sentences wait until the batch holds max_batch sentences
+// or the oldest has waited max_wait; jobs for the same model and search options
+// are merged into one beam search. Other work (attention maps) runs alone, in
+// arrival order. The queue holds at most max_queued sentences: beyond that
+// submit() refuses (the server answers 429). A job its client gave up on (the
+// request timed out) is skipped when its turn comes.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "attn/decode/search.h"
+#include "attn/model/seq2seq.h"
+
+namespace attn::serve {
+
+struct BatchOptions {
+  std::int64_t max_batch = 64;                     // sentences decoded together
+  std::chrono::microseconds max_wait{5000};        // how long a lone sentence waits for company
+  std::int64_t max_queued = 1024;                  // sentences waiting, over all jobs
+};
+
+using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
+
+class DecodeQueue {
+ public:
+  // models: every servable model, indexed by submit's `model`; they outlive the queue.
+  DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options);
+  ~DecodeQueue();  // finishes every queued job, then stops the thread
+  DecodeQueue(const DecodeQueue&) = delete;
+  DecodeQueue& operator=(const DecodeQueue&) = delete;
+
+  // Translations of `sources` (subword ids, none empty) with model `model`.
+  // Empty when the queue is full. The future's value is one entry per source;
+  // it holds the exception if decoding threw.
+  struct Submitted {
+    std::future<std::vector<Hypotheses>> result;
+    std::shared_ptr<std::atomic<bool>> abandoned;  // set it to drop the job if it has not started
+  };
+  std::optional<Submitted> translate(std::size_t model, std::vector<std::vector<std::int32_t>> sources,
+                                     const decode::SearchOptions& search);
+
+  // Runs `work` on the decoder thread (for work that is not batched); counts
+  // as `sentences` in the queue. Empty when the queue is full.
+  struct SubmittedTask {
+    std::future<void> done;
+    std::shared_ptr<std::atomic<bool>> abandoned;
+  };
+  std::optional<SubmittedTask> run(std::int64_t sentences, std::function<void()> work);
+
+  std::int64_t queued_sentences() const;
+
+ private:
+  struct Job {
+    bool is_translation = true;
+    std::size_t model = 0;
+    decode::SearchOptions search;
+    std::vector<std::vector<std::int32_t>> sources;
+    std::promise<std::vector<Hypotheses>> translations;
+    std::function<void()> work;
+    std::promise<void> work_done;
+    std::int64_t sentences = 0;
+    std::chrono::steady_clock::time_point queued_at;
+    std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
+  };
+  bool admit(std::int64_t sentences);  // under mutex_: reserves room, or refuses
+  void loop();
+  // Takes the front job and, for a translation, the later ones it can share a
+  // beam search with, waiting up to max_wait for the batch to fill. Under lock.
+  std::vector<Job> take_batch(std::unique_lock<std::mutex>& lock);
+  void decode_batch(std::vector<Job>& batch);
+
+  std::vector<model::Seq2Seq*> models_;
+  BatchOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Job> jobs_;
+  std::int64_t queued_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Whether two searches can share a batch (same beam, length penalty, limits, n-best).
+bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b);
+
+}  // namespace attn::serve

@@ -1,0 +1,399 @@
+#include "attn/serve/api.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "attn/core/error.h"
+#include "attn/core/rng.h"
+#include "attn/decode/maps.h"
+#include "attn/text/sentence_split.h"
+
+namespace attn::serve {
+
+namespace {
+
+using json = nlohmann::json;
+
+// A request the client must change: its status and message.
+struct Refusal {
+  int status;
+  std::string message;
+};
+
+json parse_body(const std::string& body) {
+  if (body.empty()) throw Refusal{400, "the request has no body; send a JSON object (docs/serve.md)"};
+  try {
+    json request = json::parse(body);
+    if (!request.is_object()) throw Refusal{400, "the body is JSON but not an object; send {\"…\": …} (docs/serve.md)"};
+    return request;
+  } catch (const json::parse_error& e) {
+    // nlohmann's message names the byte and what it expected (invalid UTF-8 included).
+    throw Refusal{400, std::string("the body is not valid JSON: ") + e.what()};
+  }
+}
+
+void refuse_unknown_fields(const json& request, const std::set<std::string>& fields) {
+  for (const auto& [key, value] : request.items()) {
+    if (fields.count(key)) continue;
+    std::string list;
+    for (const std::string& f : fields) list += (list.empty() ? "" : ", ") + f;
+    throw Refusal{400, "unknown field \"" + key + "\"; the fields are " + list};
+  }
+}
+
+std::int64_t int_field(const json& request, const std::string& key, std::int64_t fallback, std::int64_t lo,
+                       std::int64_t hi) {
+  if (!request.contains(key)) return fallback;
+  const json& v = request[key];
+  if (!v.is_number_integer())
+    throw Refusal{400, "\"" + key + "\" must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi)};
+  const std::int64_t x = v.get<std::int64_t>();
+  if (x < lo || x > hi)
+    throw Refusal{400, "\"" + key + "\" is " + std::to_string(x) + "; give an integer between " + std::to_string(lo) +
+                           " and " + std::to_string(hi)};
+  return x;
+}
+
+float number_field(const json& request, const std::string& key, float fallback, float lo, float hi) {
+  if (!request.contains(key)) return fallback;
+  const json& v = request[key];
+  const auto range = std::to_string(lo) + " and " + std::to_string(hi);
+  if (!v.is_number()) throw Refusal{400, "\"" + key + "\" must be a number between " + range};
+  const double x = v.get<double>();
+  if (!(x >= lo && x <= hi)) throw Refusal{400, "\"" + key + "\" is " + v.dump() + "; give a number between " + range};
+  return static_cast<float>(x);
+}
+
+bool bool_field(const json& request, const std::string& key, bool fallback) {
+  if (!request.contains(key)) return fallback;
+  if (!request[key].is_boolean()) throw Refusal{400, "\"" + key + "\" must be true or false"};
+  return request[key].get<bool>();
+}
+
+decode::SearchOptions search_fields(const json& request, const Limits& limits, int default_beam) {
+  decode::SearchOptions search;
+  search.beam = static_cast<int>(int_field(request, "beam", default_beam, 1, limits.max_beam));
+  search.lenpen = number_field(request, "lenpen", 1.0f, 0.0f, 10.0f);
+  search.max_len_a = number_field(request, "max_len_a", 2.0f, 0.0f, 100.0f);
+  search.max_len_b = number_field(request, "max_len_b", 10.0f, 0.0f, 1000.0f);
+  search.nbest = static_cast<int>(int_field(request, "nbest", 1, 1, search.beam));
+  return search;
+}
+
+std::string loaded_names(const std::vector<ServedModel>& models) {
+  std::string list;
+  for (const ServedModel& m : models) list += (list.empty() ? "" : ", ") + m.name;
+  return list;
+}
+
+std::size_t find_model(const std::vector<ServedModel>& models, const json& name) {
+  if (!name.is_string()) throw Refusal{400, "a model name must be a string; the loaded models are " + loaded_names(models)};
+  for (std::size_t i = 0; i < models.size(); ++i)
+    if (models[i].name == name.get<std::string>()) return i;
+  throw Refusal{404, "no model named " + name.dump() + "; the loaded models are " + loaded_names(models) +
+                         " (GET /v1/models)"};
+}
+
+// The sentences of a request: "sentences" (an array of strings) or "sentence" (one string).
+std::vector<std::string> sentence_fields(const json& request, const Limits& limits, bool one_only) {
+  std::vector<std::string> out;
+  if (request.contains("sentence") && !one_only && request.contains("sentences"))
+    throw Refusal{400, "give \"sentences\" or \"sentence\", not both"};
+  if (request.contains("sentence")) {
+    if (!request["sentence"].is_string()) throw Refusal{400, "\"sentence\" must be a string"};
+    out.push_back(request["sentence"].get<std::string>());
+    return out;
+  }
+  if (one_only) throw Refusal{400, "the request needs \"sentence\": the text to translate and show"};
+  if (!request.contains("sentences")) throw Refusal{400, "the request needs \"sentences\": an array of strings"};
+  const json& list = request["sentences"];
+  if (!list.is_array()) throw Refusal{400, "\"sentences\" must be an array of strings"};
+  if (static_cast<std::int64_t>(list.size()) > limits.max_sentences)
+    throw Refusal{413, "the request holds " + std::to_string(list.size()) + " sentences; the limit is " +
+                           std::to_string(limits.max_sentences) + " per request (--max-sentences); split it"};
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) throw Refusal{400, "\"sentences\"[" + std::to_string(i) + "] is not a string"};
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
+// Subword ids of each unit; a unit longer than the limit is refused, not cut.
+std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, const std::vector<std::string>& units,
+                                                    const std::vector<std::size_t>& unit_line, const Limits& limits) {
+  const std::int64_t limit = std::min(limits.max_subwords, served.loaded.model->config().max_positions);
+  std::vector<std::vector<std::int32_t>> ids(units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    ids[u] = served.loaded.bpe.encode(units[u]);
+    if (static_cast<std::int64_t>(ids[u].size()) > limit)
+      throw Refusal{413, "sentence " + std::to_string(unit_line[u]) + " has " + std::to_string(ids[u].size()) +
+                             " subwords for model " + served.name + "; the limit is " + std::to_string(limit) +
+                             " (--max-input-len); split it"};
+  }
+  return ids;
+}
+
+// Waits for the decoder; abandons the job and refuses when the limit passes.
+template <typename Future>
+void wait_for(Future& result, const std::shared_ptr<std::atomic<bool>>& abandoned, std::chrono::milliseconds limit) {
+  if (result.wait_for(limit) == std::future_status::ready) return;
+  abandoned->store(true);
+  throw Refusal{503, "no answer within " + std::to_string(limit.count() / 1000.0).substr(0, 5) +
+                         " s (--timeout): the server is busy; retry later or send fewer sentences"};
+}
+
+Refusal queue_full(const DecodeQueue& queue) {
+  return {429, "the decoder's queue is full (" + std::to_string(queue.queued_sentences()) +
+                   " sentences waiting, --max-queue); retry later"};
+}
+
+std::string one_line(const text::Bpe& bpe, const std::vector<std::int32_t>& tokens) {
+  std::string text = bpe.decode(tokens);
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return text;
+}
+
+// A runtime failure (out of memory, a model error) is the server's fault: 500, and the server goes on.
+template <typename Handler>
+Response answer(Handler&& handler) {
+  try {
+    return handler();
+  } catch (const Refusal& r) {
+    return error_response(r.status, r.message);
+  } catch (const std::bad_alloc&) {
+    return error_response(503, "out of memory for this request; send fewer or shorter sentences");
+  } catch (const Error& e) {
+    return error_response(400, e.what());
+  } catch (const std::exception& e) {
+    return error_response(500, std::string("internal error: ") + e.what() + " (please report it)");
+  }
+}
+
+}  // namespace
+
+Response error_response(int status, const std::string& message) {
+  return {status, json{{"error", {{"status", status}, {"message", message}}}}
+                      .dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+Api::Api(const std::vector<ServedModel>& models, DecodeQueue& queue, Limits limits)
+    : models_(models), queue_(queue), limits_(limits) {}
+
+Response Api::models() const {
+  json list = json::array();
+  for (const ServedModel& m : models_) {
+    const model::Seq2Seq& model = *m.loaded.model;
+    list.push_back({{"name", m.name},
+                    {"file", m.file},
+                    {"arch", model.config().arch},
+                    {"parameters", model.params().total_floats()},
+                    {"config", model.config().to_json()},
+                    {"encoder_mixers", model.encoder_mixer_kinds()},
+                    {"decoder_mixers", model.decoder_mixer_kinds()}});
+  }
+  return {200, json{{"models", list}}.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+Response Api::health() const {
+  return {200, json{{"status", closed_ ? "draining" : "ok"},
+                    {"models", models_.size()},
+                    {"queued_sentences", queue_.queued_sentences()}}
+                   .dump()};
+}
+
+Response Api::translate(const std::string& body) {
+  return answer([&]() -> Response {
+    if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
+    const json request = parse_body(body);
+    refuse_unknown_fields(request, {"model", "sentences", "sentence", "beam", "lenpen", "nbest", "max_len_a",
+                                    "max_len_b", "split_sentences"});
+    std::size_t which = 0;
+    if (request.contains("model"))
+      which = find_model(models_, request["model"]);
+    else if (models_.size() > 1)
+      throw Refusal{400, "several models are loaded; name one with \"model\": " + loaded_names(models_)};
+    const ServedModel& served = models_[which];
+    const decode::SearchOptions search = search_fields(request, limits_, 5);
+    const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
+    if (split && search.nbest > 1)
+      throw Refusal{400, "\"split_sentences\" joins each line's best translations; it cannot be used with \"nbest\" above 1"};
+    const std::vector<std::string> lines = sentence_fields(request, limits_, false);
+
+    // The units decoded: the sentences, or with split_sentences the sentences within each.
+    std::vector<std::string> units;
+    std::vector<std::size_t> unit_line;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (!split) {
+        units.push_back(lines[i]);
+        unit_line.push_back(i);
+        continue;
+      }
+      for (std::string& s : text::split_sentences(lines[i])) {
+        units.push_back(std::move(s));
+        unit_line.push_back(i);
+      }
+    }
+    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, units, unit_line, limits_);
+    if (static_cast<std::int64_t>(units.size()) > limits_.max_sentences)
+      throw Refusal{413, "the request's lines hold " + std::to_string(units.size()) + " sentences; the limit is " +
+                             std::to_string(limits_.max_sentences) + " per request (--max-sentences); split it"};
+    // Empty units translate to nothing and are not queued.
+    std::vector<std::vector<std::int32_t>> queued;
+    std::vector<std::size_t> queued_unit;
+    for (std::size_t u = 0; u < ids.size(); ++u)
+      if (!ids[u].empty()) {
+        queued.push_back(ids[u]);
+        queued_unit.push_back(u);
+      }
+    std::vector<Hypotheses> found(units.size());
+    if (!queued.empty()) {
+      std::optional<DecodeQueue::Submitted> job = queue_.translate(which, std::move(queued), search);
+      if (!job) throw queue_full(queue_);
+      wait_for(job->result, job->abandoned, limits_.timeout);
+      std::vector<Hypotheses> decoded = job->result.get();
+      for (std::size_t k = 0; k < decoded.size(); ++k) found[queued_unit[k]] = std::move(decoded[k]);
+    }
+
+    const text::Bpe& bpe = served.loaded.bpe;
+    json translations = json::array();
+    for (std::size_t i = 0, u = 0; i < lines.size(); ++i) {
+      std::string text;
+      double score_sum = 0;
+      std::int64_t parts = 0;
+      json hypotheses = json::array();
+      for (; u < units.size() && unit_line[u] == i; ++u) {
+        if (found[u].empty()) continue;  // an empty unit
+        text += (text.empty() ? "" : " ") + one_line(bpe, found[u][0].tokens);
+        score_sum += found[u][0].score;
+        ++parts;
+        if (search.nbest > 1)
+          for (const decode::Hypothesis& h : found[u])
+            hypotheses.push_back({{"text", one_line(bpe, h.tokens)}, {"score", h.score}});
+      }
+      json entry{{"text", text}, {"score", parts ? score_sum / static_cast<double>(parts) : 0.0}};
+      if (split) entry["sentences"] = parts;
+      if (search.nbest > 1) entry["nbest"] = hypotheses;
+      translations.push_back(entry);
+    }
+    return {200, json{{"model", served.name}, {"translations", translations}}.dump(-1, ' ', false,
+                                                                                    json::error_handler_t::replace)};
+  });
+}
+
+Response Api::attend(const std::string& body) {
+  return answer([&]() -> Response {
+    if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
+    const json request = parse_body(body);
+    refuse_unknown_fields(request, {"models", "sentence", "beam", "lenpen", "max_len_a", "max_len_b",
+                                    "split_sentences", "precision"});
+    std::vector<std::size_t> chosen;
+    if (request.contains("models")) {
+      if (!request["models"].is_array() || request["models"].empty())
+        throw Refusal{400, "\"models\" must be a non-empty array of model names: " + loaded_names(models_)};
+      for (const json& name : request["models"]) chosen.push_back(find_model(models_, name));
+    } else {
+      for (std::size_t i = 0; i < models_.size(); ++i) chosen.push_back(i);
+    }
+    decode::SearchOptions search = search_fields(request, limits_, 1);
+    const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
+    decode::MapsSelection selection;
+    selection.precision = static_cast<int>(int_field(request, "precision", 4, 1, 9));
+    const std::string line = sentence_fields(request, limits_, true)[0];
+    std::vector<std::string> units;
+    std::vector<decode::LinePlace> places;
+    if (split) {
+      for (std::string& s : text::split_sentences(line)) {
+        places.push_back({0, static_cast<std::int64_t>(units.size())});
+        units.push_back(std::move(s));
+      }
+    } else {
+      units.push_back(line);
+    }
+    if (static_cast<std::int64_t>(units.size()) > limits_.max_sentences)
+      throw Refusal{413, "the line holds " + std::to_string(units.size()) + " sentences; the limit is " +
+                             std::to_string(limits_.max_sentences) + " (--max-sentences)"};
+    // What the decoder thread works on; shared, as a request that times out
+    // returns while its work may still be running.
+    struct AttendWork {
+      std::vector<std::string> units;
+      std::vector<decode::LinePlace> places;
+      std::vector<std::vector<std::vector<std::int32_t>>> sources;  // [model][unit]
+      std::vector<std::string> documents;                            // [model]
+    };
+    auto shared = std::make_shared<AttendWork>();
+    shared->units = std::move(units);
+    shared->places = std::move(places);
+    for (std::size_t m : chosen)
+      shared->sources.push_back(
+          encode_units(models_[m], shared->units, std::vector<std::size_t>(shared->units.size(), 0), limits_));
+    shared->documents.resize(chosen.size());
+    const auto work = [shared, chosen, search, selection, split, &models = models_] {
+      for (std::size_t k = 0; k < chosen.size(); ++k) {
+        const ServedModel& served = models[chosen[k]];
+        model::Seq2Seq& model = *served.loaded.model;
+        thread_local Arena arena;
+        arena.reset();
+        Rng rng(0);
+        nn::StepContext ctx{model.params(), arena, rng, false};
+        decode::AttendInput input;
+        input.source_lines = &shared->units;
+        input.sources = &shared->sources[k];
+        if (split) input.places = &shared->places;
+        std::string sentences;
+        decode::run_attend(ctx, model, served.loaded.bpe, input, search, selection,
+                           [&](std::int64_t, const std::string& s) { sentences += (sentences.empty() ? "" : ",") + s; });
+        std::string head = decode::maps_header(model, served.file, false, search, selection)
+                               .dump(-1, ' ', false, json::error_handler_t::replace);
+        head.pop_back();  // the closing brace
+        shared->documents[k] = head + ",\"sentences\":[" + sentences + "]}";
+      }
+    };
+    std::optional<DecodeQueue::SubmittedTask> task =
+        queue_.run(static_cast<std::int64_t>(shared->units.size() * chosen.size()), work);
+    if (!task) throw queue_full(queue_);
+    wait_for(task->done, task->abandoned, limits_.timeout);
+    task->done.get();
+    const std::vector<std::string>& documents = shared->documents;
+    std::string out = "{\"results\":[";
+    for (std::size_t k = 0; k < chosen.size(); ++k)
+      out += std::string(k ? "," : "") + "{\"model\":" + json(models_[chosen[k]].name).dump() +
+             ",\"document\":" + documents[k] + "}";
+    return {200, out + "]}"};
+  });
+}
+
+std::string model_file_of(const std::string& spec) {
+  const std::size_t eq = spec.find('=');
+  return eq == std::string::npos ? spec : spec.substr(eq + 1);
+}
+
+std::vector<std::string> model_names(const std::vector<std::string>& specs, const std::vector<std::string>& archs) {
+  std::vector<std::string> names(specs.size());
+  const auto valid = [](const std::string& name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+      return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+    });
+  };
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::size_t eq = specs[i].find('=');
+    if (eq == std::string::npos) continue;
+    names[i] = specs[i].substr(0, eq);
+    require(valid(names[i]), "-m " + specs[i] + ": a model name is letters, digits, '.', '_' and '-'; e.g. -m muse=" +
+                                 model_file_of(specs[i]));
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      require(names[i].empty() || names[i] != names[j],
+              "-m " + specs[i] + ": the name " + names[i] + " is given twice; give each model its own name");
+  // Unnamed models are called by their arch, numbered when it repeats.
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (!names[i].empty()) continue;
+    std::string name = archs[i];
+    for (int k = 2; std::find(names.begin(), names.end(), name) != names.end(); ++k) name = archs[i] + "-" + std::to_string(k);
+    names[i] = name;
+  }
+  return names;
+}
+
+}  // namespace attn::serve

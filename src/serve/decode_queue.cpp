@@ -1,0 +1,175 @@
+#include "attn/serve/decode_queue.h"
+
+#include <algorithm>
+#include <exception>
+#include <numeric>
+
+#include "attn/core/arena.h"
+#include "attn/core/rng.h"
+#include "attn/nn/context.h"
+
+namespace attn::serve {
+
+bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b) {
+  return a.beam == b.beam && a.lenpen == b.lenpen && a.max_len_a == b.max_len_a && a.max_len_b == b.max_len_b &&
+         a.nbest == b.nbest;
+}
+
+DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options)
+    : models_(std::move(models)), options_(options), thread_([this] { loop(); }) {}
+
+DecodeQueue::~DecodeQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+bool DecodeQueue::admit(std::int64_t sentences) {
+  // One request larger than the whole queue is still taken when the queue is
+  // empty, so a limit below --max-sentences cannot refuse everything.
+  if (queued_ > 0 && queued_ + sentences > options_.max_queued) return false;
+  queued_ += sentences;
+  return true;
+}
+
+std::optional<DecodeQueue::Submitted> DecodeQueue::translate(std::size_t model,
+                                                             std::vector<std::vector<std::int32_t>> sources,
+                                                             const decode::SearchOptions& search) {
+  Job job;
+  job.model = model;
+  job.search = search;
+  job.sentences = static_cast<std::int64_t>(sources.size());
+  job.sources = std::move(sources);
+  Submitted submitted{job.translations.get_future(), job.abandoned};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!admit(job.sentences)) return std::nullopt;
+    job.queued_at = std::chrono::steady_clock::now();
+    jobs_.push_back(std::move(job));
+  }
+  changed_.notify_all();
+  return submitted;
+}
+
+std::optional<DecodeQueue::SubmittedTask> DecodeQueue::run(std::int64_t sentences, std::function<void()> work) {
+  Job job;
+  job.is_translation = false;
+  job.sentences = sentences;
+  job.work = std::move(work);
+  SubmittedTask submitted{job.work_done.get_future(), job.abandoned};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!admit(sentences)) return std::nullopt;
+    job.queued_at = std::chrono::steady_clock::now();
+    jobs_.push_back(std::move(job));
+  }
+  changed_.notify_all();
+  return submitted;
+}
+
+std::int64_t DecodeQueue::queued_sentences() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queued_;
+}
+
+std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mutex>& lock) {
+  std::vector<Job> batch;
+  const auto joins = [&](const Job& j) {
+    return j.is_translation && j.model == batch.front().model && same_search(j.search, batch.front().search);
+  };
+  const auto sentences = [&] {
+    std::int64_t n = 0;
+    for (const Job& j : batch) n += j.sentences;
+    return n;
+  };
+  batch.push_back(std::move(jobs_.front()));
+  jobs_.pop_front();
+  if (!batch.front().is_translation) return batch;
+  const auto deadline = batch.front().queued_at + options_.max_wait;
+  for (;;) {
+    // Later jobs that fit join; the others keep their place in the queue.
+    for (auto it = jobs_.begin(); it != jobs_.end() && sentences() < options_.max_batch;) {
+      if (joins(*it) && sentences() + it->sentences <= options_.max_batch) {
+        batch.push_back(std::move(*it));
+        it = jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (sentences() >= options_.max_batch || stopping_) return batch;
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      // One last look: a job may have arrived with the deadline.
+      for (auto it = jobs_.begin(); it != jobs_.end();) {
+        if (joins(*it) && sentences() + it->sentences <= options_.max_batch) {
+          batch.push_back(std::move(*it));
+          it = jobs_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      return batch;
+    }
+  }
+}
+
+void DecodeQueue::decode_batch(std::vector<Job>& batch) {
+  // Longest first, as translate does: similar lengths pad least.
+  std::vector<std::pair<std::size_t, std::size_t>> where;  // (job, sentence) of each decoded source
+  for (std::size_t j = 0; j < batch.size(); ++j)
+    if (!batch[j].abandoned->load())
+      for (std::size_t s = 0; s < batch[j].sources.size(); ++s) where.emplace_back(j, s);
+  if (where.empty()) return;
+  std::stable_sort(where.begin(), where.end(), [&](const auto& a, const auto& b) {
+    return batch[a.first].sources[a.second].size() > batch[b.first].sources[b.second].size();
+  });
+  std::vector<std::vector<std::int32_t>> sources;
+  for (const auto& [j, s] : where) sources.push_back(std::move(batch[j].sources[s]));
+  model::Seq2Seq& model = *models_[batch.front().model];
+  thread_local Arena arena;
+  arena.reset();
+  Rng rng(0);
+  nn::StepContext ctx{model.params(), arena, rng, false};
+  std::vector<Hypotheses> found = decode::beam_search(ctx, model, sources, batch.front().search);
+  std::vector<std::vector<Hypotheses>> results(batch.size());
+  for (std::size_t j = 0; j < batch.size(); ++j) results[j].resize(batch[j].sources.size());
+  for (std::size_t k = 0; k < where.size(); ++k) results[where[k].first][where[k].second] = std::move(found[k]);
+  for (std::size_t j = 0; j < batch.size(); ++j)
+    if (!batch[j].abandoned->load()) batch[j].translations.set_value(std::move(results[j]));
+}
+
+void DecodeQueue::loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, and everything queued is done
+    std::vector<Job> batch = take_batch(lock);
+    lock.unlock();
+    try {
+      if (batch.front().is_translation) {
+        decode_batch(batch);
+      } else if (!batch.front().abandoned->load()) {
+        batch.front().work();
+        batch.front().work_done.set_value();
+      }
+    } catch (...) {
+      // Every job of the batch learns what went wrong; the server answers 500, the queue goes on.
+      for (Job& j : batch) {
+        try {
+          if (j.is_translation)
+            j.translations.set_exception(std::current_exception());
+          else
+            j.work_done.set_exception(std::current_exception());
+        } catch (const std::future_error&) {
+          // its value was set before the failure
+        }
+      }
+    }
+    lock.lock();
+    for (const Job& j : batch) queued_ -= j.sentences;
+  }
+}
+
+}  // namespace attn::serve

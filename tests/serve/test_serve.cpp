@@ -1,0 +1,175 @@
+// attn serve over loopback with a real HTTP client (issue 23): the answers
+// equal what `attn translate` and `attn attend` print for the same input;
+// every bad request gets a JSON error with a 4xx status and the server lives
+// on; the queue's limits and timeouts answer 429 / 503; SIGTERM lets the
+// requests in flight finish and exits 0.
+#include <atomic>
+#include <csignal>
+#include <future>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "serve_fixture.h"
+
+using namespace attn;
+using namespace attn::test;
+using json = nlohmann::json;
+
+namespace {
+
+httplib::Result post(httplib::Client& c, const std::string& path, const std::string& body) {
+  return c.Post(path.c_str(), body, "application/json");
+}
+
+// A refusal: the status, and a JSON error whose message contains `needle`.
+void require_refused(const httplib::Result& r, int status, const std::string& needle) {
+  REQUIRE(r);
+  INFO(r->body);
+  REQUIRE(r->status == status);
+  const json body = json::parse(r->body);
+  REQUIRE(body["error"]["status"] == status);
+  REQUIRE(body["error"]["message"].get<std::string>().find(needle) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("serve: translations and maps equal attn translate's and attn attend's", "[serve]") {
+  ServeProcess server;
+  auto c = server.client();
+  const ServeModels& models = serve_models();
+
+  auto health = c->Get("/healthz");
+  REQUIRE(health);
+  REQUIRE(health->status == 200);
+  REQUIRE(json::parse(health->body)["status"] == "ok");
+
+  auto listed = c->Get("/v1/models");
+  REQUIRE(listed);
+  REQUIRE(listed->status == 200);
+  const json list = json::parse(listed->body)["models"];
+  REQUIRE(list.size() == 2);
+  REQUIRE(list[0]["name"] == "muse");
+  REQUIRE(list[0]["arch"] == "muse");
+  REQUIRE(list[1]["name"] == "csan");
+  REQUIRE(list[1]["arch"] == "convsan2d");
+  REQUIRE(list[0]["parameters"].get<std::int64_t>() > 0);
+  REQUIRE(list[1]["config"]["dim"] == 16);
+
+  const std::vector<std::string> sentences = {"red cat sees two dog", "", "blue dog", "small big cat sees red"};
+  ScratchDir dir;
+  std::string lines;
+  for (const std::string& s : sentences) lines += s + "\n";
+  const std::string input = dir.write("in.txt", lines);
+  const RunResult offline = run_attn(shell_words({"translate", "-m", models.muse, "-i", input, "--beam", "3"}));
+  REQUIRE(offline.status == 0);
+  auto translated = post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", sentences}, {"beam", 3}}.dump());
+  REQUIRE(translated);
+  INFO(translated->body);
+  REQUIRE(translated->status == 200);
+  const json answer = json::parse(translated->body);
+  REQUIRE(answer["model"] == "muse");
+  std::string served;
+  for (const json& t : answer["translations"]) served += t["text"].get<std::string>() + "\n";
+  REQUIRE(served == offline.out);
+
+  auto nbest = post(*c, "/v1/translate", json{{"model", "csan"}, {"sentence", "red cat"}, {"beam", 4}, {"nbest", 3}}.dump());
+  REQUIRE(nbest);
+  REQUIRE(nbest->status == 200);
+  const json hyps = json::parse(nbest->body)["translations"][0]["nbest"];
+  REQUIRE(hyps.size() == 3);
+  REQUIRE(hyps[0]["score"].get<double>() >= hyps[1]["score"].get<double>());
+
+  // The attend document is the one attn attend writes (same file name, same search).
+  const std::string one = dir.write("one.txt", "blue dog sees red cat\n");
+  const RunResult attend = run_attn(shell_words({"attend", "-m", models.convsan2d, "-i", one, "--beam", "2"}));
+  REQUIRE(attend.status == 0);
+  auto maps = post(*c, "/v1/attend", json{{"sentence", "blue dog sees red cat"}, {"models", {"csan", "muse"}}, {"beam", 2}}.dump());
+  REQUIRE(maps);
+  INFO(maps->body.substr(0, 300));
+  REQUIRE(maps->status == 200);
+  const json results = json::parse(maps->body)["results"];
+  REQUIRE(results.size() == 2);
+  REQUIRE(results[0]["model"] == "csan");
+  REQUIRE(results[1]["model"] == "muse");
+  REQUIRE(results[0]["document"] == json::parse(attend.out));
+  REQUIRE(results[1]["document"]["sentences"].size() == 1);
+  REQUIRE(results[1]["document"]["model"]["encoder_mixers"][0] == "muse");
+}
+
+TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives on", "[serve]") {
+  ServeProcess server({"--max-sentences", "3", "--max-input-len", "20"});
+  auto c = server.client();
+  require_refused(post(*c, "/v1/translate", "{\"model\": \"muse\", \"sentences\": [\"red"), 400, "not valid JSON");
+  require_refused(post(*c, "/v1/translate", "[1, 2]"), 400, "not an object");
+  require_refused(post(*c, "/v1/translate", ""), 400, "no body");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": "red cat"})"), 400, "array of strings");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red", 7]})"), 400, "[1] is not a string");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beam": "5"})"), 400, "\"beam\"");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beam": 0})"), 400, "\"beam\" is 0");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "lenpen": -1})"), 400, "\"lenpen\"");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beams": 4})"), 400,
+                  "unknown field \"beams\"");
+  require_refused(post(*c, "/v1/translate", R"({"sentences": ["red"]})"), 400, "several models are loaded");
+  require_refused(post(*c, "/v1/translate", "{\"model\": \"muse\", \"sentences\": [\"r\xC3\x28\"]}"), 400, "UTF-8");
+  require_refused(post(*c, "/v1/translate", R"({"model": "marian", "sentences": ["red"]})"), 404, "muse, csan");
+  require_refused(post(*c, "/v1/attend", R"({"models": ["muse", "nope"], "sentence": "red"})"), 404, "nope");
+  require_refused(post(*c, "/v1/attend", R"({"models": ["muse"]})"), 400, "\"sentence\"");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["a", "b", "c", "d"]})"), 413,
+                  "limit is 3");
+  const std::string long_sentence(200, 'x');
+  require_refused(post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", {"red", long_sentence}}}.dump()), 413,
+                  "sentence 1 has");
+  require_refused(post(*c, "/v1/translate", std::string(10 << 20, ' ')), 413, "over the limit");
+  require_refused(c->Get("/v1/nothing"), 404, "no such endpoint");
+
+  auto health = c->Get("/healthz");
+  REQUIRE(health);
+  REQUIRE(health->status == 200);
+  auto fine = post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red cat"]})");
+  REQUIRE(fine);
+  REQUIRE(fine->status == 200);
+}
+
+TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[serve]") {
+  // A lone sentence waits 3 s for company, longer than the 0.5 s a request may wait.
+  ServeProcess server({"--max-queue", "2", "--max-wait-ms", "3000", "--timeout", "0.5"});
+  auto first = std::async(std::launch::async, [&] {
+    auto c = server.client();
+    return post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red cat", "blue dog"]})");
+  });
+  // Wait until the first request's two sentences are queued.
+  auto c = server.client();
+  const bool queued = server.child().wait_until([&] {
+    auto h = c->Get("/healthz");
+    return h && json::parse(h->body)["queued_sentences"] == 2;
+  }, 10.0);
+  REQUIRE(queued);
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"]})"), 429, "queue is full");
+  require_refused(first.get(), 503, "--timeout");
+}
+
+TEST_CASE("serve: SIGTERM answers the requests in flight, then exits 0", "[serve]") {
+  // Requests wait up to 1.5 s for company, so one is in flight when the signal comes.
+  ServeProcess server({"--max-wait-ms", "1500"});
+  auto c = server.client();
+  std::atomic<bool> sent{false};
+  auto in_flight = std::async(std::launch::async, [&] {
+    auto own = server.client();
+    sent = true;
+    return post(*own, "/v1/translate", R"({"model": "csan", "sentences": ["red cat sees"]})");
+  });
+  REQUIRE(server.child().wait_until([&] {
+    auto h = c->Get("/healthz");
+    return sent && h && json::parse(h->body)["queued_sentences"] == 1;
+  }, 10.0));
+  server.child().signal(SIGTERM);
+  const httplib::Result answered = in_flight.get();
+  REQUIRE(answered);
+  REQUIRE(answered->status == 200);
+  REQUIRE(json::parse(answered->body)["translations"].size() == 1);
+  REQUIRE(server.child().wait() == 0);
+  INFO(server.log());
+  REQUIRE(server.log().find("attn serve: stopped") != std::string::npos);
+}
