@@ -6,6 +6,7 @@
 
 #include "attn/core/arena.h"
 #include "attn/core/rng.h"
+#include "attn/core/threads.h"
 #include "attn/nn/context.h"
 
 namespace attn::serve {
@@ -16,7 +17,13 @@ bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b)
 }
 
 DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options)
-    : models_(std::move(models)), options_(options), thread_([this] { loop(); }) {}
+    : models_(std::move(models)), options_(options) {
+  // OpenMP's thread count is per thread: the decoder takes the one --threads gave the caller.
+  thread_ = std::thread([this, threads = num_threads()] {
+    set_threads(threads);
+    loop();
+  });
+}
 
 DecodeQueue::~DecodeQueue() {
   {

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -40,6 +41,14 @@ HttpServer::HttpServer(Api& api, Limits limits, HttpOptions options)
   s.set_read_timeout(10, 0);
   s.set_write_timeout(10, 0);
   s.set_keep_alive_timeout(5);
+  // httplib listens with a backlog of 5 (compiled into Debian's library): 64
+  // clients connecting at once overflowed it and some requests failed
+  // (ListenOverflows in nstat). The socket is kept here and bind() listens on
+  // it again with a deep backlog, which Linux allows.
+  s.set_socket_options([this](int sock) {
+    httplib::default_socket_options(sock);
+    listen_socket_ = sock;
+  });
 
   s.Get("/", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(serve_page(), "text/html; charset=utf-8");
@@ -88,6 +97,7 @@ int HttpServer::bind() {
   } else if (!server_->bind_to_port(options_.host, port)) {
     port = -1;
   }
+  if (port > 0 && listen_socket_ >= 0) ::listen(listen_socket_, SOMAXCONN);
   require(port > 0, "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                         " (in use, or not an address of this machine); give another --port or --host");
   return port;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../../bench/serve_load.h"
 #include "serve_fixture.h"
 
 using namespace attn;
@@ -172,4 +173,27 @@ TEST_CASE("serve: SIGTERM answers the requests in flight, then exits 0", "[serve
   REQUIRE(server.child().wait() == 0);
   INFO(server.log());
   REQUIRE(server.log().find("attn serve: stopped") != std::string::npos);
+}
+
+TEST_CASE("serve: 16 clients for 20 s, one sentence per request, none fails", "[serve][load]") {
+  ServeProcess server;
+  attn::bench::LoadOptions load;
+  load.port = server.port();
+  load.model = "muse";
+  load.clients = 16;
+  load.seconds = 20.0;
+  const std::vector<std::string> sentences = {"red cat sees two dog", "blue dog", "small big cat sees red",
+                                              "two red cats", "dog sees blue cat", "big dog"};
+  const attn::bench::LoadResult result = attn::bench::run_load(load, sentences);
+  INFO(result.first_failure);
+  REQUIRE(result.failed == 0);
+  REQUIRE(result.requests > 16);
+  // Reported, not asserted (machines differ): make bench compares it with attn translate.
+  std::printf("serve load test: %lld requests from %d clients in %.1f s: %.1f sentences/s, p50 %.1f ms, p99 %.1f ms\n",
+              static_cast<long long>(result.requests), load.clients, result.seconds, result.sentences_per_second(),
+              result.latency_quantile(0.5), result.latency_quantile(0.99));
+  auto c = server.client();
+  auto health = c->Get("/healthz");
+  REQUIRE(health);
+  REQUIRE(json::parse(health->body)["queued_sentences"] == 0);
 }

@@ -19,7 +19,7 @@ namespace attn::serve {
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (bind() says which)
-  int max_connections = 64;  // served at once; more wait in the listen backlog
+  int max_connections = 128;  // served at once; more wait their turn
 };
 
 class HttpServer {
@@ -38,6 +38,7 @@ class HttpServer {
   Limits limits_;
   HttpOptions options_;
   std::unique_ptr<httplib::Server> server_;
+  int listen_socket_ = -1;  // the listening socket, once bound
 };
 
 // Runs `server` until SIGINT or SIGTERM, then drains it; `on_stop` runs first

@@ -1,0 +1,170 @@
+// attn serve under load against attn translate on the same sentences (issue
+// 23): `translate` decodes the file in batches of 64 (its default); the server
+// is loaded by --clients concurrent clients sending one sentence per request
+// for --seconds, so its batches form across clients. Rounds alternate the two
+// and the medians are compared. Run by tools/serve_bench.sh (make bench).
+//
+//   bench_serve --attn BIN --model MODEL --input SRC [--clients 16] [--seconds 20]
+//               [--rounds 2] [--threads 2] [--beam 5]
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve_load.h"
+
+extern char** environ;
+
+namespace {
+
+struct Flags {
+  std::string attn = "build/attn", model, input;
+  int clients = 16, rounds = 2, threads = 2, beam = 5;
+  double seconds = 20.0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+double seconds_of(const std::string& command) {
+  const auto start = std::chrono::steady_clock::now();
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "bench_serve: failed: %s\n", command.c_str());
+    std::exit(1);
+  }
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// `attn serve` as a child writing to `log`; returns its pid and sets `port`.
+pid_t start_server(const Flags& f, const std::filesystem::path& log, int& port) {
+  std::vector<std::string> words{f.attn, "serve", "-m", f.model, "--port", "0", "--threads", std::to_string(f.threads),
+                                 "--max-beam", std::to_string(f.beam)};
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, f.attn.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    std::fprintf(stderr, "bench_serve: cannot start %s\n", f.attn.c_str());
+    std::exit(1);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  const std::regex listening(R"(listening on http://127\.0\.0\.1:([0-9]+)/)");
+  for (int i = 0; i < 600; ++i) {
+    std::smatch m;
+    const std::string text = slurp(log);
+    if (std::regex_search(text, m, listening)) {
+      port = std::stoi(m[1].str());
+      return pid;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "bench_serve: the server did not start:\n%s\n", slurp(log).c_str());
+  ::kill(pid, SIGKILL);
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--attn") f.attn = v;
+    else if (k == "--model") f.model = v;
+    else if (k == "--input") f.input = v;
+    else if (k == "--clients") f.clients = std::stoi(v);
+    else if (k == "--seconds") f.seconds = std::stod(v);
+    else if (k == "--rounds") f.rounds = std::stoi(v);
+    else if (k == "--threads") f.threads = std::stoi(v);
+    else if (k == "--beam") f.beam = std::stoi(v);
+    else {
+      std::fprintf(stderr, "bench_serve: unknown flag %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (f.model.empty() || f.input.empty()) {
+    std::fprintf(stderr, "usage: bench_serve --attn BIN --model MODEL --input SRC [--clients N] [--seconds S]\n");
+    return 2;
+  }
+  std::vector<std::string> sentences;
+  {
+    std::ifstream in(f.input);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) sentences.push_back(line);
+  }
+  const std::filesystem::path scratch = std::filesystem::temp_directory_path() / ("bench_serve." + std::to_string(::getpid()));
+  std::filesystem::create_directories(scratch);
+  {
+    std::ofstream all(scratch / "input.txt");
+    for (const std::string& s : sentences) all << s << '\n';
+    std::ofstream(scratch / "empty.txt");
+  }
+  const std::string translate = f.attn + " translate -m '" + f.model + "' --beam " + std::to_string(f.beam) +
+                                " --threads " + std::to_string(f.threads) + " -o /dev/null -i ";
+
+  std::vector<double> offline_rate, served_rate, p50, p99;
+  std::int64_t failed = 0;
+  std::string failure;
+  for (int r = 0; r < f.rounds; ++r) {
+    // translate: the whole file, less the time to start and load the model.
+    const double load = seconds_of(translate + (scratch / "empty.txt").string());
+    const double whole = seconds_of(translate + (scratch / "input.txt").string());
+    offline_rate.push_back(static_cast<double>(sentences.size()) / std::max(1e-3, whole - load));
+
+    int port = 0;
+    const pid_t server = start_server(f, scratch / "serve.log", port);
+    attn::bench::LoadOptions load_options;
+    load_options.port = port;
+    load_options.clients = f.clients;
+    load_options.beam = f.beam;
+    load_options.seconds = 2.0;  // warm-up: pages, caches, the quantized weights of int8
+    attn::bench::run_load(load_options, sentences);
+    load_options.seconds = f.seconds;
+    const attn::bench::LoadResult result = attn::bench::run_load(load_options, sentences);
+    ::kill(server, SIGTERM);
+    int status = 0;
+    ::waitpid(server, &status, 0);
+    served_rate.push_back(result.sentences_per_second());
+    p50.push_back(result.latency_quantile(0.5));
+    p99.push_back(result.latency_quantile(0.99));
+    failed += result.failed;
+    if (failure.empty()) failure = result.first_failure;
+    std::printf("round %d: translate %.1f sent/s; serve %.1f sent/s (%lld requests, %lld failed), p50 %.1f ms, p99 %.1f ms\n",
+                r + 1, offline_rate.back(), served_rate.back(), static_cast<long long>(result.requests),
+                static_cast<long long>(result.failed), p50.back(), p99.back());
+    std::fflush(stdout);
+  }
+  std::filesystem::remove_all(scratch);
+  const double offline = median(offline_rate), served = median(served_rate);
+  std::printf("\nattn serve, %d clients x 1 sentence per request, beam %d, %d threads, %zu distinct sentences, %d rounds of %.0f s\n",
+              f.clients, f.beam, f.threads, sentences.size(), f.rounds, f.seconds);
+  std::printf("| attn translate (batch 64) sent/s | serve sent/s | serve / translate | p50 ms | p99 ms | failed |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline, median(p50), median(p99),
+              static_cast<long long>(failed));
+  if (failed) std::printf("first failure: %s\n", failure.c_str());
+  return failed ? 1 : 0;
+}
