@@ -12,10 +12,13 @@
 //     arrays; scale: "linear" or "sqrt"); precision: the document's decimals.
 //     The drawer takes S, one sentence object of the attend document
 //     (docs/attention-json.md), and returns HTML:
-//       gridHTML(S, width[, {labelWidth}])  the layer × head thumbnails
-//                                           (figure.thumb[data-l][data-h])
-//       detailHTML(S, width)                the large map of the selection with
-//                                           the tokens and the extras' strips
+//       gridHTML(S, width[, {labelWidth, title}])  the layer × head thumbnails
+//                                           (figure.thumb[data-l][data-h]);
+//                                           gridBasis(S): the width it would like
+//       detailHTML(S, width[, {cell, narrowStrips}])  the large map of the
+//                                           selection with the tokens and the
+//                                           extras' strips; detailCell(S, width):
+//                                           its cell size (px) in that width
 //       hover(S, svg, clientX, clientY)     the tooltip's HTML for a point over
 //                                           one of those svg.map, or ""
 //     and the pieces they are made of (colour ramp, cells, masks, window
