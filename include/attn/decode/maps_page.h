@@ -10,6 +10,9 @@
 // sentence is shown, so the page is written in one pass with one sentence in
 // memory and opens quickly even for long files. The URL hash chooses what is
 // shown: #component=cross&sentence=3&layer=1&head=0.
+//
+// The maps are drawn by maps_draw.h's script, which attn serve's page
+// (serve/page.h) shares.
 #pragma once
 #include <cstdint>
 #include <cstdio>
