@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../bench/serve_load.h"
+#include "../report/browser.h"
 #include "serve_fixture.h"
 
 using namespace attn;
@@ -196,4 +197,23 @@ TEST_CASE("serve: 16 clients for 20 s, one sentence per request, none fails", "[
   auto health = c->Get("/healthz");
   REQUIRE(health);
   REQUIRE(json::parse(health->body)["queued_sentences"] == 0);
+}
+
+TEST_CASE("serve: in headless Chromium the page translates a sentence and draws every model's maps", "[serve][browser]") {
+  if (!std::filesystem::exists(kChromium)) ATTN_SKIP("Chromium is not installed (apt-get install chromium)");
+  ServeProcess server;
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  ScratchDir dir;
+  const std::string said = (dir.path() / "check.txt").string();
+  const int status = std::system(("CHROMIUM=" + kChromium.string() + " bash tools/serve_browser_check.sh " + url +
+                                  " muse csan >" + said + " 2>&1").c_str());
+  INFO(slurp(said));
+  REQUIRE(status == 0);
+  // The page is the one the server answers at /, whole.
+  auto c = server.client();
+  auto page = c->Get("/");
+  REQUIRE(page);
+  REQUIRE(page->status == 200);
+  REQUIRE(page->get_header_value("Content-Type").find("text/html") == 0);
+  REQUIRE(page->body.find("attnMapsDrawer") != std::string::npos);
 }
