@@ -129,11 +129,12 @@ $(BUILD)/bench_%: bench/bench_%.cpp $(LIB)
 # Then attn against the PyTorch twin on Multi30k (tools/bench.sh; about 45 minutes, sizes in its
 # header), when the corpus is in M30K; without PyTorch it prints attn's side only.
 M30K ?= ../shared/data/multi30k
-bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa
+bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa $(BUILD)/bench_serve
 	$(BUILD)/bench_gemm
 	$(BUILD)/bench_band
 	$(BUILD)/bench_disa
-	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) bash tools/bench.sh $(M30K) && bash tools/arch_speed.sh $(M30K); \
+	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) bash tools/bench.sh $(M30K) && bash tools/arch_speed.sh $(M30K) && \
+	  BUILD=$(BUILD) bash tools/serve_bench.sh runs/bench/models/muse.u300/last.attn $(M30K)/test2016.de; \
 	else echo "bench: $(M30K)/train.de not found: attn vs the PyTorch twin and the speed of every arch skipped (make bench M30K=DIR)"; fi
 
 demo: attn

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../../bench/serve_load.h"
+#include "../decode/json_schema.h"
 #include "../report/browser.h"
 #include "serve_fixture.h"
 
@@ -20,6 +21,16 @@ using namespace attn::test;
 using json = nlohmann::json;
 
 namespace {
+
+// A message against its definition in docs/serve.schema.json.
+void require_schema(const std::string& definition, const json& message) {
+  static const json schema = json::parse(slurp(std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" /
+                                               "serve.schema.json"));
+  const test::SchemaValidator validator(json{{"$ref", "#/$defs/" + definition}, {"$defs", schema["$defs"]}});
+  const auto errors = validator.validate(message);
+  INFO(definition << ": " << (errors.empty() ? std::string() : errors.front()));
+  REQUIRE(errors.empty());
+}
 
 httplib::Result post(httplib::Client& c, const std::string& path, const std::string& body) {
   return c.Post(path.c_str(), body, "application/json");
@@ -31,6 +42,7 @@ void require_refused(const httplib::Result& r, int status, const std::string& ne
   INFO(r->body);
   REQUIRE(r->status == status);
   const json body = json::parse(r->body);
+  require_schema("error_answer", body);
   REQUIRE(body["error"]["status"] == status);
   REQUIRE(body["error"]["message"].get<std::string>().find(needle) != std::string::npos);
 }
@@ -46,10 +58,12 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   REQUIRE(health);
   REQUIRE(health->status == 200);
   REQUIRE(json::parse(health->body)["status"] == "ok");
+  require_schema("health_answer", json::parse(health->body));
 
   auto listed = c->Get("/v1/models");
   REQUIRE(listed);
   REQUIRE(listed->status == 200);
+  require_schema("models_answer", json::parse(listed->body));
   const json list = json::parse(listed->body)["models"];
   REQUIRE(list.size() == 2);
   REQUIRE(list[0]["name"] == "muse");
@@ -66,19 +80,36 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   const std::string input = dir.write("in.txt", lines);
   const RunResult offline = run_attn(shell_words({"translate", "-m", models.muse, "-i", input, "--beam", "3"}));
   REQUIRE(offline.status == 0);
-  auto translated = post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", sentences}, {"beam", 3}}.dump());
+  const json translate_request{{"model", "muse"}, {"sentences", sentences}, {"beam", 3}};
+  require_schema("translate_request", translate_request);
+  auto translated = post(*c, "/v1/translate", translate_request.dump());
   REQUIRE(translated);
   INFO(translated->body);
   REQUIRE(translated->status == 200);
   const json answer = json::parse(translated->body);
+  require_schema("translate_answer", answer);
   REQUIRE(answer["model"] == "muse");
   std::string served;
   for (const json& t : answer["translations"]) served += t["text"].get<std::string>() + "\n";
   REQUIRE(served == offline.out);
 
+  // split_sentences: each sentence of a line alone, joined again, as translate --split-sentences.
+  const std::string paragraph = dir.write("paragraph.txt", "Red cat sits. Blue dog runs.\n");
+  const RunResult split_offline = run_attn(shell_words({"translate", "-m", models.muse, "-i", paragraph, "--split-sentences"}));
+  REQUIRE(split_offline.status == 0);
+  auto split = post(*c, "/v1/translate",
+                    json{{"model", "muse"}, {"sentences", {"Red cat sits. Blue dog runs."}}, {"split_sentences", true}}.dump());
+  REQUIRE(split);
+  REQUIRE(split->status == 200);
+  require_schema("translate_answer", json::parse(split->body));
+  const json split_answer = json::parse(split->body)["translations"][0];
+  REQUIRE(split_answer["text"].get<std::string>() + "\n" == split_offline.out);
+  REQUIRE(split_answer["sentences"] == 2);
+
   auto nbest = post(*c, "/v1/translate", json{{"model", "csan"}, {"sentence", "red cat"}, {"beam", 4}, {"nbest", 3}}.dump());
   REQUIRE(nbest);
   REQUIRE(nbest->status == 200);
+  require_schema("translate_answer", json::parse(nbest->body));
   const json hyps = json::parse(nbest->body)["translations"][0]["nbest"];
   REQUIRE(hyps.size() == 3);
   REQUIRE(hyps[0]["score"].get<double>() >= hyps[1]["score"].get<double>());
@@ -87,10 +118,13 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   const std::string one = dir.write("one.txt", "blue dog sees red cat\n");
   const RunResult attend = run_attn(shell_words({"attend", "-m", models.convsan2d, "-i", one, "--beam", "2"}));
   REQUIRE(attend.status == 0);
-  auto maps = post(*c, "/v1/attend", json{{"sentence", "blue dog sees red cat"}, {"models", {"csan", "muse"}}, {"beam", 2}}.dump());
+  const json attend_request{{"sentence", "blue dog sees red cat"}, {"models", {"csan", "muse"}}, {"beam", 2}};
+  require_schema("attend_request", attend_request);
+  auto maps = post(*c, "/v1/attend", attend_request.dump());
   REQUIRE(maps);
   INFO(maps->body.substr(0, 300));
   REQUIRE(maps->status == 200);
+  require_schema("attend_answer", json::parse(maps->body));
   const json results = json::parse(maps->body)["results"];
   REQUIRE(results.size() == 2);
   REQUIRE(results[0]["model"] == "csan");
