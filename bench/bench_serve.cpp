@@ -5,7 +5,7 @@
 // and the medians are compared. Run by tools/serve_bench.sh (make bench).
 //
 //   bench_serve --attn BIN --model MODEL --input SRC [--clients 16] [--seconds 20]
-//               [--rounds 2] [--threads 2] [--beam 5]
+//               [--rounds 2] [--threads 2] [--beam 5] [--serve-args "--decoders 2"]
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -30,6 +30,7 @@ namespace {
 
 struct Flags {
   std::string attn = "build/attn", model, input;
+  std::string serve_args;  // more flags for attn serve, space-separated (e.g. "--decoders 2 --max-batch 8")
   int clients = 16, rounds = 2, threads = 2, beam = 5;
   double seconds = 20.0;
 };
@@ -59,6 +60,8 @@ double seconds_of(const std::string& command) {
 pid_t start_server(const Flags& f, const std::filesystem::path& log, int& port) {
   std::vector<std::string> words{f.attn, "serve", "-m", f.model, "--port", "0", "--threads", std::to_string(f.threads),
                                  "--max-beam", std::to_string(f.beam)};
+  std::istringstream more(f.serve_args);
+  for (std::string w; more >> w;) words.push_back(w);
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
     else if (k == "--rounds") f.rounds = std::stoi(v);
     else if (k == "--threads") f.threads = std::stoi(v);
     else if (k == "--beam") f.beam = std::stoi(v);
+    else if (k == "--serve-args") f.serve_args = v;
     else {
       std::fprintf(stderr, "bench_serve: unknown flag %s\n", k.c_str());
       return 2;
@@ -159,8 +163,8 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(scratch);
   const double offline = median(offline_rate), served = median(served_rate);
-  std::printf("\nattn serve, %d clients x 1 sentence per request, beam %d, %d threads, %zu distinct sentences, %d rounds of %.0f s\n",
-              f.clients, f.beam, f.threads, sentences.size(), f.rounds, f.seconds);
+  std::printf("\nattn serve %s, %d clients x 1 sentence per request, beam %d, %d threads, %zu distinct sentences, %d rounds of %.0f s\n",
+              f.serve_args.c_str(), f.clients, f.beam, f.threads, sentences.size(), f.rounds, f.seconds);
   std::printf("| attn translate (batch 64) sent/s | serve sent/s | serve / translate | p50 ms | p99 ms | failed |\n");
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline, median(p50), median(p99),

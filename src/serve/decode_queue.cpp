@@ -18,11 +18,14 @@ bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b)
 
 DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options)
     : models_(std::move(models)), options_(options) {
-  // OpenMP's thread count is per thread: the decoder takes the one --threads gave the caller.
-  thread_ = std::thread([this, threads = num_threads()] {
-    set_threads(threads);
-    loop();
-  });
+  // OpenMP's thread count is per thread: the decoders share the one --threads gave the caller.
+  const int decoders = std::clamp(options_.decoders, 1, std::max(1, num_threads()));
+  const int threads = std::max(1, num_threads() / decoders);
+  for (int i = 0; i < decoders; ++i)
+    threads_.emplace_back([this, threads] {
+      set_threads(threads);
+      loop();
+    });
 }
 
 DecodeQueue::~DecodeQueue() {
@@ -31,7 +34,7 @@ DecodeQueue::~DecodeQueue() {
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 bool DecodeQueue::admit(std::int64_t sentences) {

@@ -1,5 +1,5 @@
-// The one decoder of `attn serve`: HTTP threads submit work, a single thread
-// runs it, so requests from many clients are decoded together (batched across
+// The decoder of `attn serve`: HTTP threads submit work, decoder threads
+// (one by default) run it, so requests from many clients are decoded together (batched across
 // clients, as Marian's and CTranslate2's servers do) and the products use every
 // core (--threads) for one batch at a time.
 //
@@ -29,9 +29,13 @@
 namespace attn::serve {
 
 struct BatchOptions {
-  std::int64_t max_batch = 64;                     // sentences decoded together
+  // Two decoders of one thread each, batches of at most 16: on 2 cores, 16 clients
+  // sending one sentence each got 1.5x the sentences/s of one decoder on both
+  // threads with batches of 64 (docs/results.md, session 11), and 64 clients 1.2x.
+  std::int64_t max_batch = 16;                     // sentences decoded together
   std::chrono::microseconds max_wait{5000};        // how long a lone sentence waits for company
   std::int64_t max_queued = 1024;                  // sentences waiting, over all jobs
+  int decoders = 2;                                // threads taking batches, --threads split between them
 };
 
 using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
@@ -91,7 +95,7 @@ class DecodeQueue {
   std::deque<Job> jobs_;
   std::int64_t queued_ = 0;
   bool stopping_ = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 // Whether two searches can share a batch (same beam, length penalty, limits, n-best).
