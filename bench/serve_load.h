@@ -2,7 +2,7 @@
 // keep-alive connection, post one request at a time to /v1/translate for
 // `seconds`, cycling through `sentences` (`per_request` of them per request),
 // and record each request's latency and whether it was a 200 with one
-// translation per sentence. Used by the [serve] load test and bench_serve.
+// translation per sentence (the expected one, when given). Used by the [serve] load test and bench_serve.
 #pragma once
 #include <httplib.h>
 
@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,6 +28,9 @@ struct LoadOptions {
   double seconds = 20.0;
   int per_request = 1;
   int beam = 5;
+  // When set, every answer must give each sentence this translation (a check
+  // that decoders running side by side do not disturb each other).
+  const std::map<std::string, std::string>* expected = nullptr;
 };
 
 struct LoadResult {
@@ -62,7 +66,9 @@ inline LoadResult run_load(const LoadOptions& o, const std::vector<std::string>&
       while (clock::now() < stop) {
         nlohmann::json body{{"beam", o.beam}, {"sentences", nlohmann::json::array()}};
         if (!o.model.empty()) body["model"] = o.model;
-        for (int k = 0; k < o.per_request; ++k) body["sentences"].push_back(sentences[next++ % sentences.size()]);
+        std::vector<std::string> asked;
+        for (int k = 0; k < o.per_request; ++k) asked.push_back(sentences[next++ % sentences.size()]);
+        body["sentences"] = asked;
         const auto sent = clock::now();
         const httplib::Result r = client.Post("/v1/translate", body.dump(), "application/json");
         const double ms = std::chrono::duration<double, std::milli>(clock::now() - sent).count();
@@ -71,6 +77,8 @@ inline LoadResult run_load(const LoadOptions& o, const std::vector<std::string>&
         if (ok) {
           const nlohmann::json answer = nlohmann::json::parse(r->body, nullptr, false);
           ok = !answer.is_discarded() && answer["translations"].size() == static_cast<std::size_t>(o.per_request);
+          for (std::size_t k = 0; ok && o.expected && k < asked.size(); ++k)
+            ok = answer["translations"][k]["text"] == o.expected->at(asked[k]);
         }
         if (!ok) {
           ++failed;

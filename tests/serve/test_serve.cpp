@@ -210,7 +210,7 @@ TEST_CASE("serve: SIGTERM answers the requests in flight, then exits 0", "[serve
   REQUIRE(server.log().find("attn serve: stopped") != std::string::npos);
 }
 
-TEST_CASE("serve: 16 clients for 20 s, one sentence per request, none fails", "[serve][load]") {
+TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer right", "[serve][load]") {
   ServeProcess server;
   attn::bench::LoadOptions load;
   load.port = server.port();
@@ -219,6 +219,20 @@ TEST_CASE("serve: 16 clients for 20 s, one sentence per request, none fails", "[
   load.seconds = 20.0;
   const std::vector<std::string> sentences = {"red cat sees two dog", "blue dog", "small big cat sees red",
                                               "two red cats", "dog sees blue cat", "big dog"};
+  // Each answer must be the sentence's own translation, as attn translate gives it.
+  ScratchDir dir;
+  std::string lines;
+  for (const std::string& s : sentences) lines += s + "\n";
+  const RunResult offline = run_attn(shell_words({"translate", "-m", serve_models().muse, "-i", dir.write("in.txt", lines)}));
+  REQUIRE(offline.status == 0);
+  std::map<std::string, std::string> expected;
+  std::size_t at = 0;
+  for (const std::string& s : sentences) {
+    const std::size_t end = offline.out.find('\n', at);
+    expected[s] = offline.out.substr(at, end - at);
+    at = end + 1;
+  }
+  load.expected = &expected;
   const attn::bench::LoadResult result = attn::bench::run_load(load, sentences);
   INFO(result.first_failure);
   REQUIRE(result.failed == 0);
