@@ -20,6 +20,13 @@
 
 namespace attn::test {
 
+// How often `needle` occurs in `text`, without overlaps.
+inline std::size_t count_occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
 // A test that cannot run here says so (a tab-separated line) and returns: Catch2 v2 would count it
 // as passed, so tools/run-tests.sh reads these lines and counts it as skipped,
 // with the reason (say how to enable it).

@@ -187,7 +187,7 @@ Response Api::models() const {
     list.push_back({{"name", m.name},
                     {"file", m.file},
                     {"arch", model.config().arch},
-                    {"parameters", model.params().total_floats()},
+                    {"parameters", model.parameter_count()},
                     {"config", model.config().to_json()},
                     {"encoder_mixers", model.encoder_mixer_kinds()},
                     {"decoder_mixers", model.decoder_mixer_kinds()}});

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../decode/json_schema.h"
+#include "../decode/small_maps_config.h"
 #include "../decode/maps_checks.h"
 #include "../support.h"
 #include "attn/model/model_file.h"
@@ -62,20 +63,9 @@ std::string make_model(const test::ScratchDir& dir, const std::string& name, con
   options.vocab_size = 340;
   options.min_frequency = 2;
   const text::Bpe bpe = text::Bpe::learn(corpus, options);
-  model::ModelConfig c;
-  c.arch = arch;
+  model::ModelConfig c = test::small_maps_config(arch, static_cast<std::int64_t>(bpe.vocab().size()));
   c.decoder_mixer = decoder_mixer;
-  c.vocab_size = bpe.vocab().size();
-  c.dim = 16;
-  c.heads = 4;
   c.ffn_dim = 32;
-  c.enc_layers = 2;
-  c.dec_layers = 2;
-  c.dropout = 0.0f;
-  c.max_positions = 128;
-  c.options["muse_kernels"] = {3, 7};
-  c.options["csan_window"] = 5;
-  c.options["csan_layers"] = 1;
   if (words_only) {
     c.share_all_embeddings = false;
     c.share_decoder_output = false;

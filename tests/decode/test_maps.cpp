@@ -24,6 +24,7 @@
 #include "attn/decode/maps_page.h"
 #include "json_schema.h"
 #include "maps_checks.h"
+#include "small_maps_config.h"
 
 using namespace attn;
 using nlohmann::json;
@@ -32,21 +33,11 @@ using decode::MapComponent;
 namespace {
 
 model::ModelConfig small_config(const std::string& arch = "transformer", const std::string& norm = "pre") {
-  model::ModelConfig c;
-  c.arch = arch;
-  c.vocab_size = text::Bpe().vocab().size();
-  c.dim = 16;
-  c.heads = 4;
-  c.ffn_dim = 24;
-  c.enc_layers = 2;
-  c.dec_layers = 2;
-  c.dropout = 0.0f;
+  model::ModelConfig c = test::small_maps_config(arch, static_cast<std::int64_t>(text::Bpe().vocab().size()));
   c.norm = norm;
   c.max_positions = 64;
-  c.options["muse_kernels"] = {3, 7};
   c.options["muse_tap_dropout"] = 0.0f;
   c.options["csan_window"] = 3;
-  c.options["csan_layers"] = 1;
   return c;
 }
 

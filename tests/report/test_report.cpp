@@ -38,12 +38,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
-  return n;
-}
-
 bool has_note(const report::RunSummary& r, const std::string& needle) {
   for (const std::string& n : r.notes)
     if (n.find(needle) != std::string::npos) return true;
@@ -159,7 +153,7 @@ std::vector<std::string> polyline_points(const std::string& page, const std::str
   return found;
 }
 
-std::size_t point_count(const std::string& points) { return points.empty() ? 0 : count(points, " ") + 1; }
+std::size_t point_count(const std::string& points) { return points.empty() ? 0 : test::count_occurrences(points, " ") + 1; }
 
 void require_series(const std::vector<report::SeriesPoint>& got, const std::vector<json>& log, const char* split,
                     const char* key) {
@@ -323,7 +317,7 @@ TEST_CASE("report: the table and the plotted points equal the logs of two synthe
 
   // The page: six plots, one polyline per run in each, with one vertex per logged point.
   const std::string page = report::report_page(runs);
-  REQUIRE(count(page, "<figure class=\"plot\"") == 6);
+  REQUIRE(test::count_occurrences(page, "<figure class=\"plot\"") == 6);
   for (const auto* run : {&a, &b}) {
     const std::vector<std::string> lines = polyline_points(page, run->name);
     REQUIRE(lines.size() == 6);
@@ -342,7 +336,7 @@ TEST_CASE("report: the table and the plotted points equal the logs of two synthe
     REQUIRE(xy[i].first > xy[i - 1].first);
     REQUIRE(xy[i].second > xy[i - 1].second);  // the loss falls
   }
-  REQUIRE(count(page, "<tr class=\"run\"") == 2);
+  REQUIRE(test::count_occurrences(page, "<tr class=\"run\"") == 2);
   REQUIRE(page.find("<script src") == std::string::npos);  // offline: nothing loaded
   REQUIRE(page.find("http") == std::string::npos);
 
@@ -369,7 +363,7 @@ TEST_CASE("report: the table and the plotted points equal the logs of two synthe
   REQUIRE(w.out.empty());
   REQUIRE(w.err.find(html.string()) != std::string::npos);
   const std::string written = test::slurp(html);
-  REQUIRE(count(written, "<polyline class=\"curve\"") == 12);
+  REQUIRE(test::count_occurrences(written, "<polyline class=\"curve\"") == 12);
   REQUIRE(written.find("data-run=\"beta\"") != std::string::npos);  // "beta/" is named beta too
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(html.parent_path())) left.push_back(e.path().filename().string());
@@ -448,7 +442,7 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
   REQUIRE_FALSE(runs[5].in_progress);
 
   const std::string page = report::report_page(runs);
-  REQUIRE(count(page, "<tr class=\"run\"") == 6);
+  REQUIRE(test::count_occurrences(page, "<tr class=\"run\"") == 6);
   REQUIRE(page.find("no validation yet") != std::string::npos);
   REQUIRE(page.find("in progress") != std::string::npos);
   REQUIRE(page.find("no data yet") == std::string::npos);  // some run has points in every plot
@@ -464,7 +458,7 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
 
   // A page of runs without any point says so in each plot.
   const std::string bare = report::report_page({runs[3], runs[4]});
-  REQUIRE(count(bare, "no data yet") == 6);
+  REQUIRE(test::count_occurrences(bare, "no data yet") == 6);
 }
 
 TEST_CASE("report: a log's model and end records stand in for model files, and tell a finished run", "[report]") {
@@ -671,7 +665,7 @@ TEST_CASE("report (cli): headless chromium renders one curve per run in each plo
     REQUIRE(seen.find(std::string("valid-bleu-") + x + ":alpha+beta ") != std::string::npos);
   }
   REQUIRE(seen.find("rows:3") != std::string::npos);
-  REQUIRE(count(dom, "<tr class=\"run\"") == 3);
+  REQUIRE(test::count_occurrences(dom, "<tr class=\"run\"") == 3);
 
   test::screenshot(s.dir.path(), page, out_dir / "report.png");
 }
@@ -709,7 +703,7 @@ TEST_CASE("progress: the sentence counter's text, and translate and attend draw 
     REQUIRE(std::system(cmd.c_str()) == 0);
     const std::string screen = test::slurp(typed);
     INFO("terminal: " << screen);
-    REQUIRE(count(screen, "30/30 sentences (100%)") == 1);  // the final count is drawn once
+    REQUIRE(test::count_occurrences(screen, "30/30 sentences (100%)") == 1);  // the final count is drawn once
     REQUIRE(screen.find("\r\033[K") != std::string::npos);
   }
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../report/browser.h"
+#include "../decode/small_maps_config.h"
 #include "../support.h"
 #include "attn/core/arena.h"
 #include "attn/decode/maps.h"
@@ -27,28 +28,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::size_t count(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
-  return n;
-}
-
 // The attend document (one sentence, greedy) of a random model of `arch`, as attn serve answers it.
 json attend_document(const std::string& arch, const std::string& sentence, std::uint64_t seed) {
   const text::Bpe bpe;
-  model::ModelConfig c;
-  c.arch = arch;
-  c.vocab_size = bpe.vocab().size();
-  c.dim = 16;
-  c.heads = 4;
-  c.ffn_dim = 24;
-  c.enc_layers = 2;
-  c.dec_layers = 2;
-  c.dropout = 0.0f;
-  c.max_positions = 128;
-  c.options["muse_kernels"] = {3, 7};
-  c.options["csan_window"] = 5;
-  c.options["csan_layers"] = 1;
+  const model::ModelConfig c = test::small_maps_config(arch, static_cast<std::int64_t>(bpe.vocab().size()));
   model::Seq2Seq m(c);
   Rng init(seed);
   m.initialize(init);
@@ -139,9 +122,9 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
     REQUIRE(at != std::string::npos);
     panel.push_back(dom.substr(at, dom.find("data-model=", at + 12) - at));
     INFO(name);
-    REQUIRE(count(panel.back(), "<rect class=\"d\"") == F * F);          // the large map
-    REQUIRE(count(panel.back(), "<rect class=\"c\"") == 2 * 4 * F * F);  // 2 layers × 4 heads
-    REQUIRE(count(panel.back(), "<figure class=\"thumb sel\" data-l=\"0\" data-h=\"2\"") == 1);
+    REQUIRE(test::count_occurrences(panel.back(), "<rect class=\"d\"") == F * F);          // the large map
+    REQUIRE(test::count_occurrences(panel.back(), "<rect class=\"c\"") == 2 * 4 * F * F);  // 2 layers × 4 heads
+    REQUIRE(test::count_occurrences(panel.back(), "<figure class=\"thumb sel\" data-l=\"0\" data-h=\"2\"") == 1);
     REQUIRE(panel.back().find("<svg class=\"map big\" data-l=\"0\" data-h=\"2\"") != std::string::npos);
   }
   REQUIRE(panel[0].find("data-tip=\"taps:1\"") != std::string::npos);  // MUSE: the k=7 cell's taps
