@@ -98,9 +98,8 @@ std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mute
   batch.push_back(std::move(jobs_.front()));
   jobs_.pop_front();
   if (!batch.front().is_translation) return batch;
-  const auto deadline = batch.front().queued_at + options_.max_wait;
-  for (;;) {
-    // Later jobs that fit join; the others keep their place in the queue.
+  // Later jobs that fit join; the others keep their place in the queue.
+  const auto gather = [&] {
     for (auto it = jobs_.begin(); it != jobs_.end() && sentences() < options_.max_batch;) {
       if (joins(*it) && sentences() + it->sentences <= options_.max_batch) {
         batch.push_back(std::move(*it));
@@ -109,17 +108,13 @@ std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mute
         ++it;
       }
     }
+  };
+  const auto deadline = batch.front().queued_at + options_.max_wait;
+  for (;;) {
+    gather();
     if (sentences() >= options_.max_batch || stopping_) return batch;
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout) {
-      // One last look: a job may have arrived with the deadline.
-      for (auto it = jobs_.begin(); it != jobs_.end();) {
-        if (joins(*it) && sentences() + it->sentences <= options_.max_batch) {
-          batch.push_back(std::move(*it));
-          it = jobs_.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      gather();  // a job may have arrived with the deadline
       return batch;
     }
   }
