@@ -265,3 +265,15 @@ TEST_CASE("serve: in headless Chromium the page translates a sentence and draws 
   REQUIRE(page->get_header_value("Content-Type").find("text/html") == 0);
   REQUIRE(page->body.find("attnMapsDrawer") != std::string::npos);
 }
+
+TEST_CASE("serve: in headless Firefox the page draws every model's maps too", "[serve][browser]") {
+  if (!std::filesystem::exists("/usr/bin/firefox-esr")) ATTN_SKIP("Firefox is not installed (apt-get install firefox-esr)");
+  if (!std::filesystem::exists("/usr/bin/python3")) ATTN_SKIP("python3 is not installed");
+  ServeProcess server;
+  ScratchDir dir;
+  const std::string said = (dir.path() / "check.txt").string();
+  const int status = std::system(("python3 tools/serve_firefox_check.py http://127.0.0.1:" +
+                                  std::to_string(server.port()) + " muse csan >" + said + " 2>&1").c_str());
+  INFO(slurp(said));
+  REQUIRE(status == 0);
+}
