@@ -25,7 +25,7 @@ struct Command {
 };
 constexpr Command kCommands[] = {{"train", ""},       {"translate", "-m m.attn"}, {"attend", "-m m.attn"},
                                  {"score", "-r ref"}, {"info", "m.attn"},         {"average", "a.attn -o b.attn"},
-                                 {"report", "run"}};
+                                 {"report", "run"},   {"serve", "-m m.attn"}};
 
 // One line per numeric flag: a value just outside its range and one just inside.
 struct Row {
@@ -92,6 +92,18 @@ constexpr Row kRows[] = {
     {"average", "--threads", "-1", "1"},
     {"average", "--last", "0", "1"},
     {"report", "--threads", "-1", "1"},
+    {"serve", "--threads", "-1", "1"},
+    {"serve", "--port", "65536", "0"},
+    {"serve", "--decoders", "0", "1"},
+    {"serve", "--max-batch", "0", "1"},
+    {"serve", "--max-wait-ms", "-1", "0"},
+    {"serve", "--max-queue", "0", "1"},
+    {"serve", "--max-sentences", "0", "1"},
+    {"serve", "--max-input-len", "0", "1"},
+    {"serve", "--max-body", "1023", "1024"},
+    {"serve", "--max-beam", "0", "1"},
+    {"serve", "--timeout", "0", "0.001"},
+    {"serve", "--connections", "0", "1"},
 };
 
 // Parses `attn COMMAND FLAG VALUE REQUIRED` on a fresh app; the error's text,
