@@ -88,13 +88,8 @@ int run(const TranslateFlags& f) {
   }
   progress.finish();
 
-  // One output line per input line: a model can emit the byte pieces of a line
-  // break (an untrained one does), which would shift every later line.
-  auto one_line = [&loaded](const std::vector<std::int32_t>& tokens) {
-    std::string text = loaded.bpe.decode(tokens);
-    std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-    return text;
-  };
+  // One output line per input line (decode_line), or every later line would shift.
+  auto one_line = [&loaded](const std::vector<std::int32_t>& tokens) { return loaded.bpe.decode_line(tokens); };
   std::string out;
   if (f.split_sentences) {
     // The sentences of a line, translated one by one, joined by a space.
@@ -103,17 +98,18 @@ int run(const TranslateFlags& f) {
       if (!results[u].empty()) out += one_line(results[u][0].tokens);
       if (u + 1 == units.size() || unit_line[u + 1] != unit_line[u]) out += '\n';
     }
-  }
-  for (std::size_t i = 0; i < lines.size() && !f.split_sentences; ++i) {
-    if (f.search.nbest == 1) {
-      out += results[i].empty() ? "" : one_line(results[i][0].tokens);
-      out += '\n';
-      continue;
-    }
-    for (const decode::Hypothesis& h : results[i]) {
-      char score[32];
-      std::snprintf(score, sizeof score, "%.4f", h.score);
-      out += std::to_string(i) + " ||| " + one_line(h.tokens) + " ||| " + score + '\n';
+  } else {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      if (f.search.nbest == 1) {
+        out += results[i].empty() ? "" : one_line(results[i][0].tokens);
+        out += '\n';
+        continue;
+      }
+      for (const decode::Hypothesis& h : results[i]) {
+        char score[32];
+        std::snprintf(score, sizeof score, "%.4f", h.score);
+        out += std::to_string(i) + " ||| " + one_line(h.tokens) + " ||| " + score + '\n';
+      }
     }
   }
   if (file) {

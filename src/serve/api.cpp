@@ -148,12 +148,6 @@ Refusal queue_full(const DecodeQueue& queue) {
                    " sentences waiting, --max-queue); retry later"};
 }
 
-std::string one_line(const text::Bpe& bpe, const std::vector<std::int32_t>& tokens) {
-  std::string text = bpe.decode(tokens);
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  return text;
-}
-
 // A runtime failure (out of memory, a model error) is the server's fault: 500, and the server goes on.
 template <typename Handler>
 Response answer(Handler&& handler) {
@@ -264,12 +258,12 @@ Response Api::translate(const std::string& body) {
       json hypotheses = json::array();
       for (; u < units.size() && unit_line[u] == i; ++u) {
         if (found[u].empty()) continue;  // an empty unit
-        text += (text.empty() ? "" : " ") + one_line(bpe, found[u][0].tokens);
+        text += (text.empty() ? "" : " ") + bpe.decode_line(found[u][0].tokens);
         score_sum += found[u][0].score;
         ++parts;
         if (search.nbest > 1)
           for (const decode::Hypothesis& h : found[u])
-            hypotheses.push_back({{"text", one_line(bpe, h.tokens)}, {"score", h.score}});
+            hypotheses.push_back({{"text", bpe.decode_line(h.tokens)}, {"score", h.score}});
       }
       json entry{{"text", text}, {"score", parts ? score_sum / static_cast<double>(parts) : 0.0}};
       if (split) entry["sentences"] = parts;

@@ -1,5 +1,6 @@
 #include "attn/text/bpe.h"
 
+#include <algorithm>
 #include <bit>
 #include <climits>
 
@@ -141,6 +142,12 @@ std::vector<std::string> Bpe::encode_pieces(std::string_view line) const {
   std::vector<std::string> pieces;
   for (const std::int32_t id : encode(line)) pieces.push_back(vocab_.pieces()[id]);
   return pieces;
+}
+
+std::string Bpe::decode_line(std::span<const std::int32_t> ids) const {
+  std::string text = decode(ids);
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return text;
 }
 
 std::string Bpe::decode(std::span<const std::int32_t> ids) const {

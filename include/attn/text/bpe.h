@@ -51,6 +51,9 @@ class Bpe {
   // The pieces of encode(line) as strings, e.g. {"▁Ein", "▁Mann", "."}.
   std::vector<std::string> encode_pieces(std::string_view line) const;
   std::string decode(std::span<const std::int32_t> ids) const;
+  // decode() as one line: line breaks a model emitted (an untrained one does)
+  // become spaces, so that one input line gives one output line.
+  std::string decode_line(std::span<const std::int32_t> ids) const;
 
   const Vocab& vocab() const { return vocab_; }
   const std::vector<MergePair>& merges() const { return merges_; }
