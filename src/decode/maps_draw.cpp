@@ -69,6 +69,10 @@ svg tspan.wm { fill: #b3b9c4; }
 #tip .v { font: 600 13px var(--mono); color: #ffd98a; }
 #tip .t { font-family: var(--mono); }
 .empty { color: var(--muted); padding: 18px 0; }
+header.top { display: flex; align-items: baseline; gap: 14px; padding: 14px 22px 4px; flex-wrap: wrap; }
+header.top h1 { font-size: 19px; margin: 0; letter-spacing: -0.01em; }
+header.top h1 span { color: var(--accent); }
+header.top .meta { color: var(--muted); font-size: 13px; }
 </style>
 )CSS";
 
@@ -341,6 +345,12 @@ function attnTooltip(tip, find) {
 )JS";
 
 }  // namespace
+
+std::string page_head(const std::string& title) {
+  return "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" +
+         title + "</title>\n";
+}
 
 std::string maps_style() { return kMapsStyle; }
 

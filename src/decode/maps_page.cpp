@@ -15,19 +15,8 @@ namespace {
 
 // The page before the data: head, the shared map style (maps_draw.h), this
 // page's layout and the empty frame the viewer fills.
-constexpr const char* kPageTop = R"PAGE(<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>attn attend — attention maps</title>
-)PAGE";
 
 constexpr const char* kPageLayout = R"PAGE(<style>
-header.top { display: flex; align-items: baseline; gap: 14px; padding: 14px 22px 4px; flex-wrap: wrap; }
-header.top h1 { font-size: 19px; margin: 0; letter-spacing: -0.01em; }
-header.top h1 span { color: var(--accent); }
-header.top .meta { color: var(--muted); font-size: 13px; }
 nav.bar { position: sticky; top: 0; z-index: 5; display: flex; flex-wrap: wrap; gap: 10px 18px; align-items: center;
   padding: 10px 22px; background: rgba(245,246,248,0.94); backdrop-filter: blur(6px); border-bottom: 1px solid var(--line); }
 nav.bar .group { display: flex; align-items: center; gap: 6px; }
@@ -191,7 +180,7 @@ std::string mechanisms_script() {
 
 
 MapsPageWriter::MapsPageWriter(std::FILE* out, const nlohmann::json& header) : out_(out) {
-  std::fputs(kPageTop, out_);
+  std::fputs(page_head("attn attend — attention maps").c_str(), out_);
   std::fputs(maps_style().c_str(), out_);
   std::fputs(kPageLayout, out_);
   std::fputs("<script type=\"application/json\" id=\"attn-header\">", out_);

@@ -7,20 +7,9 @@ namespace attn::serve {
 
 namespace {
 
-constexpr const char* kTop = R"PAGE(<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>attn serve — compare attention</title>
-)PAGE";
 
 // This page's layout, after the shared map style; then the empty frame.
 constexpr const char* kLayout = R"PAGE(<style>
-header.top { display: flex; align-items: baseline; gap: 14px; padding: 14px 22px 4px; flex-wrap: wrap; }
-header.top h1 { font-size: 19px; margin: 0; letter-spacing: -0.01em; }
-header.top h1 span { color: var(--accent); }
-header.top .meta { color: var(--muted); font-size: 13px; }
 form.ask { margin: 8px 22px 12px; display: flex; flex-direction: column; gap: 10px; }
 form.ask .row { display: flex; gap: 10px; align-items: center; flex-wrap: wrap; }
 #sentence { flex: 1 1 420px; min-width: 0; font-size: 16px; padding: 8px 12px; border-radius: 9px; }
@@ -330,7 +319,7 @@ constexpr const char* kScript = R"PAGE(<script>
 }  // namespace
 
 std::string serve_page() {
-  return std::string(kTop) + decode::maps_style() + kLayout + decode::mechanisms_script() + decode::maps_draw_script() + kScript;
+  return decode::page_head("attn serve — compare attention") + decode::maps_style() + kLayout + decode::mechanisms_script() + decode::maps_draw_script() + kScript;
 }
 
 }  // namespace attn::serve

@@ -31,8 +31,11 @@
 
 namespace attn::decode {
 
-// <style> for maps, thumbnails, badges, gate bars, side strips, the tooltip
-// (#tip), the component tabs and the colour legend.
+// The document's start up to and including <title> (plain text, not escaped).
+std::string page_head(const std::string& title);
+
+// <style> for the page header (header.top), maps, thumbnails, badges, gate
+// bars, side strips, the tooltip (#tip), the component tabs and the colour legend.
 std::string maps_style();
 
 // <script> defining attnMapsDrawer and attnTooltip (above).
