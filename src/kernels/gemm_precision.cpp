@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <tuple>
 
 #include "attn/kernels/gemm.h"
@@ -19,21 +20,29 @@ std::atomic<GemmPrecision> g_precision{GemmPrecision::fp32};
 // Quantized weights by (address, rows, columns, leading dimension).
 class QuantizedWeights {
  public:
+  // Looked up under a shared lock (attn serve's decoders run side by side);
+  // quantized once, under the exclusive one.
   const QuantizedWeight& get(const float* w, std::int64_t n, std::int64_t k, std::int64_t ldw) {
-    const std::lock_guard lock(mutex_);
-    std::unique_ptr<QuantizedWeight>& held = weights_[{w, n, k, ldw}];
+    const Key key{w, n, k, ldw};
+    {
+      const std::shared_lock lock(mutex_);
+      const auto found = weights_.find(key);
+      if (found != weights_.end()) return *found->second;
+    }
+    const std::unique_lock lock(mutex_);
+    std::unique_ptr<QuantizedWeight>& held = weights_[key];
     if (!held) held = std::make_unique<QuantizedWeight>(quantize_weight(w, ldw, n, k));
     return *held;
   }
   void clear() {
-    const std::lock_guard lock(mutex_);
+    const std::unique_lock lock(mutex_);
     weights_.clear();
   }
 
  private:
-  std::mutex mutex_;
-  std::map<std::tuple<const float*, std::int64_t, std::int64_t, std::int64_t>, std::unique_ptr<QuantizedWeight>>
-      weights_;
+  using Key = std::tuple<const float*, std::int64_t, std::int64_t, std::int64_t>;
+  std::shared_mutex mutex_;
+  std::map<Key, std::unique_ptr<QuantizedWeight>> weights_;
 };
 
 QuantizedWeights& quantized_weights() {
