@@ -58,7 +58,7 @@ std::int64_t int_field(const json& request, const std::string& key, std::int64_t
 float number_field(const json& request, const std::string& key, float fallback, float lo, float hi) {
   if (!request.contains(key)) return fallback;
   const json& v = request[key];
-  const auto range = std::to_string(lo) + " and " + std::to_string(hi);
+  const auto range = json(lo).dump() + " and " + json(hi).dump();
   if (!v.is_number()) throw Refusal{400, "\"" + key + "\" must be a number between " + range};
   const double x = v.get<double>();
   if (!(x >= lo && x <= hi)) throw Refusal{400, "\"" + key + "\" is " + v.dump() + "; give a number between " + range};
