@@ -60,17 +60,8 @@ int run(const AttendFlags& f) {
 
   const std::vector<std::string> input_lines = read_input(f.input);
   // With --split-sentences the maps are per sentence, each labelled by its line and place there.
-  std::vector<std::string> split;
-  std::vector<decode::LinePlace> places;
-  if (f.split_sentences)
-    for (std::size_t i = 0; i < input_lines.size(); ++i) {
-      std::int64_t k = 0;
-      for (std::string& sentence : text::split_sentences(input_lines[i])) {
-        split.push_back(std::move(sentence));
-        places.push_back({static_cast<std::int64_t>(i), k++});
-      }
-    }
-  const std::vector<std::string>& lines = f.split_sentences ? split : input_lines;
+  const text::SentenceUnits split = text::sentence_units(input_lines, f.split_sentences);
+  const std::vector<std::string>& lines = split.texts;
   const std::vector<std::vector<std::int32_t>> sources =
       encode_lines(loaded.bpe, lines, std::min(f.max_input_len, positions), "input", "--max-input-len");
   std::vector<std::string> target_lines;
@@ -103,7 +94,7 @@ int run(const AttendFlags& f) {
   decode::AttendInput input;
   input.source_lines = &lines;
   input.sources = &sources;
-  if (f.split_sentences) input.places = &places;
+  if (f.split_sentences) input.places = &split.places;
   if (!f.target.empty()) {
     input.target_lines = &target_lines;
     input.targets = &targets;

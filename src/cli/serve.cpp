@@ -88,7 +88,8 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--max-batch", f.batching.max_batch, "sentences decoded together, across requests")
       ->capture_default_str()
       ->check(bounded(within(1, 4096)));
-  sub->add_option("--decoders", f.batching.decoders, "batches decoded at once, each on --threads / N cores (at most --threads decoders)")
+  sub->add_option("--decoders", f.batching.decoders,
+                  "batches decoded at once, each on --threads / N cores (at most --threads decoders)")
       ->capture_default_str()
       ->check(bounded(within(1, 64)));
   sub->add_option("--max-wait-ms", f.max_wait_ms, "how long a sentence waits for others to fill its batch")

@@ -40,16 +40,9 @@ int run(const TranslateFlags& f) {
   require(!f.split_sentences || f.search.nbest == 1,
           "--split-sentences joins each line's best translations; it cannot be used with --nbest above 1");
   const std::vector<std::string> lines = read_input(f.input);
-  // The units decoded: the lines, or with --split-sentences their sentences (unit_line: the line of each).
-  std::vector<std::string> split;
-  std::vector<std::size_t> unit_line;
-  if (f.split_sentences)
-    for (std::size_t i = 0; i < lines.size(); ++i)
-      for (std::string& sentence : text::split_sentences(lines[i])) {
-        split.push_back(std::move(sentence));
-        unit_line.push_back(i);
-      }
-  const std::vector<std::string>& units = f.split_sentences ? split : lines;
+  // The units decoded: the lines, or with --split-sentences their sentences.
+  const text::SentenceUnits split = text::sentence_units(lines, f.split_sentences);
+  const std::vector<std::string>& units = split.texts;
   // Opened before the work, so an unwritable -o is said at once, not after decoding.
   std::optional<AtomicFile> file;
   if (!f.output.empty() && f.output != "-") file.emplace(f.output);
@@ -89,26 +82,25 @@ int run(const TranslateFlags& f) {
   progress.finish();
 
   // One output line per input line (decode_line), or every later line would shift.
-  auto one_line = [&loaded](const std::vector<std::int32_t>& tokens) { return loaded.bpe.decode_line(tokens); };
   std::string out;
   if (f.split_sentences) {
     // The sentences of a line, translated one by one, joined by a space.
     for (std::size_t u = 0; u < units.size(); ++u) {
-      if (u > 0 && unit_line[u] == unit_line[u - 1]) out += ' ';
-      if (!results[u].empty()) out += one_line(results[u][0].tokens);
-      if (u + 1 == units.size() || unit_line[u + 1] != unit_line[u]) out += '\n';
+      if (split.places[u].sentence > 0) out += ' ';
+      if (!results[u].empty()) out += loaded.bpe.decode_line(results[u][0].tokens);
+      if (u + 1 == units.size() || split.places[u + 1].sentence == 0) out += '\n';
     }
   } else {
     for (std::size_t i = 0; i < lines.size(); ++i) {
       if (f.search.nbest == 1) {
-        out += results[i].empty() ? "" : one_line(results[i][0].tokens);
+        out += results[i].empty() ? "" : loaded.bpe.decode_line(results[i][0].tokens);
         out += '\n';
         continue;
       }
       for (const decode::Hypothesis& h : results[i]) {
         char score[32];
         std::snprintf(score, sizeof score, "%.4f", h.score);
-        out += std::to_string(i) + " ||| " + one_line(h.tokens) + " ||| " + score + '\n';
+        out += std::to_string(i) + " ||| " + loaded.bpe.decode_line(h.tokens) + " ||| " + score + '\n';
       }
     }
   }

@@ -166,8 +166,9 @@ void DecoderLayer::start(StepContext& ctx, const float* memory, std::int64_t sen
   cross_attn.project_memory(ctx.params, memory, cache.cross_kv, sentences * cache.src_len);
   cache.self_width = self_attn->cache_width();
   // Not zeroed: a mixer's step writes position t and reads only positions < t
-  // (token_mixer.h; the incremental tests poison the arena with NaN). Zeroing [N, t_max, width] per batch, mostly rows no
-  // hypothesis reaches, was 5% of int8 beam search (perf, test2016, batch 64).
+  // (token_mixer.h; the incremental tests poison the arena with NaN). Zeroing
+  // [N, t_max, width] per batch, mostly rows no hypothesis reaches, was 5% of
+  // int8 beam search (perf, test2016, batch 64).
   cache.self_cache = ctx.arena.alloc(sentences * beams * cache.t_max * cache.self_width);
 }
 

@@ -120,14 +120,14 @@ std::vector<std::string> sentence_fields(const json& request, const Limits& limi
 }
 
 // Subword ids of each unit; a unit longer than the limit is refused, not cut.
-std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, const std::vector<std::string>& units,
-                                                    const std::vector<std::size_t>& unit_line, const Limits& limits) {
+std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, const text::SentenceUnits& units,
+                                                    const Limits& limits) {
   const std::int64_t limit = std::min(limits.max_subwords, served.loaded.model->config().max_positions);
-  std::vector<std::vector<std::int32_t>> ids(units.size());
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    ids[u] = served.loaded.bpe.encode(units[u]);
+  std::vector<std::vector<std::int32_t>> ids(units.texts.size());
+  for (std::size_t u = 0; u < ids.size(); ++u) {
+    ids[u] = served.loaded.bpe.encode(units.texts[u]);
     if (static_cast<std::int64_t>(ids[u].size()) > limit)
-      throw Refusal{413, "sentence " + std::to_string(unit_line[u]) + " has " + std::to_string(ids[u].size()) +
+      throw Refusal{413, "sentence " + std::to_string(units.places[u].line) + " has " + std::to_string(ids[u].size()) +
                              " subwords for model " + served.name + "; the limit is " + std::to_string(limit) +
                              " (--max-input-len); split it"};
   }
@@ -215,23 +215,12 @@ Response Api::translate(const std::string& body) {
     const std::vector<std::string> lines = sentence_fields(request, limits_, false);
 
     // The units decoded: the sentences, or with split_sentences the sentences within each.
-    std::vector<std::string> units;
-    std::vector<std::size_t> unit_line;
-    for (std::size_t i = 0; i < lines.size(); ++i) {
-      if (!split) {
-        units.push_back(lines[i]);
-        unit_line.push_back(i);
-        continue;
-      }
-      for (std::string& s : text::split_sentences(lines[i])) {
-        units.push_back(std::move(s));
-        unit_line.push_back(i);
-      }
-    }
-    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, units, unit_line, limits_);
+    const text::SentenceUnits split_units = text::sentence_units(lines, split);
+    const std::vector<std::string>& units = split_units.texts;
     if (static_cast<std::int64_t>(units.size()) > limits_.max_sentences)
       throw Refusal{413, "the request's lines hold " + std::to_string(units.size()) + " sentences; the limit is " +
                              std::to_string(limits_.max_sentences) + " per request (--max-sentences); split it"};
+    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, split_units, limits_);
     // Empty units translate to nothing and are not queued.
     std::vector<std::vector<std::int32_t>> queued;
     std::vector<std::size_t> queued_unit;
@@ -256,7 +245,7 @@ Response Api::translate(const std::string& body) {
       double score_sum = 0;
       std::int64_t parts = 0;
       json hypotheses = json::array();
-      for (; u < units.size() && unit_line[u] == i; ++u) {
+      for (; u < units.size() && split_units.places[u].line == static_cast<std::int64_t>(i); ++u) {
         if (found[u].empty()) continue;  // an empty unit
         text += (text.empty() ? "" : " ") + bpe.decode_line(found[u][0].tokens);
         score_sum += found[u][0].score;
@@ -293,34 +282,20 @@ Response Api::attend(const std::string& body) {
     const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
     decode::MapsSelection selection;
     selection.precision = static_cast<int>(int_field(request, "precision", 4, 1, 9));
-    const std::string line = sentence_fields(request, limits_, true)[0];
-    std::vector<std::string> units;
-    std::vector<decode::LinePlace> places;
-    if (split) {
-      for (std::string& s : text::split_sentences(line)) {
-        places.push_back({0, static_cast<std::int64_t>(units.size())});
-        units.push_back(std::move(s));
-      }
-    } else {
-      units.push_back(line);
-    }
-    if (static_cast<std::int64_t>(units.size()) > limits_.max_sentences)
-      throw Refusal{413, "the line holds " + std::to_string(units.size()) + " sentences; the limit is " +
+    const text::SentenceUnits units = text::sentence_units(sentence_fields(request, limits_, true), split);
+    if (static_cast<std::int64_t>(units.texts.size()) > limits_.max_sentences)
+      throw Refusal{413, "the line holds " + std::to_string(units.texts.size()) + " sentences; the limit is " +
                              std::to_string(limits_.max_sentences) + " (--max-sentences)"};
     // What the decoder thread works on; shared, as a request that times out
     // returns while its work may still be running.
     struct AttendWork {
-      std::vector<std::string> units;
-      std::vector<decode::LinePlace> places;
+      text::SentenceUnits units;
       std::vector<std::vector<std::vector<std::int32_t>>> sources;  // [model][unit]
       std::vector<std::string> documents;                            // [model]
     };
     auto shared = std::make_shared<AttendWork>();
-    shared->units = std::move(units);
-    shared->places = std::move(places);
-    for (std::size_t m : chosen)
-      shared->sources.push_back(
-          encode_units(models_[m], shared->units, std::vector<std::size_t>(shared->units.size(), 0), limits_));
+    shared->units = units;
+    for (std::size_t m : chosen) shared->sources.push_back(encode_units(models_[m], units, limits_));
     shared->documents.resize(chosen.size());
     const auto work = [shared, chosen, search, selection, split, &models = models_] {
       for (std::size_t k = 0; k < chosen.size(); ++k) {
@@ -331,9 +306,9 @@ Response Api::attend(const std::string& body) {
         Rng rng(0);
         nn::StepContext ctx{model.params(), arena, rng, false};
         decode::AttendInput input;
-        input.source_lines = &shared->units;
+        input.source_lines = &shared->units.texts;
         input.sources = &shared->sources[k];
-        if (split) input.places = &shared->places;
+        if (split) input.places = &shared->units.places;
         std::string sentences;
         decode::run_attend(ctx, model, served.loaded.bpe, input, search, selection,
                            [&](std::int64_t, const std::string& s) { sentences += (sentences.empty() ? "" : ",") + s; });
@@ -344,7 +319,7 @@ Response Api::attend(const std::string& body) {
       }
     };
     std::optional<DecodeQueue::SubmittedTask> task =
-        queue_.run(static_cast<std::int64_t>(shared->units.size() * chosen.size()), work);
+        queue_.run(static_cast<std::int64_t>(units.texts.size() * chosen.size()), work);
     if (!task) throw queue_full(queue_);
     wait_for(task->done, task->abandoned, limits_.timeout);
     task->done.get();

@@ -110,4 +110,22 @@ std::vector<std::string> split_sentences(std::string_view line) {
   return sentences;
 }
 
+SentenceUnits sentence_units(const std::vector<std::string>& lines, bool split) {
+  SentenceUnits units;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const auto line = static_cast<std::int64_t>(i);
+    if (!split) {
+      units.texts.push_back(lines[i]);
+      units.places.push_back({line, 0});
+      continue;
+    }
+    std::int64_t k = 0;
+    for (std::string& sentence : split_sentences(lines[i])) {
+      units.texts.push_back(std::move(sentence));
+      units.places.push_back({line, k++});
+    }
+  }
+  return units;
+}
+
 }  // namespace attn::text

@@ -39,3 +39,20 @@ TEST_CASE("split_sentences: golden cases", "[text][split]") {
     REQUIRE(split_sentences(c.line) == c.want);
   }
 }
+
+TEST_CASE("sentence_units: each sentence with its line and place; without splitting, the lines", "[text][split]") {
+  const std::vector<std::string> lines = {"Ein Hund läuft. Eine Katze schläft.", "", "Zwei Männer."};
+  const attn::text::SentenceUnits split = attn::text::sentence_units(lines, true);
+  REQUIRE(split.texts == std::vector<std::string>{"Ein Hund läuft.", "Eine Katze schläft.", "", "Zwei Männer."});
+  REQUIRE(split.places.size() == 4);
+  const std::int64_t want[4][2] = {{0, 0}, {0, 1}, {1, 0}, {2, 0}};
+  for (std::size_t u = 0; u < 4; ++u) {
+    REQUIRE(split.places[u].line == want[u][0]);
+    REQUIRE(split.places[u].sentence == want[u][1]);
+  }
+  const attn::text::SentenceUnits whole = attn::text::sentence_units(lines, false);
+  REQUIRE(whole.texts == lines);
+  REQUIRE(whole.places.size() == 3);
+  REQUIRE(whole.places[2].line == 2);
+  REQUIRE(whole.places[2].sentence == 0);
+}

@@ -27,6 +27,7 @@
 #include "attn/nn/context.h"
 #include "attn/nn/map_json.h"
 #include "attn/text/bpe.h"
+#include "attn/text/sentence_split.h"
 
 namespace attn::decode {
 
@@ -79,11 +80,8 @@ std::vector<AttendedSentence> attend_chunk(nn::StepContext& ctx, const model::Se
 nlohmann::json maps_header(const model::Seq2Seq& model, const std::string& model_file, bool forced,
                            const SearchOptions& search, const MapsSelection& selection);
 
-// Where a sentence split from a line (--split-sentences) came from: its
-// input line and its place among that line's sentences, both from 0.
-struct LinePlace {
-  std::int64_t line = 0, sentence = 0;
-};
+// Where a sentence split from a line (--split-sentences) came from (text/sentence_split.h).
+using LinePlace = text::LinePlace;
 
 // One sentence as compact JSON text (one line): index, texts, tokens, score
 // and the selected components with their extras, rounded; with `place`, also

@@ -42,7 +42,7 @@ QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n
 #define ATTN_GEMM_INT8_KERNELS(X)                                                                                   \
   /* y[m×n] = x[m×k]·Wᵀ (+ beta·y when beta ≠ 0: fma(beta, y, product)), x's rows                                   \
      ldx apart, y's ldy; W quantized (k must be w.k). A row of x with a                                               \
-     non-finite value gives NaN in its row of y (it is quantized as zeros). */                                                                  \
+     non-finite value gives NaN in its row of y (it is quantized as zeros). */                                     \
   X(void, gemm_int8, (std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta,        \
                       float* y, std::int64_t ldy),                                                                   \
     (m, x, ldx, w, beta, y, ldy))

@@ -42,7 +42,6 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
     bool finite = true;
     std::int64_t p = 0;
 #if ATTN_AVX512
-    // max is exact in any order; a non-finite value shows as amax = inf or NaN.
     // One pass: the largest |x| (max is exact in any order) and whether any is not finite.
     __m512 vmax = _mm512_setzero_ps();
     __mmask16 bad = 0;
