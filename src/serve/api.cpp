@@ -1,7 +1,7 @@
 #include "attn/serve/api.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cctype>
 #include <set>
 
 #include "attn/core/error.h"

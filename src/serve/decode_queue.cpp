@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <numeric>
 
 #include "attn/core/arena.h"
 #include "attn/core/rng.h"
