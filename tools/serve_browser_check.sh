@@ -37,43 +37,45 @@ profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 # Virtual time stands still while the API requests are in flight, so the
 # budget counts only the page's own work; timeout bounds a server that hangs.
-dom=$(timeout 300 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars \
-        --user-data-dir="$profile" --virtual-time-budget=10000 --window-size=1600,1400 --dump-dom "$page" 2>/dev/null)
+# The DOM goes to a file and is read by awk: bash's ${dom#*…} patterns are
+# quadratic in the length, and two models' maps make a DOM of a megabyte.
+dom="$profile/dom.html"
+timeout 300 "$chromium" --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars \
+  --user-data-dir="$profile" --virtual-time-budget=10000 --window-size=1600,1400 --dump-dom "$page" >"$dom" 2>/dev/null
 status=$?
-if [ $status -ne 0 ] || [ -z "$dom" ]; then
+if [ $status -ne 0 ] || [ ! -s "$dom" ]; then
   echo "chromium returned no page for $page (exit status $status; is the server up?)"
   exit 1
 fi
 
-body=${dom#*<body}
-body=${body%%>*}
-state=$(sed -n 's/.*data-state="\([a-z]*\)".*/\1/p' <<<"$body")
+# The whole DOM is one awk record (RS is a byte that HTML text does not hold).
+state=$(awk 'BEGIN { RS = "\001" } {
+  i = index($0, "<body"); if (!i) exit
+  tag = substr($0, i); tag = substr(tag, 1, index(tag, ">"))
+  if (match(tag, /data-state="[a-z]*"/)) print substr(tag, RSTART + 12, RLENGTH - 13)
+}' "$dom")
 if [ "$state" != "drawn" ]; then
-  reason=""
-  if [[ $dom == *'id="status"'* ]]; then  # the page's message, tags dropped
-    reason=${dom#*'id="status"'}
-    reason=${reason#*>}
-    reason=${reason%%</div>*}
-    reason=$(sed -e 's/<[^>]*>/ /g' -e 's/  */ /g' -e 's/^ //' <<<"$reason")
-  fi
+  # The page's message, tags dropped.
+  reason=$(awk 'BEGIN { RS = "\001" } {
+    i = index($0, "id=\"status\""); if (!i) exit
+    s = substr($0, i); s = substr(s, index(s, ">") + 1); s = substr(s, 1, index(s, "</div>") - 1)
+    gsub(/<[^>]*>/, " ", s); gsub(/  +/, " ", s); sub(/^ /, "", s); print s
+  }' "$dom")
   echo "page state is \"${state:-none}\", not \"drawn\"${reason:+: $reason}"
   exit 1
 fi
 
 for m in "$@"; do
   esc=$(sed -e 's/&/\&amp;/g' -e 's/"/\&quot;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' <<<"$m")
-  if [[ $dom != *"data-model=\"$esc\""* ]]; then
-    echo "no panel for model $m"
-    exit 1
-  fi
-  panel=${dom#*"data-model=\"$esc\""}
-  panel=${panel%%data-model=*}  # up to the next panel
-  if [[ $panel != *'<svg class="map'* ]]; then
-    echo "the panel of model $m has no svg.map"
-    exit 1
-  fi
-  if [[ $panel != *'<rect class="c"'* && $panel != *'<rect class="d"'* ]]; then
-    echo "the maps of model $m have no cells"
+  # The panel runs from its data-model attribute to the next panel's.
+  why=$(awk -v key="data-model=\"$esc\"" 'BEGIN { RS = "\001" } {
+    i = index($0, key); if (!i) { print "no panel"; exit }
+    panel = substr($0, i + length(key)); j = index(panel, "data-model="); if (j) panel = substr(panel, 1, j - 1)
+    if (!index(panel, "<svg class=\"map")) print "no svg.map in its panel"
+    else if (!index(panel, "<rect class=\"c\"") && !index(panel, "<rect class=\"d\"")) print "no cells in its maps"
+  }' "$dom")
+  if [ -n "$why" ]; then
+    echo "model $m: $why"
     exit 1
   fi
 done
