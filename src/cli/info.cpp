@@ -20,6 +20,8 @@ int run(const std::string& path, bool as_json) {
   j["config"] = loaded.model->config().to_json();
   j["parameters"] = loaded.model->parameter_count();
   j["vocab_size"] = loaded.bpe.vocab().size();
+  j["weights"] = loaded.int8_params > 0 ? "int8" : "fp32";
+  if (meta.count("quantized_from")) j["quantized_from"] = meta.at("quantized_from");
   if (meta.count("train_state")) j["train_state"] = train::read_train_state(loaded).to_json();
   if (as_json) {
     std::printf("%s\n", j.dump(2).c_str());
@@ -28,6 +30,10 @@ int run(const std::string& path, bool as_json) {
   std::printf("file        %s (%s)\n", path.c_str(), j["kind"].get<std::string>().c_str());
   std::printf("parameters  %ld\n", static_cast<long>(loaded.model->parameter_count()));
   std::printf("vocabulary  %d BPE pieces (joint)\n", loaded.bpe.vocab().size());
+  if (loaded.int8_params > 0)
+    std::printf("weights     int8: %ld weight matrices (attn quantize%s%s), the rest FP32\n",
+                static_cast<long>(loaded.int8_params), meta.count("quantized_from") ? " of " : "",
+                meta.count("quantized_from") ? meta.at("quantized_from").c_str() : "");
   std::printf("config      %s\n", j["config"].dump().c_str());
   if (j.contains("train_state")) {
     const auto& s = j["train_state"];

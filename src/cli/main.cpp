@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, report, serve\n",
+    std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, quantize, report, serve\n",
                  argv[1]);
     return 2;
   }

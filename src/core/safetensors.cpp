@@ -46,11 +46,15 @@ const std::string kMetadataKey = "__metadata__";
 // A tensor as the header describes it. Offsets are bytes within the data section.
 struct Record {
   std::string name;
+  DType dtype = DType::F32;
   std::array<std::uint64_t, Shape::kMaxDims> dims{};
   int ndim = 0;
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
 };
+
+const char* dtype_name(DType dtype) { return dtype == DType::I8 ? "I8" : "F32"; }
+std::uint64_t dtype_bytes(DType dtype) { return dtype == DType::I8 ? 1 : 4; }
 
 std::string hex8(std::uint32_t value) {
   char text[9];
@@ -102,7 +106,8 @@ void append_string(std::string& out, const std::string& text) {
 
 // An unambiguous (length-prefixed) encoding of everything the header means,
 // independent of JSON spelling, key order and padding. header_crc32 is the
-// CRC-32 of these bytes. Metadata in key order, then tensors in name order.
+// CRC-32 of these bytes. Metadata in key order, then tensors in name order;
+// a tensor's dtype only when it is not F32, so files from before I8 keep their CRC.
 std::uint32_t header_crc(const std::map<std::string, std::string>& metadata, std::vector<Record> records) {
   std::string bytes;
   append_u64(bytes, metadata.size() - metadata.count(kHeaderCrcKey));
@@ -120,6 +125,7 @@ std::uint32_t header_crc(const std::map<std::string, std::string>& metadata, std
     for (int i = 0; i < r.ndim; ++i) append_u64(bytes, r.dims[i]);
     append_u64(bytes, r.begin);
     append_u64(bytes, r.end);
+    if (r.dtype != DType::F32) append_string(bytes, dtype_name(r.dtype));
   }
   return crc32(std::as_bytes(std::span(bytes.data(), bytes.size())));
 }
@@ -151,33 +157,49 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
     if (metadata.count(key))
       throw std::invalid_argument("write_safetensors: metadata key '" + key + "' is reserved");
 
+  // F32 first, so that every F32 tensor starts on a multiple of 4 bytes.
+  std::vector<const TensorRef*> stored;
+  stored.reserve(tensors.size());
+  for (const DType group : {DType::F32, DType::I8})
+    for (const TensorRef& t : tensors)
+      if (t.dtype == group) stored.push_back(&t);
+  const auto bytes_of = [](const TensorRef& t) {
+    return t.dtype == DType::I8 ? std::as_bytes(t.int8) : std::as_bytes(t.data);
+  };
+
   std::vector<Record> records;
-  records.reserve(tensors.size());
+  records.reserve(stored.size());
   std::set<std::string> seen;
   std::uint64_t offset = 0;
   std::uint32_t data_crc = 0;
-  for (const TensorRef& t : tensors) {
-    if (t.name == kMetadataKey || !seen.insert(t.name).second)
-      throw std::invalid_argument("write_safetensors: tensor name '" + t.name + "' is reserved or repeated");
-    if (t.shape.ndim() == 0)
-      throw std::invalid_argument("write_safetensors: tensor '" + t.name + "' has no dimensions");
-    if (t.data.size() != static_cast<std::size_t>(t.shape.numel()))
-      throw std::invalid_argument("write_safetensors: tensor '" + t.name + "' has " +
-                                  std::to_string(t.data.size()) + " floats for shape " + t.shape.str());
+  bool has_int8 = false;
+  for (const TensorRef* t : stored) {
+    if (t->name == kMetadataKey || !seen.insert(t->name).second)
+      throw std::invalid_argument("write_safetensors: tensor name '" + t->name + "' is reserved or repeated");
+    if (t->shape.ndim() == 0)
+      throw std::invalid_argument("write_safetensors: tensor '" + t->name + "' has no dimensions");
+    const std::size_t count = t->dtype == DType::I8 ? t->int8.size() : t->data.size();
+    const std::size_t other = t->dtype == DType::I8 ? t->data.size() : t->int8.size();
+    if (count != static_cast<std::size_t>(t->shape.numel()) || other != 0)
+      throw std::invalid_argument("write_safetensors: tensor '" + t->name + "' has " + std::to_string(count) + " " +
+                                  dtype_name(t->dtype) + " values (and " + std::to_string(other) +
+                                  " of the other type) for shape " + t->shape.str());
     Record r;
-    r.name = t.name;
-    r.ndim = t.shape.ndim();
-    for (int i = 0; i < r.ndim; ++i) r.dims[i] = static_cast<std::uint64_t>(t.shape[i]);
+    r.name = t->name;
+    r.dtype = t->dtype;
+    r.ndim = t->shape.ndim();
+    for (int i = 0; i < r.ndim; ++i) r.dims[i] = static_cast<std::uint64_t>(t->shape[i]);
     r.begin = offset;
-    r.end = offset + t.data.size_bytes();
+    r.end = offset + bytes_of(*t).size();
     offset = r.end;
     records.push_back(std::move(r));
-    data_crc = crc32(std::as_bytes(t.data), data_crc);
+    data_crc = crc32(bytes_of(*t), data_crc);
+    has_int8 = has_int8 || t->dtype == DType::I8;
   }
 
   std::map<std::string, std::string> full_metadata = metadata;
   full_metadata[kFormatKey] = "attn";
-  full_metadata[kFormatVersionKey] = std::to_string(kSafetensorsFormatVersion);
+  full_metadata[kFormatVersionKey] = has_int8 ? "2" : "1";
   full_metadata[kDataCrcKey] = hex8(data_crc);
   full_metadata[kHeaderCrcKey] = hex8(header_crc(full_metadata, records));
 
@@ -186,7 +208,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   header[kMetadataKey] = full_metadata;
   for (const Record& r : records) {
     nlohmann::ordered_json entry = nlohmann::ordered_json::object();
-    entry["dtype"] = "F32";
+    entry["dtype"] = dtype_name(r.dtype);
     entry["shape"] = std::vector<std::uint64_t>(r.dims.begin(), r.dims.begin() + r.ndim);
     entry["data_offsets"] = {r.begin, r.end};
     header[r.name] = std::move(entry);
@@ -205,7 +227,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   AtomicFile file(path);
   write_u64_le(file, header_text.size());
   file.write(header_text);
-  for (const TensorRef& t : tensors) file.write(std::as_bytes(t.data));
+  for (const TensorRef* t : stored) file.write(bytes_of(*t));
   file.commit();
 }
 
@@ -330,9 +352,10 @@ struct Reader {
     if (dtype == entry.end() || shape == entry.end() || offsets == entry.end())
       corrupt(what + " lacks dtype, shape or data_offsets");
     if (!dtype->is_string()) corrupt(what + " has a dtype that is not a string");
-    if (dtype->get<std::string>() != "F32")
-      throw Error(path.string() + ": " + what + " has dtype " + shown(dtype->get<std::string>()) +
-                  "; attn reads only F32 model files");
+    const std::string dtype_text = dtype->get<std::string>();
+    if (dtype_text != "F32" && dtype_text != "I8")
+      throw Error(path.string() + ": " + what + " has dtype " + shown(dtype_text) +
+                  "; attn reads only F32 and I8 tensors");
     if (!shape->is_array()) corrupt(what + " has a shape that is not a list");
     if (shape->empty())
       throw Error(path.string() + ": " + what + " is a 0-d scalar; attn stores scalars as shape [1]");
@@ -341,6 +364,7 @@ struct Reader {
                   " dimensions; attn supports at most " + std::to_string(Shape::kMaxDims));
     Record r;
     r.name = name;
+    r.dtype = dtype_text == "I8" ? DType::I8 : DType::F32;
     r.ndim = static_cast<int>(shape->size());
     // Shape::numel multiplies left to right in int64, so the product of the
     // non-zero dims must fit even when another dim is 0.
@@ -361,7 +385,7 @@ struct Reader {
     r.begin = (*offsets)[0].get<std::uint64_t>();
     r.end = (*offsets)[1].get<std::uint64_t>();
     std::uint64_t bytes = 0;
-    if (__builtin_mul_overflow(numel, std::uint64_t{4}, &bytes) || r.end < r.begin || r.end - r.begin != bytes)
+    if (__builtin_mul_overflow(numel, dtype_bytes(r.dtype), &bytes) || r.end < r.begin || r.end - r.begin != bytes)
       corrupt(what + " has shape " + make_shape(r).str() + " but data_offsets [" + std::to_string(r.begin) +
               ", " + std::to_string(r.end) + "]");
     return r;
@@ -430,6 +454,9 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
     if (r.begin != covered)
       reader.corrupt("tensor " + shown(r.name) + " starts at byte " + std::to_string(r.begin) +
                      " of the data but the tensors before it end at byte " + std::to_string(covered));
+    if (r.dtype == DType::F32 && r.begin % 4 != 0)
+      reader.corrupt("F32 tensor " + shown(r.name) + " starts at byte " + std::to_string(r.begin) +
+                     ", not a multiple of 4");
     covered = r.end;
   }
   const std::uint64_t data_size = file_size - 8 - header_size;
@@ -449,21 +476,21 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   if (header_crc(result.metadata_, records) != stored_header_crc)
     reader.corrupt("header checksum mismatch");
 
-  // The data section gets its own aligned buffer, so every F32 tensor (all
+  // The data section gets its own aligned buffer, so every F32 tensor (their
   // offsets are multiples of 4) is a properly aligned float array.
-  const std::size_t data_floats = static_cast<std::size_t>(covered / 4);
-  result.data_ = allocate_floats(data_floats);
+  result.data_ = allocate_floats(static_cast<std::size_t>((covered + 3) / 4));
   if (read_fully(file.fd, result.data_.get(), covered, path) != covered)
     reader.truncated("the file ended inside the tensor data");
-  const std::uint32_t data_crc = crc32(std::as_bytes(std::span(result.data_.get(), data_floats)));
+  const auto* data_bytes = reinterpret_cast<const std::byte*>(result.data_.get());
+  const std::uint32_t data_crc = crc32(std::span(data_bytes, static_cast<std::size_t>(covered)));
   if (data_crc != stored_data_crc)
     reader.corrupt("checksum mismatch (stored " + hex8(stored_data_crc) + ", computed " + hex8(data_crc) + ")");
 
   result.entries_.reserve(records.size());
   for (const Record& r : records) {
     result.index_.emplace(r.name, result.entries_.size());
-    result.entries_.push_back(Entry{r.name, make_shape(r), static_cast<std::size_t>(r.begin / 4),
-                                    static_cast<std::size_t>((r.end - r.begin) / 4)});
+    result.entries_.push_back(Entry{r.name, make_shape(r), r.dtype, static_cast<std::size_t>(r.begin),
+                                    static_cast<std::size_t>((r.end - r.begin) / dtype_bytes(r.dtype))});
   }
   return result;
 }
@@ -482,21 +509,35 @@ const SafetensorsFile::Entry& SafetensorsFile::entry(const std::string& name) co
 }
 
 Shape SafetensorsFile::shape(const std::string& name) const { return entry(name).shape; }
+DType SafetensorsFile::dtype(const std::string& name) const { return entry(name).dtype; }
+
+const SafetensorsFile::Entry& SafetensorsFile::entry_of(const std::string& name, DType dtype) const {
+  const Entry& e = entry(name);
+  if (e.dtype != dtype)
+    throw Error("model file " + path_.string() + ": tensor " + shown(name) + " holds " + dtype_name(e.dtype) +
+                " values, not " + dtype_name(dtype));
+  return e;
+}
 
 std::span<const float> SafetensorsFile::data(const std::string& name) const {
-  const Entry& e = entry(name);
-  return {data_.get() + e.first_float, e.numel};
+  const Entry& e = entry_of(name, DType::F32);
+  return {data_.get() + e.first_byte / 4, e.numel};
+}
+
+std::span<const std::int8_t> SafetensorsFile::int8(const std::string& name) const {
+  const Entry& e = entry_of(name, DType::I8);
+  return {reinterpret_cast<const std::int8_t*>(data_.get()) + e.first_byte, e.numel};
 }
 
 void SafetensorsFile::copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const {
-  const Entry& e = entry(name);
+  const Entry& e = entry_of(name, DType::F32);
   if (!(e.shape == expected))
     throw Error("model file " + path_.string() + ": tensor " + shown(name) + " has shape " + e.shape.str() +
                 " but " + expected.str() + " is expected; was it written for another model configuration?");
   if (dst.size() != e.numel)
     throw std::invalid_argument("SafetensorsFile::copy_to: destination holds " + std::to_string(dst.size()) +
                                 " floats for shape " + expected.str());
-  std::copy_n(data_.get() + e.first_float, e.numel, dst.data());
+  std::copy_n(data_.get() + e.first_byte / 4, e.numel, dst.data());
 }
 
 }  // namespace attn

@@ -25,7 +25,7 @@ struct Command {
 };
 constexpr Command kCommands[] = {{"train", ""},       {"translate", "-m m.attn"}, {"attend", "-m m.attn"},
                                  {"score", "-r ref"}, {"info", "m.attn"},         {"average", "a.attn -o b.attn"},
-                                 {"report", "run"},   {"serve", "-m m.attn"}};
+                                 {"quantize", "a.attn -o b.attn"}, {"report", "run"}, {"serve", "-m m.attn"}};
 
 // One line per numeric flag: a value just outside its range and one just inside.
 struct Row {
@@ -91,6 +91,7 @@ constexpr Row kRows[] = {
     {"info", "--threads", "-1", "1"},
     {"average", "--threads", "-1", "1"},
     {"average", "--last", "0", "1"},
+    {"quantize", "--threads", "-1", "1"},
     {"report", "--threads", "-1", "1"},
     {"serve", "--threads", "-1", "1"},
     {"serve", "--port", "65536", "0"},

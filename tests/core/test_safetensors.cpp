@@ -1,5 +1,7 @@
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -240,6 +242,57 @@ TEST_CASE("safetensors: wrong use of the writer and of copy_to", "[io]") {
   REQUIRE_THROWS_AS(file.copy_to("missing", Shape{2, 3}, dst), Error);
 }
 
+TEST_CASE("safetensors: I8 tensors beside F32 ones: F32 stored first and aligned, bits kept, dtype checked", "[io]") {
+  TempDir dir;
+  const std::vector<float> a = test::random_vector(7, 1), b = test::random_vector(4, 2);
+  const std::vector<std::int8_t> q{-128, -127, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 126, 127}, r{-5};
+  const std::vector<TensorRef> refs{{"q", Shape{3, 5}, {}, DType::I8, q},
+                                    {"a", Shape{7}, a},
+                                    {"r", Shape{1}, {}, DType::I8, r},
+                                    {"b", Shape{2, 2}, b},
+                                    {"e", Shape{0, 3}, {}, DType::I8, {}}};
+  write_safetensors(dir / "mixed.attn", refs, {{"k", "v"}});
+  const SafetensorsFile file = SafetensorsFile::read(dir / "mixed.attn");
+  REQUIRE(file.names() == std::vector<std::string>{"a", "b", "q", "r", "e"});
+  REQUIRE(file.metadata().at("format_version") == "2");
+  REQUIRE(file.dtype("a") == DType::F32);
+  REQUIRE(file.dtype("q") == DType::I8);
+  REQUIRE(file.shape("q") == Shape({3, 5}));
+  REQUIRE(std::equal(q.begin(), q.end(), file.int8("q").begin(), file.int8("q").end()));
+  REQUIRE(std::equal(r.begin(), r.end(), file.int8("r").begin(), file.int8("r").end()));
+  REQUIRE(file.int8("e").empty());
+  REQUIRE(std::memcmp(file.data("b").data(), b.data(), 16) == 0);
+  REQUIRE(reinterpret_cast<std::uintptr_t>(file.data("b").data()) % 4 == 0);
+  // The data section: 7 + 4 floats, then 15 + 1 bytes.
+  const std::string bytes = read_bytes(dir / "mixed.attn");
+  std::uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);
+  REQUIRE(bytes.size() == 8 + header_size + 44 + 16);
+  REQUIRE(contains(bytes.substr(8, header_size), R"("q":{"dtype":"I8","shape":[3,5],"data_offsets":[44,59]})"));
+
+  // Asking for the other type is an Error naming the tensor and both types.
+  const auto message = [&](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no Error");
+  };
+  std::vector<float> dst(15);
+  REQUIRE(contains(message([&] { (void)file.data("q"); }), "'q' holds I8 values, not F32"));
+  REQUIRE(contains(message([&] { (void)file.int8("a"); }), "'a' holds F32 values, not I8"));
+  REQUIRE(contains(message([&] { file.copy_to("q", Shape{3, 5}, dst); }), "not F32"));
+  // A file with no I8 tensor stays format version 1, readable by an attn from before them.
+  write_safetensors(dir / "plain.attn", std::span(&refs[1], 1), {});
+  REQUIRE(SafetensorsFile::read(dir / "plain.attn").metadata().at("format_version") == "1");
+  // Both spans given, or the count wrong for the dtype: a programming error.
+  const TensorRef both{"w", Shape{1}, std::span(a.data(), 1), DType::I8, std::span(r.data(), 1)};
+  REQUIRE_THROWS_AS(write_safetensors(dir / "x", std::span(&both, 1), {}), std::invalid_argument);
+  const TensorRef short_i8{"w", Shape{2}, {}, DType::I8, r};
+  REQUIRE_THROWS_AS(write_safetensors(dir / "x", std::span(&short_i8, 1), {}), std::invalid_argument);
+}
+
 TEST_CASE("safetensors: every kind of bad file is a one-line Error that says what to do", "[io]") {
   TempDir dir;
   const std::string four_floats(16, '\0');
@@ -286,7 +339,7 @@ TEST_CASE("safetensors: every kind of bad file is a one-line Error that says wha
     REQUIRE(contains(read_error(dir, raw_file(R"({"__metadata__":{"format":7}})", "")), "not a string"));
   }
   SECTION("newer format version") {
-    const std::string message = read_error(dir, raw_file("{" + attn_metadata("2") + "," + entry + "}", four_floats));
+    const std::string message = read_error(dir, raw_file("{" + attn_metadata("3") + "," + entry + "}", four_floats));
     REQUIRE(contains(message, "newer attn"));
     REQUIRE(contains(message, "upgrade"));
     REQUIRE(contains(read_error(dir, raw_file("{" + attn_metadata("1x") + "}", "")), "not a number"));
@@ -297,7 +350,12 @@ TEST_CASE("safetensors: every kind of bad file is a one-line Error that says wha
     };
     const std::string f16 = with(R"("w":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]})", std::string(8, '\0'));
     REQUIRE(contains(f16, "'w' has dtype 'F16'"));
-    REQUIRE(contains(f16, "only F32"));
+    REQUIRE(contains(f16, "only F32 and I8"));
+    REQUIRE(contains(with(R"("w":{"dtype":"I8","shape":[2,2],"data_offsets":[0,16]})", four_floats),
+                     "shape [2, 2] but data_offsets [0, 16]"));
+    REQUIRE(contains(with(R"("q":{"dtype":"I8","shape":[3],"data_offsets":[0,3]},)"
+                          R"("w":{"dtype":"F32","shape":[3],"data_offsets":[3,15]})", std::string(15, '\0')),
+                     "F32 tensor 'w' starts at byte 3, not a multiple of 4"));
     REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]})", four_floats),
                      "shape [2, 3] but data_offsets [0, 16]"));
     REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,-2],"data_offsets":[0,16]})", four_floats),

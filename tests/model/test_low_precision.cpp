@@ -2,16 +2,20 @@
 // and the gradient of every parameter tensor stay within a stated distance of
 // the FP32 ones, and do differ from them (the switch acts); with int8 weight
 // products, the decoder's log-probabilities do too.
+#include "../support.h"
 #include "arch_variants.h"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "attn/core/arena.h"
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+#include "attn/model/model_file.h"
 #include "attn/model/seq2seq.h"
 
 using namespace attn;
@@ -46,6 +50,42 @@ LossAndGrads loss_and_grads(Seq2Seq& model, kernels::GemmPrecision precision) {
   const double loss = model.forward_backward(ctx, batch, 0.1f, true, 1.0f).loss;
   const auto g = model.params().grads();
   return {loss, std::vector<float>(g.begin(), g.end())};
+}
+
+// The teacher-forced log-probabilities [rows × V] of small_batch under a precision.
+std::vector<float> log_probs(Seq2Seq& model, kernels::GemmPrecision precision) {
+  const kernels::GemmPrecisionScope scope(precision);
+  const Batch batch = small_batch();
+  Arena arena;
+  Rng rng(1);
+  nn::StepContext ctx{model.params(), arena, rng, false};
+  std::vector<float> out(static_cast<std::size_t>(batch.size * batch.tgt_len * model.config().vocab_size));
+  model.teacher_forced_log_probs(ctx, batch, out.data());
+  return out;
+}
+
+// How far two models' log-probabilities on small_batch are apart: the largest
+// difference, and at how many target positions their most likely tokens agree.
+struct LogProbDistance {
+  double worst = 0.0;
+  std::int64_t agree = 0, positions = 0;
+};
+LogProbDistance log_prob_distance(const std::vector<float>& a, const std::vector<float>& b, std::int64_t V) {
+  const Batch batch = small_batch();
+  LogProbDistance d;
+  for (std::int64_t s = 0; s < batch.size; ++s)
+    for (std::int64_t t = 0; t < batch.tgt_lengths[static_cast<std::size_t>(s)]; ++t) {
+      const std::size_t row = static_cast<std::size_t>((s * batch.tgt_len + t) * V);
+      std::int64_t best_a = 0, best_b = 0;
+      for (std::int64_t j = 0; j < V; ++j) {
+        d.worst = std::max(d.worst, static_cast<double>(std::abs(a[row + j] - b[row + j])));
+        if (a[row + j] > a[row + best_a]) best_a = j;
+        if (b[row + j] > b[row + best_b]) best_b = j;
+      }
+      d.agree += best_a == best_b;
+      ++d.positions;
+    }
+  return d;
 }
 
 }  // namespace
@@ -113,35 +153,67 @@ TEST_CASE("seq2seq, every arch: int8 weight products keep the log-probabilities 
     Seq2Seq model(small_config(v));
     Rng init(3);
     model.initialize(init);
-    const Batch batch = small_batch();
-    const std::int64_t V = model.config().vocab_size, rows = batch.size * batch.tgt_len;
-    auto log_probs = [&](kernels::GemmPrecision precision) {
-      const kernels::GemmPrecisionScope scope(precision);
-      Arena arena;
-      Rng rng(1);
-      nn::StepContext ctx{model.params(), arena, rng, false};
-      std::vector<float> out(static_cast<std::size_t>(rows * V));
-      model.teacher_forced_log_probs(ctx, batch, out.data());
-      return out;
-    };
-    const std::vector<float> fp32 = log_probs(kernels::GemmPrecision::fp32), int8 = log_probs(kernels::GemmPrecision::int8);
-    double worst = 0.0;
-    std::int64_t agree = 0, positions = 0;
-    for (std::int64_t b = 0; b < batch.size; ++b)
-      for (std::int64_t t = 0; t < batch.tgt_lengths[static_cast<std::size_t>(b)]; ++t) {
-        const std::size_t row = static_cast<std::size_t>((b * batch.tgt_len + t) * V);
-        std::int64_t best32 = 0, best8 = 0;
-        for (std::int64_t j = 0; j < V; ++j) {
-          worst = std::max(worst, static_cast<double>(std::abs(fp32[row + j] - int8[row + j])));
-          if (fp32[row + j] > fp32[row + best32]) best32 = j;
-          if (int8[row + j] > int8[row + best8]) best8 = j;
-        }
-        agree += best32 == best8;
-        ++positions;
+    const LogProbDistance d = log_prob_distance(log_probs(model, kernels::GemmPrecision::fp32),
+                                                log_probs(model, kernels::GemmPrecision::int8), model.config().vocab_size);
+    INFO("largest log-probability difference " << d.worst << ", argmax agrees at " << d.agree << " of " << d.positions);
+    REQUIRE(d.worst > 0.0);  // the products did run in int8
+    REQUIRE(d.worst <= 0.2);
+    REQUIRE(d.agree * 10 >= d.positions * 9);
+  }
+}
+
+// attn quantize's files: each int8 weight within half a quantization step of
+// the FP32 one, and quantizing the loaded (dequantized) row again gives the
+// stored bytes and scale, so --compute-type int8 multiplies by exactly them.
+// The log-probabilities moved about as much as with int8 products (the
+// embedding lookups now read int8 values too); same bounds.
+TEST_CASE("model file, every arch: int8 weights (attn quantize) load within half a step, quantize back to the "
+          "stored bytes, and keep the log-probabilities near FP32's",
+          "[model][int8][io][arch]") {
+  test::ScratchDir dir;
+  const text::Bpe bpe;
+  for (const ArchVariant& v : kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    ModelConfig config = small_config(v);
+    config.vocab_size = bpe.vocab().size();
+    Seq2Seq model(config);
+    Rng init(3);
+    model.initialize(init);
+    const auto path = dir.path() / "int8.attn";
+    save_model_file(path, model, bpe, {}, {}, WeightStorage::int8);
+    const LoadedModel loaded = load_model_file(path);
+    const auto original = model.params().values(), got = loaded.model->params().values();
+    std::int64_t in_int8 = 0;
+    for (const nn::ParamInfo& p : model.params().entries()) {
+      INFO("parameter " << p.name);
+      const auto at = [&](std::int64_t i) { return static_cast<std::size_t>(p.offset + i); };
+      if (!stored_in_int8(p)) {
+        REQUIRE(loaded.file.dtype(p.name) == DType::F32);
+        REQUIRE(std::memcmp(&got[at(0)], &original[at(0)], static_cast<std::size_t>(p.shape.numel()) * 4) == 0);
+        continue;
       }
-    INFO("largest log-probability difference " << worst << ", argmax agrees at " << agree << " of " << positions);
-    REQUIRE(worst > 0.0);  // the products did run in int8
-    REQUIRE(worst <= 0.2);
-    REQUIRE(agree * 10 >= positions * 9);
+      ++in_int8;
+      REQUIRE(p.name.find(".bias") == std::string::npos);
+      const std::int64_t k = p.shape[p.shape.ndim() - 1], rows = p.shape.numel() / k;
+      const std::span<const std::int8_t> stored = loaded.file.int8(p.name);
+      const std::span<const float> scales = loaded.file.data(p.name + ".scale");
+      REQUIRE(static_cast<std::int64_t>(scales.size()) == rows);
+      std::vector<std::int8_t> again(static_cast<std::size_t>(k));
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const float scale = scales[static_cast<std::size_t>(r)];
+        for (std::int64_t c = 0; c < k; ++c)
+          REQUIRE(std::abs(got[at(r * k + c)] - original[at(r * k + c)]) <= (0.5f + 1e-4f) * scale);  // + float rounding of w·(127/max) and q·scale
+        REQUIRE(kernels::quantize_row(&got[at(r * k)], k, again.data()) == scale);
+        REQUIRE(std::equal(again.begin(), again.end(), stored.begin() + r * k));
+      }
+    }
+    REQUIRE(loaded.int8_params == in_int8);
+    REQUIRE(loaded.file.dtype("embed.weight") == DType::I8);
+    const LogProbDistance d = log_prob_distance(log_probs(model, kernels::GemmPrecision::fp32),
+                                                log_probs(*loaded.model, kernels::GemmPrecision::fp32), config.vocab_size);
+    INFO("largest log-probability difference " << d.worst << ", argmax agrees at " << d.agree << " of " << d.positions);
+    REQUIRE(d.worst > 0.0);
+    REQUIRE(d.worst <= 0.2);
+    REQUIRE(d.agree * 10 >= d.positions * 9);
   }
 }

@@ -1,17 +1,21 @@
-// Model files: the Hugging Face .safetensors layout, F32 only.
+// Model files: the Hugging Face .safetensors layout, F32 and I8 tensors.
 //
 //   [u64 LE N][N bytes of JSON header, space-padded][data section]
 //
-// The header maps each tensor name to {"dtype": "F32", "shape": [...],
+// The header maps each tensor name to {"dtype": "F32"|"I8", "shape": [...],
 // "data_offsets": [begin, end]} (bytes, relative to the data section, which
 // the tensors cover contiguously, in the order given to write_safetensors)
 // and holds "__metadata__": {string: string}. We pad the header so that the
-// data section starts 64-byte aligned in the file. Python's `safetensors`
+// data section starts 64-byte aligned in the file. The F32 tensors come
+// first, so each starts on a multiple of 4 (I8 ones hold `attn quantize`'s
+// weights). Python's `safetensors`
 // and tools/read_model.py (json + numpy) both read these files.
 //
 // Metadata we always write besides the caller's keys:
 //   format          "attn"
-//   format_version  "1" (we read files up to kSafetensorsFormatVersion)
+//   format_version  "1", or "2" when the file holds I8 tensors (so that an
+//                   attn from before them says "upgrade" rather than "damaged";
+//                   we read files up to kSafetensorsFormatVersion)
 //   crc32           CRC-32 of the data section, 8 lowercase hex digits
 //   header_crc32    CRC-32 of everything else the header says (metadata,
 //                   tensor names, shapes, offsets), see canonical_header_bytes
@@ -20,6 +24,7 @@
 // This layer is generic: it knows nothing of models.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <span>
@@ -31,18 +36,23 @@
 
 namespace attn {
 
-inline constexpr int kSafetensorsFormatVersion = 1;
+inline constexpr int kSafetensorsFormatVersion = 2;
+
+enum class DType { F32, I8 };
 
 struct TensorRef {
   std::string name;
-  Shape shape;                   // 1 to 4 dims; a dim may be 0
-  std::span<const float> data;   // shape.numel() floats, row-major
+  Shape shape;                          // 1 to 4 dims; a dim may be 0
+  std::span<const float> data;          // F32: shape.numel() floats, row-major
+  DType dtype = DType::F32;
+  std::span<const std::int8_t> int8{};  // I8: shape.numel() values, row-major (data empty)
 };
 
 // Writes atomically (see AtomicFile): on any failure it throws Error naming
 // the path, removes the temporary file and leaves an existing file untouched.
 // Names must be unique and not "__metadata__"; metadata keys must not be one
 // of the four above (std::invalid_argument: those are programming errors).
+// The F32 tensors are stored first, then the I8 ones, each group in the given order.
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata);
 
@@ -57,11 +67,13 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   bool contains(const std::string& name) const { return index_.count(name) != 0; }
   // In data order (ties between empty tensors broken by name), which is the
-  // order they were given to write_safetensors.
+  // order write_safetensors stored them in.
   std::vector<std::string> names() const;
   Shape shape(const std::string& name) const;             // Error if absent
-  std::span<const float> data(const std::string& name) const;  // Error if absent
-  // Copies the tensor into dst after checking its shape is exactly `expected`
+  DType dtype(const std::string& name) const;             // Error if absent
+  std::span<const float> data(const std::string& name) const;         // Error if absent or not F32
+  std::span<const std::int8_t> int8(const std::string& name) const;   // Error if absent or not I8
+  // Copies the F32 tensor into dst after checking its shape is exactly `expected`
   // (Error naming the tensor, both shapes and the file). dst: [expected.numel()].
   void copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const;
 
@@ -69,17 +81,19 @@ class SafetensorsFile {
   struct Entry {
     std::string name;
     Shape shape;
-    std::size_t first_float;  // offset into data_
+    DType dtype;
+    std::size_t first_byte;  // offset into data_ (a multiple of 4 for F32)
     std::size_t numel;
   };
   SafetensorsFile() = default;
   const Entry& entry(const std::string& name) const;
+  const Entry& entry_of(const std::string& name, DType dtype) const;  // Error if another dtype
 
   std::filesystem::path path_;
   std::map<std::string, std::string> metadata_;
   std::vector<Entry> entries_;                          // data order
   std::unordered_map<std::string, std::size_t> index_;  // name -> entries_ index
-  AlignedFloats data_;
+  AlignedFloats data_;  // the data section's bytes, 64-byte aligned
 };
 
 }  // namespace attn

@@ -32,8 +32,13 @@ struct QuantizedWeight {
   std::vector<std::int32_t> sums;  // [n] Σ wq over the row
 };
 
-// W: n rows of k floats, rows ldw apart. Non-finite weights are refused
-// (attn::Error); a row of zeros gets scale 0.
+// One row of k weights, symmetric: writes out[p] = round(row[p] / scale) in
+// [−127, 127] and returns scale = max|row| / 127 (0, and zeros, for a row of
+// zeros). Non-finite weights are refused (attn::Error). Dequantized values
+// q·scale quantize back to the same q. out: [k].
+float quantize_row(const float* row, std::int64_t k, std::int8_t* out);
+
+// W: n rows of k floats, rows ldw apart, each row by quantize_row.
 QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n, std::int64_t k);
 
 }  // namespace attn::kernels

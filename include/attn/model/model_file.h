@@ -15,20 +15,36 @@
 
 namespace attn::model {
 
+// How the parameters are stored. int8 (`attn quantize`): each weight matrix
+// as an I8 tensor of its name, quantized per row of its last dimension
+// (kernels::quantize_row), with the rows' FP32 scales as "<name>.scale"
+// [rows]; everything else in FP32. About 4× smaller; loading dequantizes
+// (q·scale), so every command and compute type reads it.
+enum class WeightStorage { fp32, int8 };
+
+// The parameters WeightStorage::int8 stores in int8: the matrices the
+// products multiply by (names ending ".weight", two or more dimensions —
+// linear layers, the embedding and output projection, MUSE's filter
+// generators, Fast-DiSA's per-head layers). Not biases, norms or gates.
+bool stored_in_int8(const nn::ParamInfo& param);
+
 // Writes atomically. extra_tensors are stored after the parameters.
 void save_model_file(const std::filesystem::path& path, const Seq2Seq& model, const text::Bpe& bpe,
                      std::span<const TensorRef> extra_tensors = {},
-                     const std::map<std::string, std::string>& extra_metadata = {});
+                     const std::map<std::string, std::string>& extra_metadata = {},
+                     WeightStorage storage = WeightStorage::fp32);
 
 struct LoadedModel {
   std::unique_ptr<Seq2Seq> model;
   text::Bpe bpe;
-  SafetensorsFile file;  // for the extras (optimizer, training state)
+  SafetensorsFile file;          // for the extras (optimizer, training state)
+  std::int64_t int8_params = 0;  // parameters the file stored in int8 (attn quantize)
 };
 
 // Reads and checks a model file: a valid attn file, a valid config, a BPE
-// whose vocabulary matches the config, every parameter present with its shape.
-// Each problem is a one-line Error naming the file.
+// whose vocabulary matches the config, every parameter present with its shape
+// (in FP32, or in int8 with finite scales). Each problem is a one-line Error
+// naming the file.
 LoadedModel load_model_file(const std::filesystem::path& path);
 
 }  // namespace attn::model
