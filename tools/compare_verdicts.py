@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""The README's comparison section from a finished (or partial) tools/compare.sh run (issue 20).
+
+    tools/compare_verdicts.py RUNS_DIR REFS_DIR [--attn build/attn] > section.md
+
+RUNS_DIR holds <arch>/seed<N> run directories (compare.sh's --out or --archive), REFS_DIR the
+references (compare.sh's OUT/refs). Runs `attn report RUNS_DIR/*/seed* --refs REFS_DIR --json` once
+per baseline the claims need (transformer, muse, convsan) and prints, in Markdown:
+
+  - the table: per arch, BLEU mean ± sd over the seeds (best checkpoint and the average of the last 5)
+    on test2016 and on the joined probes, chrF2, the difference to the Transformer with its pooled
+    seed-matched paired-bootstrap p-value, median training tokens/s and peak memory;
+  - one verdict line per paper claim: "holds" (the claimed direction, p < 0.05), "does not hold"
+    (the opposite direction, p < 0.05) or "not distinguishable at p < 0.05", with the numbers.
+
+Verdicts read the best checkpoint on test2016 unless the claim is about length (the joined probes);
+the average-of-5 numbers are shown beside them. Nothing here is judged by hand: rerun it to check.
+"""
+import argparse
+import glob
+import json
+import statistics
+import subprocess
+import sys
+
+ALPHA = 0.05
+ARCH_ORDER = ["transformer", "muse", "muse-simple", "muse-separate", "convsan", "convsan2d", "fastdisa"]
+MAIN = "test2016"
+PROBES = ["test2016.join2", "test2016.join4", "test2016.join6"]
+
+
+def report(attn, runs, refs, baseline):
+    dirs = sorted(glob.glob(f"{runs}/*/seed*"))
+    if not dirs:
+        sys.exit(f"compare_verdicts: no <arch>/seed<N> run directories under {runs}")
+    out = subprocess.run([attn, "report", *dirs, "--refs", refs, "--baseline", baseline, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def outputs(rep):
+    """{arch: {(set, model): output}} of one report."""
+    table = {}
+    for a in rep["comparison"]["archs"]:
+        table[a["arch"]] = {(o["set"], o["model"]): o for o in a["outputs"]}
+    return table
+
+
+def seeds(rep):
+    return {a["arch"]: a["seeds"] for a in rep["comparison"]["archs"]}
+
+
+def mean_sd(stat):
+    if stat is None or stat.get("mean") is None:
+        return "—"
+    sd = stat.get("sd")
+    return f"{stat['mean']:.2f} ± {sd:.2f}" if sd is not None else f"{stat['mean']:.2f}"
+
+
+def delta_p(o):
+    if o is None or o.get("delta_bleu") is None:
+        return "—"
+    p = (o.get("paired_bootstrap") or {}).get("p_pooled")
+    return f"{o['delta_bleu']:+.2f} (p {p:.3f})" if p is not None else f"{o['delta_bleu']:+.2f}"
+
+
+def per_arch_runs(rep):
+    runs = {}
+    for r in rep["runs"]:
+        runs.setdefault(r["arch"], []).append(r)
+    return runs
+
+
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def verdict(o, claimed_sign):
+    """o: an output compared with a baseline. claimed_sign: +1 when the claim says o's arch is better
+    than the baseline, -1 when it says the baseline is better, 0 when it says they are equal."""
+    if o is None or o.get("delta_bleu") is None:
+        return "not measured", None, None
+    d = o["delta_bleu"]
+    p = (o.get("paired_bootstrap") or {}).get("p_pooled")
+    if p is None:
+        return "not measured", d, None
+    if p >= ALPHA:
+        return ("holds (no difference at p < 0.05)" if claimed_sign == 0 else "not distinguishable at p < 0.05"), d, p
+    if claimed_sign == 0:
+        return ("holds (better, p < 0.05)" if d > 0 else "does not hold"), d, p
+    return ("holds" if d * claimed_sign > 0 else "does not hold"), d, p
+
+
+def numbers(d, p, a, b):
+    if d is None:
+        return ""
+    return f"{a} − {b} = {d:+.2f} BLEU" + (f", p = {p:.3f}" if p is not None else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs")
+    ap.add_argument("refs")
+    ap.add_argument("--attn", default="build/attn")
+    args = ap.parse_args()
+
+    vs_transformer = report(args.attn, args.runs, args.refs, "transformer")
+    vs_muse = report(args.attn, args.runs, args.refs, "muse")
+    vs_convsan = report(args.attn, args.runs, args.refs, "convsan")
+    t, m, c = outputs(vs_transformer), outputs(vs_muse), outputs(vs_convsan)
+    arch_seeds = seeds(vs_transformer)
+    runs = per_arch_runs(vs_transformer)
+    archs = [a for a in ARCH_ORDER if a in t] + sorted(a for a in t if a not in ARCH_ORDER)
+
+    print("| `--arch` | seeds | test2016 BLEU, best | Δ vs transformer (p) | average of last 5 | Δ (p) | chrF2, best "
+          "| joined ×2 | ×4 | ×6 | train tok/s | peak MB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for a in archs:
+        best, avg5 = t[a].get((MAIN, "best")), t[a].get((MAIN, "avg5"))
+        probes = [mean_sd((t[a].get((s, "best")) or {}).get("bleu")) for s in PROBES]
+        speed = median_of(r.get("median_target_tokens_per_s") for r in runs.get(a, []))
+        rss = median_of(r.get("peak_rss_mb") for r in runs.get(a, []))
+        print(f"| `{a}` | {len(arch_seeds.get(a, []))} | {mean_sd((best or {}).get('bleu'))} | {delta_p(best)} "
+              f"| {mean_sd((avg5 or {}).get('bleu'))} | {delta_p(avg5)} | {mean_sd((best or {}).get('chrf'))} "
+              f"| {' | '.join(probes)} | {speed:,.0f} | {rss:,.0f} |" if speed is not None and rss is not None else
+              f"| `{a}` | {len(arch_seeds.get(a, []))} | {mean_sd((best or {}).get('bleu'))} | {delta_p(best)} "
+              f"| {mean_sd((avg5 or {}).get('bleu'))} | {delta_p(avg5)} | {mean_sd((best or {}).get('chrf'))} "
+              f"| {' | '.join(probes)} | — | — |")
+    print()
+
+    def line(claim, o, sign, a, b, also=None):
+        v, d, p = verdict(o, sign)
+        extra = ""
+        if also is not None and also.get("delta_bleu") is not None:
+            pa = (also.get("paired_bootstrap") or {}).get("p_pooled")
+            extra = f"; average of 5: {also['delta_bleu']:+.2f}" + (f", p = {pa:.3f}" if pa is not None else "")
+        print(f"- {claim}: **{v}** ({numbers(d, p, a, b)}{extra}).")
+
+    print("Verdicts (best checkpoint, test2016 unless said; pooled seed-matched paired bootstrap, "
+          f"{vs_transformer['comparison']['bootstrap']['samples']} samples):")
+    print()
+    g = lambda table, arch, s=MAIN, model="best": table.get(arch, {}).get((s, model))
+    line("MUSE beats the Transformer", g(t, "muse"), +1, "muse", "transformer", g(t, "muse", model="avg5"))
+    line("MUSE beats MUSE-simple", g(m, "muse-simple"), -1, "muse-simple", "muse", g(m, "muse-simple", model="avg5"))
+    line("MUSE needs the shared projection (beats MUSE-separate)", g(m, "muse-separate"), -1, "muse-separate", "muse",
+         g(m, "muse-separate", model="avg5"))
+    for s in PROBES:
+        line(f"MUSE beats the Transformer on long input ({s}; the paper: the Transformer degrades with length, MUSE less)", g(t, "muse", s), +1, "muse",
+             "transformer", g(t, "muse", s, "avg5"))
+    line("ConvSAN 1D beats the Transformer", g(t, "convsan"), +1, "convsan", "transformer", g(t, "convsan", model="avg5"))
+    line("ConvSAN 2D beats ConvSAN 1D", g(c, "convsan2d"), +1, "convsan2d", "convsan", g(c, "convsan2d", model="avg5"))
+    line("Fast-DiSA is as good as multi-head attention", g(t, "fastdisa"), 0, "fastdisa", "transformer",
+         g(t, "fastdisa", model="avg5"))
+    fd, tr = runs.get("fastdisa", []), runs.get("transformer", [])
+    if fd and tr:
+        fs, ts = median_of(r.get("median_target_tokens_per_s") for r in fd), median_of(
+            r.get("median_target_tokens_per_s") for r in tr)
+        fm, tm = median_of(r.get("peak_rss_mb") for r in fd), median_of(r.get("peak_rss_mb") for r in tr)
+        if None not in (fs, ts, fm, tm):
+            print(f"- Fast-DiSA at less memory and CNN-like speed: training {fs / ts:.2f}× the Transformer's tokens/s, "
+                  f"peak memory {fm / tm:.2f}× (medians over the seeds, measured beside other work: "
+                  "`tools/arch_speed.sh` gives the quiet-machine ratios).")
+    missing = [a for a in ARCH_ORDER if a not in t]
+    if missing:
+        print(f"\nNot yet in the runs: {', '.join(missing)}.")
+
+
+if __name__ == "__main__":
+    main()
