@@ -18,7 +18,9 @@ OPT      := -O3
 SAN_LDFLAGS :=
 ifeq ($(SANITIZE),1)
   BUILD  := build-sanitize
-  OPT    := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  # -g1: line tables for the reports' file:line, without the full debug info
+  # that made the build ~30% slower and the test binary 424 MB.
+  OPT    := -O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 # The libFuzzer build (tools/fuzz.sh, make fuzz): clang, coverage, ASan + UBSan.
