@@ -90,17 +90,9 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
 void output_log_probs(const ParamStore& params, ParamId weight, const float* h, float* logprobs, std::int64_t rows,
                       std::int64_t d, std::int64_t vocab) {
   kernels::weight_product(rows, vocab, d, h, d, params.value(weight), d, 0.0f, logprobs, vocab);
-#pragma omp parallel
-  {
-    const std::span<float> row = thread_scratch<float>(static_cast<std::size_t>(vocab));
-#pragma omp for schedule(static)
-    for (std::int64_t r = 0; r < rows; ++r) {
-      float* x = logprobs + r * vocab;
-      std::copy(x, x + vocab, row.data());
-      const float lse = static_cast<float>(softmax_row_lse(row.data(), vocab));
-      for (std::int64_t j = 0; j < vocab; ++j) x[j] -= lse;
-    }
-  }
+  // In place, reading each row twice (max, Σ exp) and writing it once, where
+  // a copy, a full softmax and a max pass ran before (same translations).
+  kernels::log_softmax_forward(logprobs, logprobs, rows, vocab);
 }
 
 }  // namespace attn::nn
