@@ -256,7 +256,7 @@ TEST_CASE("attend (cli): bad input gets one line, exit status 2 and no file", "[
   REQUIRE(listing(dir.path()) == before);  // nothing written, no temporary left behind
 }
 
-TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to cells per component", "[attend][cli]") {
+TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to cells per component", "[attend][cli][browser]") {
   const fs::path chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");

@@ -152,7 +152,7 @@ TEST_CASE("gemm_bf16: awkward shapes, all layouts, every ISA and 1/2 threads, bi
 }
 
 TEST_CASE("gemm_bf16: model-sized shapes (several k blocks, many tiles, threads split C), bitwise its contract",
-          "[gemm][bf16]") {
+          "[gemm][bf16][big]") {
   const test::Shape3 shapes[] = {{256, 256, 64}, {300, 96, 1100}, {37, 2100, 20}, {700, 45, 33}, {3, 700, 300}};
   for (const test::Shape3& s : shapes)
     for (const auto& layout : test::kLayouts) {

@@ -96,7 +96,7 @@ void require_gradients_match(const ModelConfig& config, int samples_per_tensor) 
 
 }  // namespace
 
-TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches finite differences", "[model][grad]") {
+TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches finite differences", "[model][grad][big]") {
   struct Variant { const char* norm; bool share_all, share_out; float dropout; };
   for (const Variant v : {Variant{"pre", true, true, 0.0f}, Variant{"post", false, false, 0.0f},
                           Variant{"pre", false, true, 0.2f}}) {
@@ -157,7 +157,7 @@ TEST_CASE("seq2seq: incremental decoding equals the teacher-forced forward", "[m
 }
 
 TEST_CASE("seq2seq, every arch: gradient w.r.t. every parameter tensor matches finite differences",
-          "[model][grad][arch]") {
+          "[model][grad][arch][big]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
     require_gradients_match(arch_config(v), 3);

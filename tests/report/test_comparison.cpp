@@ -469,7 +469,7 @@ TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs ar
 }
 
 TEST_CASE("report comparison (cli): headless chromium draws the arch table and a line per arch in the length charts",
-          "[report][cli]") {
+          "[report][cli][browser]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }

@@ -626,7 +626,7 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
   }
 }
 
-TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run", "[report][cli]") {
+TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run", "[report][cli][browser]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }

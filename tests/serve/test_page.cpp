@@ -89,7 +89,7 @@ TEST_CASE("serve page: one self-contained document with the controls the tests a
   }
 }
 
-TEST_CASE("serve page (cli): headless chromium draws a panel per model from the API's documents", "[serve][cli]") {
+TEST_CASE("serve page (cli): headless chromium draws a panel per model from the API's documents", "[serve][cli][browser]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }
