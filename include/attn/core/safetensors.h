@@ -4,7 +4,7 @@
 //
 // The header maps each tensor name to {"dtype": "F32"|"I8", "shape": [...],
 // "data_offsets": [begin, end]} (bytes, relative to the data section, which
-// the tensors cover contiguously, in the order given to write_safetensors)
+// the tensors cover contiguously, in the order write_safetensors stores them)
 // and holds "__metadata__": {string: string}. We pad the header so that the
 // data section starts 64-byte aligned in the file. The F32 tensors come
 // first, so each starts on a multiple of 4 (I8 ones hold `attn quantize`'s
@@ -18,7 +18,7 @@
 //                   we read files up to kSafetensorsFormatVersion)
 //   crc32           CRC-32 of the data section, 8 lowercase hex digits
 //   header_crc32    CRC-32 of everything else the header says (metadata,
-//                   tensor names, shapes, offsets), see canonical_header_bytes
+//                   tensor names, shapes, offsets, dtypes other than F32), see header_crc
 //                   in safetensors.cpp, so a damaged config or vocabulary in
 //                   the metadata is caught as surely as damaged weights
 // This layer is generic: it knows nothing of models.
