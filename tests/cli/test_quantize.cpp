@@ -1,6 +1,8 @@
 // `attn quantize`: a model file with its weight matrices in int8, read by
 // every command; bad input is one line and exit status 2, nothing written.
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "../support.h"
