@@ -121,12 +121,10 @@ def main():
         probes = [mean_sd((t[a].get((s, "best")) or {}).get("bleu")) for s in PROBES]
         speed = median_of(r.get("median_target_tokens_per_s") for r in runs.get(a, []))
         rss = median_of(r.get("peak_rss_mb") for r in runs.get(a, []))
+        measured = lambda v: f"{v:,.0f}" if v is not None else "—"
         print(f"| `{a}` | {len(arch_seeds.get(a, []))} | {mean_sd((best or {}).get('bleu'))} | {delta_p(best)} "
               f"| {mean_sd((avg5 or {}).get('bleu'))} | {delta_p(avg5)} | {mean_sd((best or {}).get('chrf'))} "
-              f"| {' | '.join(probes)} | {speed:,.0f} | {rss:,.0f} |" if speed is not None and rss is not None else
-              f"| `{a}` | {len(arch_seeds.get(a, []))} | {mean_sd((best or {}).get('bleu'))} | {delta_p(best)} "
-              f"| {mean_sd((avg5 or {}).get('bleu'))} | {delta_p(avg5)} | {mean_sd((best or {}).get('chrf'))} "
-              f"| {' | '.join(probes)} | — | — |")
+              f"| {' | '.join(probes)} | {measured(speed)} | {measured(rss)} |")
     print()
 
     def line(claim, o, sign, a, b, also=None):

@@ -199,7 +199,8 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
 
   std::map<std::string, std::string> full_metadata = metadata;
   full_metadata[kFormatKey] = "attn";
-  full_metadata[kFormatVersionKey] = has_int8 ? "2" : "1";
+  // Version 1 when it can be: an attn from before I8 still reads the file.
+  full_metadata[kFormatVersionKey] = std::to_string(has_int8 ? kSafetensorsFormatVersion : 1);
   full_metadata[kDataCrcKey] = hex8(data_crc);
   full_metadata[kHeaderCrcKey] = hex8(header_crc(full_metadata, records));
 

@@ -13,8 +13,14 @@ namespace {
 
 std::string scale_name(const std::string& param) { return param + ".scale"; }
 
-// Rows of the last dimension: a [d0, …, k] weight is d0·…·(d_{n−1}) rows of k.
-std::int64_t row_length(const Shape& shape) { return shape[shape.ndim() - 1]; }
+// A [d0, …, k] weight as rows of its last dimension: d0·…·d_{n−2} rows of k.
+struct WeightRows {
+  std::int64_t count, k;
+};
+WeightRows weight_rows(const Shape& shape) {
+  const std::int64_t k = shape[shape.ndim() - 1];
+  return {k > 0 ? shape.numel() / k : 0, k};
+}
 
 // A weight matrix in int8, row by row, and its rows' scales.
 struct Int8Weight {
@@ -23,7 +29,7 @@ struct Int8Weight {
 };
 
 Int8Weight quantize_param(std::span<const float> w, const nn::ParamInfo& p) {
-  const std::int64_t k = row_length(p.shape), rows = k > 0 ? p.shape.numel() / k : 0;
+  const auto [rows, k] = weight_rows(p.shape);
   Int8Weight q{std::vector<std::int8_t>(w.size()), std::vector<float>(static_cast<std::size_t>(rows))};
   for (std::int64_t r = 0; r < rows; ++r)
     q.scales[static_cast<std::size_t>(r)] = kernels::quantize_row(w.data() + r * k, k, q.values.data() + r * k);
@@ -37,7 +43,7 @@ void dequantize_param(const SafetensorsFile& file, const nn::ParamInfo& p, std::
     throw Error(where + " has shape " + file.shape(p.name).str() + " but " + p.shape.str() +
                 " is expected; was it written for another model configuration?");
   if (!stored_in_int8(p)) throw Error(where + ": attn stores this parameter in FP32 only; the file is inconsistent");
-  const std::int64_t k = row_length(p.shape), rows = k > 0 ? p.shape.numel() / k : 0;
+  const auto [rows, k] = weight_rows(p.shape);
   const std::string scales_name = scale_name(p.name);
   if (!file.contains(scales_name)) throw Error(where + " has no '" + scales_name + "'; the file is incomplete");
   std::vector<float> scales(static_cast<std::size_t>(rows));

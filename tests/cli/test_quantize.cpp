@@ -42,9 +42,11 @@ const QuantizedModels& quantized_models() {
   return *m;
 }
 
-// The int8 file rewritten with `change` applied to its tensors (the data kept alive by `keep`).
-void rewrite(const std::string& from, const fs::path& to,
-             const std::function<void(std::vector<TensorRef>&, std::vector<std::vector<float>>&)>& change) {
+// A change to a file's tensors; new data it points them at lives in `keep`.
+using TensorChange = std::function<void(std::vector<TensorRef>& tensors, std::vector<std::vector<float>>& keep)>;
+
+// The int8 file rewritten with `change` applied to its tensors.
+void rewrite(const std::string& from, const fs::path& to, const TensorChange& change) {
   const SafetensorsFile file = SafetensorsFile::read(from);
   std::vector<TensorRef> tensors;
   std::vector<std::vector<float>> keep;
@@ -105,8 +107,7 @@ TEST_CASE("quantize (cli): a missing or damaged input, the input as output, a da
   REQUIRE_FALSE(fs::exists(out));
 
   // Damaged int8 files, each read by translate: what is wrong, named.
-  const auto damaged = [&](const std::string& name,
-                           const std::function<void(std::vector<TensorRef>&, std::vector<std::vector<float>>&)>& change) {
+  const auto damaged = [&](const std::string& name, const TensorChange& change) {
     const fs::path path = dir.path() / (name + ".attn");
     rewrite(m.int8, path, change);
     return test::run_attn("translate -m " + path.string(), "ein hund\n");
