@@ -11,7 +11,9 @@ per baseline the claims need (transformer, muse, convsan) and prints, in Markdow
     on test2016 and on the joined probes, chrF2, the difference to the Transformer with its pooled
     seed-matched paired-bootstrap p-value, median training tokens/s and peak memory;
   - one verdict line per paper claim: "holds" (the claimed direction, p < 0.05), "does not hold"
-    (the opposite direction, p < 0.05) or "not distinguishable at p < 0.05", with the numbers.
+    (the opposite direction, p < 0.05) or "not distinguishable at p < 0.05", with the numbers, and
+    each seed's own difference and p-value: the pooled test measures the test sentences' variance, the
+    seeds show the training runs', so a verdict says whether every seed agrees.
 
 Verdicts read the best checkpoint on test2016 unless the claim is about length (the joined probes);
 the average-of-5 numbers are shown beside them. Nothing here is judged by hand: rerun it to check.
@@ -98,6 +100,25 @@ def numbers(d, p, a, b):
     return f"{a} − {b} = {d:+.2f} BLEU" + (f", p = {p:.3f}" if p is not None else "")
 
 
+def per_seed(o, base):
+    """The seed-matched differences of o to its baseline output, with each seed's own paired-bootstrap
+    p-value, and whether every seed points the way the mean does: the pooled test sees the test
+    sentences' variance, the seeds show the training runs' (a verdict all seeds share is the stronger)."""
+    if o is None or base is None or o.get("delta_bleu") is None:
+        return ""
+    mine = {s["seed"]: s["bleu"] for s in o.get("per_seed", []) if s.get("bleu") is not None}
+    theirs = {s["seed"]: s["bleu"] for s in base.get("per_seed", []) if s.get("bleu") is not None}
+    paired = o.get("paired_bootstrap") or {}
+    p_of = dict(zip(paired.get("seeds", []), paired.get("p_per_seed", [])))
+    common = sorted(set(mine) & set(theirs))
+    if len(common) < 2:
+        return ""
+    deltas = [mine[s] - theirs[s] for s in common]
+    parts = [f"{d:+.2f}" + (f" (p {p_of[s]:.3f})" if s in p_of else "") for s, d in zip(common, deltas)]
+    agree = all(d * o["delta_bleu"] > 0 for d in deltas)
+    return f"; per seed {', '.join(parts)}: " + ("every seed agrees" if agree else "the seeds disagree")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs")
@@ -127,29 +148,30 @@ def main():
               f"| {' | '.join(probes)} | {measured(speed)} | {measured(rss)} |")
     print()
 
-    def line(claim, o, sign, a, b, also=None):
+    g = lambda table, arch, s=MAIN, model="best": table.get(arch, {}).get((s, model))
+
+    def line(claim, table, a, b, sign, s=MAIN):
+        """The verdict on "a against b" (table: the report whose baseline is b) on set s."""
+        o, also = g(table, a, s), g(table, a, s, "avg5")
         v, d, p = verdict(o, sign)
-        extra = ""
+        extra = per_seed(o, g(table, b, s))
         if also is not None and also.get("delta_bleu") is not None:
             pa = (also.get("paired_bootstrap") or {}).get("p_pooled")
-            extra = f"; average of 5: {also['delta_bleu']:+.2f}" + (f", p = {pa:.3f}" if pa is not None else "")
+            extra += f"; average of 5: {also['delta_bleu']:+.2f}" + (f", p = {pa:.3f}" if pa is not None else "")
         print(f"- {claim}: **{v}** ({numbers(d, p, a, b)}{extra}).")
 
     print("Verdicts (best checkpoint, test2016 unless said; pooled seed-matched paired bootstrap, "
           f"{vs_transformer['comparison']['bootstrap']['samples']} samples):")
     print()
-    g = lambda table, arch, s=MAIN, model="best": table.get(arch, {}).get((s, model))
-    line("MUSE beats the Transformer", g(t, "muse"), +1, "muse", "transformer", g(t, "muse", model="avg5"))
-    line("MUSE beats MUSE-simple", g(m, "muse-simple"), -1, "muse-simple", "muse", g(m, "muse-simple", model="avg5"))
-    line("MUSE needs the shared projection (beats MUSE-separate)", g(m, "muse-separate"), -1, "muse-separate", "muse",
-         g(m, "muse-separate", model="avg5"))
+    line("MUSE beats the Transformer", t, "muse", "transformer", +1)
+    line("MUSE beats MUSE-simple", m, "muse-simple", "muse", -1)
+    line("MUSE needs the shared projection (beats MUSE-separate)", m, "muse-separate", "muse", -1)
     for s in PROBES:
-        line(f"MUSE beats the Transformer on long input ({s}; the paper: the Transformer degrades with length, MUSE less)", g(t, "muse", s), +1, "muse",
-             "transformer", g(t, "muse", s, "avg5"))
-    line("ConvSAN 1D beats the Transformer", g(t, "convsan"), +1, "convsan", "transformer", g(t, "convsan", model="avg5"))
-    line("ConvSAN 2D beats ConvSAN 1D", g(c, "convsan2d"), +1, "convsan2d", "convsan", g(c, "convsan2d", model="avg5"))
-    line("Fast-DiSA is as good as multi-head attention", g(t, "fastdisa"), 0, "fastdisa", "transformer",
-         g(t, "fastdisa", model="avg5"))
+        line(f"MUSE beats the Transformer on long input ({s}; the paper: the Transformer degrades with length, "
+             "MUSE less)", t, "muse", "transformer", +1, s)
+    line("ConvSAN 1D beats the Transformer", t, "convsan", "transformer", +1)
+    line("ConvSAN 2D beats ConvSAN 1D", c, "convsan2d", "convsan", +1)
+    line("Fast-DiSA is as good as multi-head attention", t, "fastdisa", "transformer", 0)
     fd, tr = runs.get("fastdisa", []), runs.get("transformer", [])
     if fd and tr:
         fs, ts = median_of(r.get("median_target_tokens_per_s") for r in fd), median_of(
