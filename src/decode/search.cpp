@@ -150,8 +150,9 @@ std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq
 
 std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const model::Seq2Seq& model,
                                                  const std::vector<std::vector<std::int32_t>>& sources,
-                                                 const SearchOptions& options) {
+                                                 const SearchOptions& options, const SentenceDone& on_done) {
   const std::int64_t K = std::max(1, options.beam);
+  const std::size_t nbest = static_cast<std::size_t>(std::clamp<std::int64_t>(options.nbest, 1, K));
   SearchBuffers& buffers = search_buffers();
   Encoded e = encode_batch(ctx, buffers.state, model, sources, K, options);
   const std::int64_t B = e.batch.size, V = model.config().vocab_size;
@@ -224,7 +225,14 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
     tokens.swap(next_tokens);
     std::vector<std::int32_t> kept_sentences, kept_rows;
     for (std::int64_t s = 0; s < S; ++s) {
-      if (done[s]) continue;
+      if (done[s]) {
+        // The sentence's final list: best first, nbest kept.
+        auto& f = finished[live[s]];
+        std::stable_sort(f.begin(), f.end(), [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+        f.resize(std::min(f.size(), nbest));
+        if (on_done) on_done(static_cast<std::size_t>(live[s]), f);
+        continue;
+      }
       kept_sentences.push_back(static_cast<std::int32_t>(s));
       for (std::int64_t k = 0; k < K; ++k) kept_rows.push_back(static_cast<std::int32_t>(s * K + k));
     }
@@ -237,15 +245,7 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
     model.select(e.state, order);
   }
 
-  std::vector<std::vector<Hypothesis>> out(static_cast<std::size_t>(B));
-  const std::size_t nbest = static_cast<std::size_t>(std::clamp<std::int64_t>(options.nbest, 1, K));
-  for (std::int64_t b = 0; b < B; ++b) {
-    auto& f = finished[b];
-    std::stable_sort(f.begin(), f.end(), [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
-    f.resize(std::min(f.size(), nbest));
-    out[b] = std::move(f);
-  }
-  return out;
+  return finished;  // every sentence left the search through the done branch above
 }
 
 }  // namespace attn::decode

@@ -147,7 +147,8 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
       "<th rowspan=\"2\">peak memory</th><th colspan=\"3\" class=\"group\">best validation</th>"
       "<th rowspan=\"2\">trained<div class=\"sub\">updates · time</div></th><th colspan=\"5\" class=\"group\">test</th></tr>\n<tr>"
       "<th>BLEU</th><th>chrF</th><th>at update · time</th>"
-      "<th>after</th><th title=\"best.attn, beam 5\">BLEU</th><th>chrF</th>"
+      "<th title=\"the training budget M of score.&lt;M&gt;min, or the test set of score/&lt;set&gt;.best.json\">scored</th>"
+      "<th title=\"best.attn, beam 5\">BLEU</th><th>chrF</th>"
       "<th title=\"the average of the last 5 checkpoints\">avg5 BLEU</th><th>avg5 chrF</th></tr></thead>\n<tbody>\n";
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const RunSummary& r = runs[k];
@@ -171,7 +172,7 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
     out += r.updates ? "<td>" + format_count(*r.updates) + " · " + format_duration(r.elapsed_s.value_or(0)) + "</td>"
                      : "<td class=\"na\">—</td>";
     if (r.test) {
-      out += "<td>" + std::to_string(r.test->minutes) + " min</td>";
+      out += "<td>" + (r.test->set.empty() ? std::to_string(r.test->minutes) + " min" : html_escape(r.test->set)) + "</td>";
       const std::optional<double> tb = test_bleu(r), ab = avg5_bleu(r);
       out += cell(tb, 2, is_top(runs, test_bleu, tb));
       out += cell(r.test->best ? r.test->best->chrf : std::nullopt, 2);
@@ -316,8 +317,8 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
       "Peak memory: the largest resident set of the training process (peak_rss_mb in log.jsonl, else /usr/bin/time -v "
       "in train.log), in MB of 2<sup>20</sup> bytes. Best validation: the validation with the highest BLEU (greedy "
       "decoding of the validation set), which best.attn holds. Test: attn score of the beam-5 translations of best.attn "
-      "and of the average of the last 5 checkpoints, the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
-      "by tools/quality_m30k.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
+      "and of the average of the last 5 checkpoints: the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
+      "by tools/quality_m30k.sh), else the plain test set of score/&lt;set&gt;.best.json (tools/compare.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
       "report." +
       (seeds ? std::string(
                    "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "

@@ -286,19 +286,30 @@ std::optional<double> parse_time_peak_rss_mb(std::string_view text) {
 
 namespace {
 
-// The test scores with the largest budget M among score[.avg5].<M>min.{json,txt}; the JSON preferred.
+// The test scores with the largest budget M among score[.avg5].<M>min.{json,txt} (tools/quality_m30k.sh), the
+// JSON preferred; else those of score/<set>.{best,avg5}.json (tools/compare.sh) for the first set, in name
+// order, that is a plain test set (no ".joinK" probe: its name has no dot).
 std::optional<TestScores> read_test_scores(const fs::path& dir, std::vector<std::string>& notes) {
   static const std::regex kName(R"(score\.(avg5\.)?([0-9]+)min\.(json|txt))");
+  static const std::regex kSetName(R"(([^.]+)\.(best|avg5)\.json)");
   int minutes = -1;
+  std::string set;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::smatch m;
     const std::string file = entry.path().filename().string();
     if (std::regex_match(file, m, kName)) minutes = std::max(minutes, std::stoi(m[2].str()));
   }
-  if (minutes < 0) return std::nullopt;
+  if (minutes < 0)
+    for (const auto& entry : fs::directory_iterator(dir / "score", ec)) {
+      std::smatch m;
+      const std::string file = entry.path().filename().string();
+      if (std::regex_match(file, m, kSetName) && (set.empty() || m[1].str() < set)) set = m[1].str();
+    }
+  if (minutes < 0 && set.empty()) return std::nullopt;
   TestScores scores;
-  scores.minutes = minutes;
+  scores.minutes = std::max(minutes, 0);
+  scores.set = set;
   auto read_one = [&](const std::string& stem) -> std::optional<TestScore> {
     for (const char* ext : {".json", ".txt"}) {
       const std::string file = stem + ext;
@@ -319,9 +330,14 @@ std::optional<TestScores> read_test_scores(const fs::path& dir, std::vector<std:
     }
     return std::nullopt;
   };
-  const std::string m = std::to_string(minutes) + "min";
-  scores.best = read_one("score." + m);
-  scores.avg5 = read_one("score.avg5." + m);
+  if (set.empty()) {
+    const std::string m = std::to_string(minutes) + "min";
+    scores.best = read_one("score." + m);
+    scores.avg5 = read_one("score.avg5." + m);
+  } else {
+    scores.best = read_one("score/" + set + ".best");
+    scores.avg5 = read_one("score/" + set + ".avg5");
+  }
   if (!scores.best && !scores.avg5) return std::nullopt;
   return scores;
 }
@@ -461,7 +477,8 @@ nlohmann::json runs_json(const std::vector<RunSummary>& runs) {
     j["updates"] = opt(r.updates);
     j["elapsed_s"] = opt(r.elapsed_s);
     if (r.test)
-      j["test"] = {{"minutes", r.test->minutes}, {"best", score(r.test->best)}, {"avg5", score(r.test->avg5)}};
+      j["test"] = {{"minutes", r.test->minutes}, {"set", r.test->set}, {"best", score(r.test->best)},
+                   {"avg5", score(r.test->avg5)}};
     else
       j["test"] = nullptr;
     j["in_progress"] = r.in_progress;

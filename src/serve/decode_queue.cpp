@@ -136,12 +136,17 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
   arena.reset();
   Rng rng(0);
   nn::StepContext ctx{model.params(), arena, rng, false};
-  std::vector<Hypotheses> found = decode::beam_search(ctx, model, sources, batch.front().search);
+  // Each job is answered as soon as its last sentence leaves the search, so its client can
+  // send the next request while the batch's longer sentences go on (another decoder takes it).
   std::vector<std::vector<Hypotheses>> results(batch.size());
+  std::vector<std::size_t> left(batch.size(), 0);
   for (std::size_t j = 0; j < batch.size(); ++j) results[j].resize(batch[j].sources.size());
-  for (std::size_t k = 0; k < where.size(); ++k) results[where[k].first][where[k].second] = std::move(found[k]);
-  for (std::size_t j = 0; j < batch.size(); ++j)
-    if (!batch[j].abandoned->load()) batch[j].translations.set_value(std::move(results[j]));
+  for (const auto& [j, s] : where) ++left[j];
+  decode::beam_search(ctx, model, sources, batch.front().search, [&](std::size_t k, const Hypotheses& best) {
+    const auto [j, s] = where[k];
+    results[j][s] = best;
+    if (--left[j] == 0 && !batch[j].abandoned->load()) batch[j].translations.set_value(std::move(results[j]));
+  });
 }
 
 void DecodeQueue::loop() {

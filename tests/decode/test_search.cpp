@@ -203,3 +203,37 @@ TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[de
     }
   }
 }
+
+// The server answers a request when its sentences leave the search. With nbest = beam a
+// sentence's list holds all its finished hypotheses, and it leaves in the step its last
+// one finished, i.e. after as many steps as that hypothesis has tokens: so the reports
+// come in order of their longest hypothesis, each once, with what the search returns.
+TEST_CASE("search: each sentence is reported once, in the step it leaves, with its final hypotheses", "[decode]") {
+  const std::vector<std::vector<std::int32_t>> batch = {{5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  model::Seq2Seq model(small_config(320));
+  initialize_sharp(model, 6, 2.0f);
+  Searcher searcher(model, 3.0f);
+  searcher.options.beam = searcher.options.nbest = 3;
+  std::vector<std::pair<std::size_t, std::vector<decode::Hypothesis>>> reports;
+  const auto returned = decode::beam_search(searcher.ctx, model, batch, searcher.options,
+                                            [&](std::size_t k, const auto& best) { reports.emplace_back(k, best); });
+  REQUIRE(reports.size() == batch.size());
+  std::set<std::size_t> seen;
+  std::size_t previous_steps = 0;
+  std::set<std::size_t> steps;
+  for (const auto& [k, best] : reports) {
+    INFO("sentence " << k);
+    REQUIRE(seen.insert(k).second);
+    REQUIRE(best.size() == returned[k].size());
+    std::size_t longest = 0;
+    for (std::size_t h = 0; h < best.size(); ++h) {
+      REQUIRE(best[h].tokens == returned[k][h].tokens);
+      REQUIRE(best[h].score == returned[k][h].score);
+      longest = std::max(longest, best[h].tokens.size());
+    }
+    REQUIRE(longest >= previous_steps);
+    previous_steps = longest;
+    steps.insert(longest);
+  }
+  REQUIRE(steps.size() >= 2);  // the sentences did leave at different steps
+}

@@ -266,6 +266,35 @@ TEST_CASE("report: median tokens/s, score files, /usr/bin/time's peak, axis tick
   }
 }
 
+// tools/compare.sh scores into score/<set>.<model>.json, the long-input probes beside the test set.
+TEST_CASE("report: a compare.sh run's test scores come from score/, the plain test set's, not a probe's", "[report]") {
+  test::ScratchDir dir;
+  const fs::path run = dir.path() / "seed1";
+  fs::create_directories(run / "score");
+  std::vector<json> log;
+  for (int u = 1; u <= 10; ++u) log.push_back(train_line(u, true));
+  write_file(run / "log.jsonl", lines_of(log));
+  const auto score = [](double bleu, double chrf) {
+    return "[{\"name\": \"BLEU\", \"score\": " + std::to_string(bleu) + "}, {\"name\": \"chrF2\", \"score\": " +
+           std::to_string(chrf) + "}]";
+  };
+  write_file(run / "score" / "test2016.join2.best.json", score(18.0, 40.0));  // sorts first, but is a probe
+  write_file(run / "score" / "test2016.best.json", score(37.5, 57.5));
+  write_file(run / "score" / "test2016.avg5.json", score(38.25, 58.0));
+  const report::RunSummary r = report::read_run(run);
+  REQUIRE(r.test);
+  REQUIRE(r.test->set == "test2016");
+  REQUIRE(r.test->best->file == "score/test2016.best.json");
+  REQUIRE(*r.test->best->bleu == 37.5);
+  REQUIRE(*r.test->avg5->chrf == 58.0);
+  // A budget's score files, when there are, win: the runs of tools/quality_m30k.sh read as before.
+  write_file(run / "score.60min.json", score(30.0, 50.0));
+  const report::RunSummary timed = report::read_run(run);
+  REQUIRE(timed.test->set.empty());
+  REQUIRE(timed.test->minutes == 60);
+  REQUIRE(*timed.test->best->bleu == 30.0);
+}
+
 TEST_CASE("report: the table and the plotted points equal the logs of two synthetic runs", "[report]") {
   Synthetic s;
   const std::vector<report::RunSummary> runs = report::read_runs({s.alpha, s.beta});

@@ -5,6 +5,7 @@
 // (</s> included) divided by length^lenpen.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -29,11 +30,16 @@ struct Hypothesis {
   float logprob = 0.0f;              // Σ log p, </s> included
 };
 
+// Called once per sentence, in the step the sentence leaves the search, with its
+// final hypotheses (index into sources): a server answers a request as soon as its
+// sentences are done instead of when the batch's longest one is.
+using SentenceDone = std::function<void(std::size_t sentence, const std::vector<Hypothesis>& best)>;
+
 // sources: token ids without specials. Returns, per sentence, min(nbest, beam)
 // hypotheses, best first. beam == 1 is greedy search.
 std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const model::Seq2Seq& model,
                                                  const std::vector<std::vector<std::int32_t>>& sources,
-                                                 const SearchOptions& options);
+                                                 const SearchOptions& options, const SentenceDone& on_done = {});
 
 // An extension of hypothesis `hyp` by `word`, scored by the sum of their log-probabilities.
 struct Candidate {

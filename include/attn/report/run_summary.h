@@ -69,7 +69,8 @@ struct TestScore {
 };
 
 struct TestScores {
-  int minutes = 0;  // the budget M of score.<M>min.*, the largest found
+  int minutes = 0;  // the budget M of score.<M>min.*, the largest found (0: from score/)
+  std::string set;  // or the test set of score/<set>.{best,avg5}.json (tools/compare.sh), "" otherwise
   std::optional<TestScore> best, avg5;  // best.attn; the average of the last 5 checkpoints
 };
 
