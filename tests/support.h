@@ -34,6 +34,12 @@ inline void report_skip(const std::string& reason) {
   std::printf("attn-test-skipped\t%s\t%s\n", Catch::getResultCapture().getCurrentTestName().c_str(), reason.c_str());
   std::fflush(stdout);
 }
+// A test that ran only in part here (an ISA this CPU lacks): it still counts, and
+// tools/run-tests.sh lists what it could not cover.
+inline void report_partial(const std::string& reason) {
+  std::printf("attn-test-partial\t%s\t%s\n", Catch::getResultCapture().getCurrentTestName().c_str(), reason.c_str());
+  std::fflush(stdout);
+}
 #define ATTN_SKIP(reason)                \
   do {                                   \
     ::attn::test::report_skip(reason);   \
@@ -62,6 +68,9 @@ inline void for_each_isa_and_threads(const std::function<void(Isa, int)>& body) 
   }
   set_active_isa(saved_isa);
   set_threads(saved_threads);
+  for (Isa isa : kAllIsas)
+    if (!isa_supported(isa))
+      report_partial("ISA " + std::string(isa_name(isa)) + " not on this CPU: its kernel path is not tested here");
 }
 
 // n floats uniform in [lo, hi), reproducible from seed.

@@ -3,7 +3,9 @@
 # (test cases). A test that cannot run here (no Chromium, no MPI build, no
 # python3…) prints "attn-test-skipped<TAB>NAME<TAB>REASON" (tests/support.h
 # ATTN_SKIP); Catch2 v2 counts it as passed, so it is moved from passed to
-# skipped here and listed with what would enable it. Exit status: the suite's.
+# skipped here and listed with what would enable it. A test that ran without
+# some ISA path this CPU lacks prints "attn-test-partial<TAB>NAME<TAB>REASON"
+# and is listed apart, still counted. Exit status: the suite's.
 set -uo pipefail
 binary=$1; shift
 log=$(mktemp)
@@ -27,6 +29,12 @@ if [ -n "$skips" ]; then
   passed=$((passed > skipped ? passed - skipped : 0))
   echo "skipped (not counted as passed):"
   printf '%s\n' "$skips" | sed 's/^/  /; s/\t/: /'
+fi
+# Tests that ran in part (an ISA the CPU lacks): counted, and listed.
+partial=$(grep -P '^attn-test-partial\t' "$log" | cut -f2- | sort -u)
+if [ -n "$partial" ]; then
+  echo "ran in part (counted; what this machine could not cover):"
+  printf '%s\n' "$partial" | sed 's/^/  /; s/\t/: /'
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
 exit "$status"

@@ -22,6 +22,7 @@
 #include "attn/core/error.h"
 #include "attn/decode/maps.h"
 #include "attn/decode/maps_page.h"
+#include "attn/decode/search.h"
 #include "json_schema.h"
 #include "maps_checks.h"
 #include "small_maps_config.h"
@@ -343,7 +344,11 @@ TEST_CASE("attend: the maps are the weights of an independent double-precision f
   }
 }
 
-TEST_CASE("attend: beam and greedy maps equal forced maps on the search's own output", "[attend]") {
+// Search mode draws its maps with the forced pass over the search's output (by design, so the
+// map loops below guard that design); what can differ is the output and the scores: attend must
+// pick translate's best hypothesis, and the search's scores (incremental decoding) must agree
+// with the forced pass's (the full forward).
+TEST_CASE("attend: search mode maps translate's best output, its scores agree with the forced pass", "[attend]") {
   for (const ArchVariant& v : {kArchs[0], kArchs[2], kArchs[3], kArchs[4]}) {
     model::ModelConfig config = small_config(v.arch);
     config.decoder_mixer = v.decoder_mixer;
@@ -369,8 +374,13 @@ TEST_CASE("attend: beam and greedy maps equal forced maps on the search's own ou
       }
       REQUIRE(produced >= 3);  // the comparison means something
       const auto forced = decode::attend_chunk(ctx, m, sources, &outputs, search);
+      const auto translated = decode::beam_search(ctx, m, sources, search);
       for (std::size_t b = 0; b < sources.size(); ++b) {
+        REQUIRE(searched[b].target == translated[b].at(0).tokens);
         const model::SentenceMaps &x = searched[b].maps, &y = forced[b].maps;
+        REQUIRE(static_cast<std::int64_t>(x.encoder.size()) == config.enc_layers);
+        REQUIRE(static_cast<std::int64_t>(x.decoder.size()) == config.dec_layers);
+        REQUIRE(x.cross.size() == x.decoder.size());
         for (std::size_t l = 0; l < x.encoder.size(); ++l) {
           REQUIRE(x.encoder[l].weights == y.encoder[l].weights);
           REQUIRE(x.encoder[l].extras == y.encoder[l].extras);
