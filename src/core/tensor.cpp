@@ -1,6 +1,7 @@
 #include "attn/core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -29,7 +30,14 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kMapFrom = 2 * kHugePage;
 }  // namespace
 
+namespace {
+std::atomic<std::uint64_t> float_allocation_count{0};
+}  // namespace
+
+std::uint64_t float_allocations() { return float_allocation_count.load(std::memory_order_relaxed); }
+
 AlignedFloats allocate_floats(std::size_t n) {
+  float_allocation_count.fetch_add(1, std::memory_order_relaxed);
   std::size_t bytes = std::max<std::size_t>(kAlignment, (n * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
   if (bytes >= kMapFrom) {
     bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;

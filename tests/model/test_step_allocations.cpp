@@ -1,7 +1,8 @@
 // "Nothing allocated in a hot loop": once a training step has run, the next
 // step of the same shape allocates nothing on the heap (the arena, the
 // layers' saved activations and the threads' scratch are reused). Counted by
-// replacing the global operator new for this test binary.
+// replacing the global operator new for this test binary, and by
+// allocate_floats' own count (the arena's blocks and the packing buffers).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 
 #include "arch_variants.h"
 #include "attn/core/arena.h"
+#include "attn/core/tensor.h"
 #include "attn/core/threads.h"
 #include "attn/model/seq2seq.h"
 
@@ -63,16 +65,23 @@ TEST_CASE("training: a step after the first allocates nothing on the heap, every
     const Batch batch = make_batch({{5, 6, 7, 8}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10}, {11}});
     for (int threads : {1, 2}) {
       set_threads(threads);
+      std::uint64_t blocks_before = 0, blocks_after = 0;
+      std::size_t capacity_before = 0;
       for (int step = 0; step < 3; ++step) {
         arena.reset();
         model.params().zero_grads();
         counting = step == 2;
         allocations = 0;
+        blocks_before = float_allocations();
+        capacity_before = arena.capacity_floats();
         model.forward_backward(ctx, batch, 0.1f, true, 1.0f);
+        blocks_after = float_allocations();
         counting = false;
       }
       INFO(v.arch << " decoder " << v.decoder_mixer << ", " << threads << " threads");
       CHECK(allocations.load() == 0);
+      CHECK(blocks_after == blocks_before);
+      CHECK(arena.capacity_floats() == capacity_before);
     }
   }
   set_threads(0);

@@ -26,6 +26,10 @@ using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
 // lines. Blocks of 4 MiB and more are fresh mappings: zero without being
 // written, so the pages never touched never take memory.
 AlignedFloats allocate_floats(std::size_t n);
+// How many blocks allocate_floats has handed out in this process: the arena's
+// blocks and the kernels' packing buffers come from it, not from operator new,
+// so a test of "nothing allocated in a hot loop" counts these too.
+std::uint64_t float_allocations();
 
 class Shape {
  public:
