@@ -34,13 +34,13 @@ inline void check_gradient(const std::string& what, float* values, const float* 
                            const std::function<double()>& loss, const GradCheckOptions& options,
                            std::uint64_t seed) {
   Rng rng(seed);
-  const double loss_size = std::abs(loss()) + 1.0;
+  const double centre = loss();  // the loss at the unperturbed values, which every sample restores
+  const double loss_size = std::abs(centre) + 1.0;
   const double atol = options.noise * loss_size / options.h;
   const int samples = static_cast<int>(std::min<std::int64_t>(n, options.samples_per_tensor));
   for (int s = 0; s < samples; ++s) {
     const std::int64_t i = n <= options.samples_per_tensor ? s : static_cast<std::int64_t>(rng.below(n));
     const double got = analytic[i];
-    const double centre = loss();
     auto matches = [&](float h, double& numeric) {
       const float saved = values[i];
       values[i] = saved + h;
