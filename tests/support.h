@@ -27,19 +27,18 @@ inline std::size_t count_occurrences(const std::string& text, const std::string&
   return n;
 }
 
-// A test that cannot run here says so (a tab-separated line) and returns: Catch2 v2 would count it
-// as passed, so tools/run-tests.sh reads these lines and counts it as skipped,
-// with the reason (say how to enable it).
-inline void report_skip(const std::string& reason) {
-  std::printf("attn-test-skipped\t%s\t%s\n", Catch::getResultCapture().getCurrentTestName().c_str(), reason.c_str());
+// One tab-separated line "attn-test-<status>\tNAME\tREASON" that tools/run-tests.sh reads:
+// Catch2 v2 has no status but passed and failed.
+inline void report_test_status(const char* status, const std::string& reason) {
+  std::printf("attn-test-%s\t%s\t%s\n", status, Catch::getResultCapture().getCurrentTestName().c_str(), reason.c_str());
   std::fflush(stdout);
 }
+// A test that cannot run here says so and returns: run-tests.sh counts it as skipped,
+// not passed, with the reason (say how to enable it).
+inline void report_skip(const std::string& reason) { report_test_status("skipped", reason); }
 // A test that ran only in part here (an ISA this CPU lacks): it still counts, and
-// tools/run-tests.sh lists what it could not cover.
-inline void report_partial(const std::string& reason) {
-  std::printf("attn-test-partial\t%s\t%s\n", Catch::getResultCapture().getCurrentTestName().c_str(), reason.c_str());
-  std::fflush(stdout);
-}
+// run-tests.sh lists what it could not cover.
+inline void report_partial(const std::string& reason) { report_test_status("partial", reason); }
 #define ATTN_SKIP(reason)                \
   do {                                   \
     ::attn::test::report_skip(reason);   \

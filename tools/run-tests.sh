@@ -22,19 +22,18 @@ elif [[ $summary =~ test\ cases:\ *([0-9]+)\ \|\ *([0-9]+)\ failed ]]; then
   failed=${BASH_REMATCH[2]}
 fi
 [ "$status" -ne 0 ] && [ "$failed" -eq 0 ] && failed=1
-skips=$(grep -P '^attn-test-skipped\t' "$log" | cut -f2- | sort -u)
+# The test names and reasons reported with one status, one per line (sorted, unique).
+status_lines() { grep -P "^attn-test-$1\t" "$log" | cut -f2- | sort -u; }
+# list HEADING LINES: the heading, then "  NAME: REASON" per line.
+list() { echo "$1"; printf '%s\n' "$2" | sed 's/^/  /; s/\t/: /'; }
+skips=$(status_lines skipped)
 skipped=0
 if [ -n "$skips" ]; then
   skipped=$(printf '%s\n' "$skips" | cut -f1 | sort -u | wc -l)
   passed=$((passed > skipped ? passed - skipped : 0))
-  echo "skipped (not counted as passed):"
-  printf '%s\n' "$skips" | sed 's/^/  /; s/\t/: /'
+  list "skipped (not counted as passed):" "$skips"
 fi
-# Tests that ran in part (an ISA the CPU lacks): counted, and listed.
-partial=$(grep -P '^attn-test-partial\t' "$log" | cut -f2- | sort -u)
-if [ -n "$partial" ]; then
-  echo "ran in part (counted; what this machine could not cover):"
-  printf '%s\n' "$partial" | sed 's/^/  /; s/\t/: /'
-fi
+partial=$(status_lines partial)
+[ -z "$partial" ] || list "ran in part (counted; what this machine could not cover):" "$partial"
 echo "$passed passed, $failed failed, $skipped skipped"
 exit "$status"
