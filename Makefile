@@ -41,8 +41,9 @@ LDFLAGS  := -fopenmp $(SAN_LDFLAGS) -lz -lcpp-httplib -pthread
 ISA_FLAGS_0 :=
 ISA_FLAGS_1 := -mavx2 -mfma -mf16c
 ISA_FLAGS_2 := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mprefer-vector-width=512
-# The low-precision kernels (src/kernels/isa/lowp/) also for AVX512_BF16 + AVX512_VNNI.
-ISA_FLAGS_3 := $(ISA_FLAGS_2) -mavx512bf16 -mavx512vnni
+# The low-precision kernels (src/kernels/isa/lowp/) also for AVX512_VNNI, and with AVX512_BF16.
+ISA_FLAGS_3 := $(ISA_FLAGS_2) -mavx512vnni
+ISA_FLAGS_4 := $(ISA_FLAGS_3) -mavx512bf16
 
 CORE_SRC   := $(filter-out src/cli/main.cpp,$(shell find src -name '*.cpp' -not -path 'src/kernels/isa/*' -not -path 'src/mpi/*'))
 ISA_SRC    := $(wildcard src/kernels/isa/*.cpp)
@@ -52,7 +53,7 @@ TEST_SRC   := $(shell find tests -name '*.cpp' 2>/dev/null)
 
 CORE_OBJ   := $(CORE_SRC:%.cpp=$(BUILD)/%.o)
 ISA_OBJ    := $(foreach L,0 1 2,$(ISA_SRC:%.cpp=$(BUILD)/isa$(L)/%.o)) \
-              $(foreach L,0 1 2 3,$(LOWP_SRC:%.cpp=$(BUILD)/isa$(L)/%.o))
+              $(foreach L,0 1 2 3 4,$(LOWP_SRC:%.cpp=$(BUILD)/isa$(L)/%.o))
 LIB        := $(BUILD)/libattn.a
 TEST_OBJ   := $(TEST_SRC:%.cpp=$(BUILD)/%.o)
 DEPS_OK    := $(BUILD)/.deps-ok
@@ -74,7 +75,7 @@ $(BUILD)/isa$(1)/%.o: %.cpp | $(DEPS_OK)
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$(CXXFLAGS) $$(ISA_FLAGS_$(1)) -DATTN_ISA_LEVEL=$(1) -c $$< -o $$@
 endef
-$(foreach L,0 1 2 3,$(eval $(call isa_rule,$(L))))
+$(foreach L,0 1 2 3 4,$(eval $(call isa_rule,$(L))))
 
 $(LIB): $(CORE_OBJ) $(ISA_OBJ)
 	@rm -f $@

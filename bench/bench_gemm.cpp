@@ -158,9 +158,9 @@ double bf16_peak(int threads, int samples) {
   return attn::cpu_features().avx512_bf16 ? chains_rate(threads, samples, &dpbf16_chains, 64.0 * 12) : 0.0;
 }
 
-// GOP/s of the vpdpbusd loop; 0 without AVX512_VNNI (checked with BF16: ISA avx512bf16).
+// GOP/s of the vpdpbusd loop; 0 without AVX512_VNNI.
 double int8_peak(int threads, int samples) {
-  return attn::cpu_features().avx512_bf16 ? chains_rate(threads, samples, &dpbusd_chains, 128.0 * 12) : 0.0;
+  return attn::cpu_features().avx512_vnni ? chains_rate(threads, samples, &dpbusd_chains, 128.0 * 12) : 0.0;
 }
 
 // GFLOP/s of the FMA loop on `threads` threads (median of `samples`).

@@ -37,7 +37,8 @@ CpuFeatures detect() {
   const bool avx512_vnni = ecx & (1u << 11);
   // AVX512_BF16 is leaf 7, sub-leaf 1, eax bit 5.
   const bool avx512_bf16 = __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 5));
-  f.avx512_bf16 = f.avx512 && avx512_vnni && avx512_bf16;
+  f.avx512_vnni = f.avx512 && avx512_vnni;
+  f.avx512_bf16 = f.avx512_vnni && avx512_bf16;
   return f;
 }
 
@@ -55,6 +56,7 @@ bool isa_supported(Isa isa) {
     case Isa::scalar: return true;
     case Isa::avx2: return cpu_features().avx2_fma;
     case Isa::avx512: return cpu_features().avx512;
+    case Isa::avx512vnni: return cpu_features().avx512_vnni;
     case Isa::avx512bf16: return cpu_features().avx512_bf16;
   }
   return false;
@@ -62,6 +64,7 @@ bool isa_supported(Isa isa) {
 
 Isa best_isa() {
   if (isa_supported(Isa::avx512bf16)) return Isa::avx512bf16;
+  if (isa_supported(Isa::avx512vnni)) return Isa::avx512vnni;
   if (isa_supported(Isa::avx512)) return Isa::avx512;
   if (isa_supported(Isa::avx2)) return Isa::avx2;
   return Isa::scalar;
@@ -72,6 +75,7 @@ std::string_view isa_name(Isa isa) {
     case Isa::scalar: return "scalar";
     case Isa::avx2: return "avx2";
     case Isa::avx512: return "avx512";
+    case Isa::avx512vnni: return "avx512vnni";
     case Isa::avx512bf16: return "avx512bf16";
   }
   return "?";
@@ -81,8 +85,10 @@ Isa parse_isa(std::string_view name) {
   if (name == "scalar") return Isa::scalar;
   if (name == "avx2") return Isa::avx2;
   if (name == "avx512") return Isa::avx512;
+  if (name == "avx512vnni") return Isa::avx512vnni;
   if (name == "avx512bf16") return Isa::avx512bf16;
-  throw Error("ATTN_ISA='" + std::string(name) + "' is not an ISA: use scalar, avx2, avx512 or avx512bf16");
+  throw Error("ATTN_ISA='" + std::string(name) +
+              "' is not an ISA: use scalar, avx2, avx512, avx512vnni or avx512bf16");
 }
 
 void set_active_isa(Isa isa) {

@@ -89,6 +89,12 @@ TEST_CASE("cpu: ISA names parse, unsupported ISAs are refused with a message", "
   REQUIRE_THROWS_AS(parse_isa("sse9"), Error);
   REQUIRE(isa_supported(Isa::scalar));
   REQUIRE(isa_supported(best_isa()));
+  for (Isa isa : kAllIsas) REQUIRE(parse_isa(isa_name(isa)) == isa);
+  // Each level includes the ones below it (avx512bf16 ⊃ avx512vnni ⊃ avx512 ⊃ avx2), and the best is the highest.
+  for (std::size_t i = 1; i < std::size(kAllIsas); ++i)
+    if (isa_supported(kAllIsas[i])) REQUIRE(isa_supported(kAllIsas[i - 1]));
+  for (Isa isa : kAllIsas)
+    if (isa_supported(isa)) REQUIRE(static_cast<int>(isa) <= static_cast<int>(best_isa()));
   const Isa saved = active_isa();
   for (Isa isa : kAllIsas) {
     if (isa_supported(isa)) {

@@ -4,18 +4,20 @@
 
 namespace attn {
 
-// avx512bf16 is avx512 plus AVX512_BF16 and AVX512_VNNI (the bf16 and int8
-// dot-product instructions). FP32 kernels run the avx512 build under it; the
-// low-precision kernels have a build of their own, and emulate it below it.
-enum class Isa { scalar = 0, avx2 = 1, avx512 = 2, avx512bf16 = 3 };
+// avx512vnni is avx512 plus AVX512_VNNI (vpdpbusd, the int8 dot product: Cascade
+// Lake, Ice Lake); avx512bf16 adds AVX512_BF16 (vdpbf16ps: Cooper Lake, Sapphire
+// Rapids, Zen 4). FP32 kernels run their avx512 build under both; the
+// low-precision kernels have a build for each, and emulate what a level lacks.
+enum class Isa { scalar = 0, avx2 = 1, avx512 = 2, avx512vnni = 3, avx512bf16 = 4 };
 
 // Every ISA, lowest first.
-inline constexpr Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512bf16};
+inline constexpr Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512vnni, Isa::avx512bf16};
 
 struct CpuFeatures {
   bool avx2_fma = false;  // AVX2 + FMA3, with OS support for ymm state
   bool avx512 = false;    // AVX-512 F/BW/DQ/VL, with OS support for zmm state
-  bool avx512_bf16 = false;  // avx512 plus AVX512_BF16 (vdpbf16ps) and AVX512_VNNI (vpdpbusd)
+  bool avx512_vnni = false;  // avx512 plus AVX512_VNNI (vpdpbusd)
+  bool avx512_bf16 = false;  // avx512_vnni plus AVX512_BF16 (vdpbf16ps)
 };
 
 // What this CPU (and OS) supports; computed once.
@@ -26,7 +28,7 @@ Isa best_isa();
 bool isa_supported(Isa isa);
 
 std::string_view isa_name(Isa isa);
-// Parses "scalar" | "avx2" | "avx512" | "avx512bf16"; throws Error otherwise.
+// Parses "scalar" | "avx2" | "avx512" | "avx512vnni" | "avx512bf16"; throws Error otherwise.
 Isa parse_isa(std::string_view name);
 
 // The ISA the kernels use: ATTN_ISA from the environment if set (refused with

@@ -1,6 +1,6 @@
 // int8 products for decoding: y = x·Wᵀ with W (n×k, a weight) quantized once
 // per output row and x quantized per row at run time, multiplied as u8 × s8
-// on AVX512_VNNI's vpdpbusd (ISA avx512bf16) or exactly emulated elsewhere.
+// on AVX512_VNNI's vpdpbusd (ISA avx512vnni and up) or exactly emulated elsewhere.
 //
 // W: symmetric per row, scale_w[j] = max|W[j,:]| / 127, wq = round(W / scale_w)
 // in [−127, 127]. x: symmetric per row, scale_x[i] = max|x[i,:]| / 127,

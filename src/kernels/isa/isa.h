@@ -1,19 +1,24 @@
 // Included first by every per-ISA kernel source. The Makefile compiles each
 // such source once per ISA with -DATTN_ISA_LEVEL=0|1|2 and the matching
 // target flags (the low-precision sources, src/kernels/isa/lowp/, also with 3:
-// avx512 + AVX512_BF16 + AVX512_VNNI); this header names the namespace and
-// offers the intrinsics. ATTN_AVX512 is true at levels 2 and 3.
+// avx512 + AVX512_VNNI, and 4: avx512 + AVX512_VNNI + AVX512_BF16); this header
+// names the namespace and offers the intrinsics. ATTN_AVX512 is true from level 2,
+// ATTN_VNNI from 3, ATTN_BF16 at 4.
 #pragma once
 #include <cstdint>
 
 #if !defined(ATTN_ISA_LEVEL)
-#error "per-ISA kernel sources are compiled with -DATTN_ISA_LEVEL=0|1|2|3 (see Makefile)"
+#error "per-ISA kernel sources are compiled with -DATTN_ISA_LEVEL=0|1|2|3|4 (see Makefile)"
 #endif
 
 #define ATTN_AVX512 (ATTN_ISA_LEVEL >= 2)
+#define ATTN_VNNI (ATTN_ISA_LEVEL >= 3)
+#define ATTN_BF16 (ATTN_ISA_LEVEL >= 4)
 
-#if ATTN_ISA_LEVEL == 3
+#if ATTN_ISA_LEVEL == 4
 #define ATTN_ISA_NAMESPACE isa_avx512bf16
+#elif ATTN_ISA_LEVEL == 3
+#define ATTN_ISA_NAMESPACE isa_avx512vnni
 #elif ATTN_ISA_LEVEL == 2
 #define ATTN_ISA_NAMESPACE isa_avx512
 #elif ATTN_ISA_LEVEL == 1

@@ -23,10 +23,10 @@ ATTN_AVX512_WARNINGS_OFF
 // avx512bf16: 14 rows × 2 zmm = 28 accumulators, 2 B vectors, the A pair as
 // an embedded broadcast. The emulation needs the odd and even halves of B
 // and A apart: 8 rows.
-inline constexpr int kBf16TileRows = ATTN_ISA_LEVEL == 3 ? 14 : 8;
+inline constexpr int kBf16TileRows = ATTN_BF16 ? 14 : 8;
 inline constexpr int kBf16TileCols = 32;
 
-#if ATTN_ISA_LEVEL == 3
+#if ATTN_BF16
 inline __m512 dot_pair(__m512 acc, __m512i a_pair, __m512i b_pairs) {
   return _mm512_dpbf16_ps(acc, (__m512bh)a_pair, (__m512bh)b_pairs);
 }

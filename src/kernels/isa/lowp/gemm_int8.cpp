@@ -26,8 +26,8 @@ ATTN_GEMM_INT8_KERNELS(ATTN_DECLARE_KERNEL)
 namespace {
 ATTN_AVX512_WARNINGS_OFF
 
-// Rows of x per panel: at avx512bf16 28 int32 accumulators + 2 B vectors.
-constexpr int kRows = ATTN_ISA_LEVEL == 3 ? 14 : 4;
+// Rows of x per panel: with vpdpbusd 28 int32 accumulators + 2 B vectors.
+constexpr int kRows = ATTN_VNNI ? 14 : 4;
 constexpr int kCols = static_cast<int>(kInt8PanelCols);
 
 // Quantizes `rows` rows of x (k each) into panel[r·quads + q] (a u32 holding
@@ -80,7 +80,7 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
   }
 }
 
-#if ATTN_ISA_LEVEL == 3
+#if ATTN_VNNI
 template <int R>
 void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b, const float* x_scales,
                const float* w_scales, const std::int32_t* w_sums, float beta, float* y, std::int64_t ldy, int cols) {
