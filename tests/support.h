@@ -45,19 +45,26 @@ inline void report_partial(const std::string& reason) { report_test_status("part
     return;                              \
   } while (0)
 
-// Every ISA this CPU supports; the active ISA is restored afterwards.
-inline std::vector<Isa> supported_isas() {
+// Which kernel builds a test runs. The FP32 kernels have three (scalar, avx2,
+// avx512) and run the avx512 one under avx512vnni and avx512bf16 too; only the
+// bf16 and int8 products (src/kernels/isa/lowp/) differ on those two levels.
+enum class KernelBuilds { fp32, low_precision };
+
+// The ISAs of `builds` this CPU supports, one per distinct build, lowest first.
+inline std::vector<Isa> supported_isas(KernelBuilds builds = KernelBuilds::fp32) {
   std::vector<Isa> isas;
   for (Isa isa : kAllIsas)
-    if (isa_supported(isa)) isas.push_back(isa);
+    if (isa_supported(isa) && (builds == KernelBuilds::low_precision || isa <= Isa::avx512)) isas.push_back(isa);
   return isas;
 }
 
-// Runs body(isa, threads) on every supported ISA with 1 and 2 threads.
-inline void for_each_isa_and_threads(const std::function<void(Isa, int)>& body) {
+// Runs body(isa, threads) on every supported ISA of `builds` with 1 and 2
+// threads, and reports the builds this CPU cannot run as not covered here.
+inline void for_each_isa_and_threads(const std::function<void(Isa, int)>& body,
+                                     KernelBuilds builds = KernelBuilds::fp32) {
   const Isa saved_isa = active_isa();
   const int saved_threads = num_threads();
-  for (Isa isa : supported_isas()) {
+  for (Isa isa : supported_isas(builds)) {
     for (int threads : {1, 2}) {
       set_active_isa(isa);
       set_threads(threads);
@@ -68,7 +75,7 @@ inline void for_each_isa_and_threads(const std::function<void(Isa, int)>& body) 
   set_active_isa(saved_isa);
   set_threads(saved_threads);
   for (Isa isa : kAllIsas)
-    if (!isa_supported(isa))
+    if (!isa_supported(isa) && (builds == KernelBuilds::low_precision || isa <= Isa::avx512))
       report_partial("ISA " + std::string(isa_name(isa)) + " not on this CPU: its kernel path is not tested here");
 }
 

@@ -123,7 +123,7 @@ TEST_CASE("gemm_bf16: the packing's conversion (every layout's pack path) equals
             REQUIRE(((std::isnan(c[at]) && std::isnan(want)) || c[at] == want));
           }
       }
-  });
+  }, test::KernelBuilds::low_precision);
 }
 
 TEST_CASE("gemm_bf16: awkward shapes, all layouts, every ISA and 1/2 threads, bitwise its contract", "[gemm][bf16]") {
@@ -148,7 +148,7 @@ TEST_CASE("gemm_bf16: awkward shapes, all layouts, every ISA and 1/2 threads, bi
                                            << " beta " << gc.beta << " lda " << gc.lda);
       require_contract(gc, isa);
     }
-  });
+  }, test::KernelBuilds::low_precision);
 }
 
 TEST_CASE("gemm_bf16: model-sized shapes (several k blocks, many tiles, threads split C), bitwise its contract",
@@ -160,7 +160,7 @@ TEST_CASE("gemm_bf16: model-sized shapes (several k blocks, many tiles, threads 
       test::for_each_isa_and_threads([&](Isa isa, int) {
         INFO(test::layout_name(gc.ta, gc.tb) << " m " << s.m << " n " << s.n << " k " << s.k);
         require_contract(gc, isa);
-      });
+      }, test::KernelBuilds::low_precision);
     }
 }
 
@@ -170,7 +170,7 @@ TEST_CASE("gemm_bf16: k == 0 and alpha == 0 scale C by beta; bad shapes are refu
     GemmCase gc(Trans::N, Trans::T, 20, 35, 19, 0.0f, 0.5f, 1, 6);
     std::fill(gc.a.begin(), gc.a.end(), test::kNaN);
     require_contract(gc, isa);
-  });
+  }, test::KernelBuilds::low_precision);
   float x[16] = {};
   REQUIRE_THROWS_AS(kernels::gemm_bf16(Trans::N, Trans::N, 2, 2, 3, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
   REQUIRE_THROWS_AS(
@@ -207,6 +207,6 @@ TEST_CASE("gemm_bf16_batched: each product is what gemm_bf16 gives, over the bat
                                      out.begin() + static_cast<std::ptrdiff_t>((i + 1) * sc));
         REQUIRE(same_bits(got, items[static_cast<std::size_t>(i)].run(&kernels::gemm_bf16)));
       }
-    });
+    }, test::KernelBuilds::low_precision);
   }
 }

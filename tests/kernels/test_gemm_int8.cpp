@@ -148,7 +148,7 @@ TEST_CASE("gemm_int8: awkward shapes, every ISA and 1/2 threads, bitwise its con
       INFO("isa " << isa_name(isa) << " threads " << threads << " m " << c.m << " n " << c.n << " k " << c.k);
       REQUIRE(same_bits_or_both_nan(c.run(weights[i]), c.model()));
     }
-  });
+  }, test::KernelBuilds::low_precision);
   const std::vector<float> y = special.run(weights.back());
   for (std::int64_t j = 0; j < special.n; ++j) {
     REQUIRE(y[static_cast<std::size_t>(special.ldy + j)] == 0.0f);
