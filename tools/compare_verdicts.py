@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The README's comparison section from a finished (or partial) tools/compare.sh run (issue 20).
 
-    tools/compare_verdicts.py RUNS_DIR REFS_DIR [--attn build/attn] > section.md
+    tools/compare_verdicts.py RUNS_DIR REFS_DIR [--attn build/attn] [--speed ARCH_SPEED.txt] > section.md
 
 RUNS_DIR holds <arch>/seed<N> run directories (compare.sh's --out or --archive), REFS_DIR the
 references (compare.sh's OUT/refs). Runs `attn report RUNS_DIR/*/seed* --refs REFS_DIR --json` once
@@ -14,6 +14,9 @@ per baseline the claims need (transformer, muse, convsan) and prints, in Markdow
     (the opposite direction, p < 0.05) or "not distinguishable at p < 0.05", with the numbers, and
     each seed's own difference and p-value: the pooled test measures the test sentences' variance, the
     seeds show the training runs', so a verdict says whether every seed agrees.
+
+--speed: the output of tools/arch_speed.sh measured on the machine alone; the Fast-DiSA speed and
+memory line then takes its ratios instead of the runs' own (logged beside whatever else ran).
 
 Verdicts read the best checkpoint on test2016 unless the claim is about length (the joined probes);
 the average-of-5 numbers are shown beside them. Nothing here is judged by hand: rerun it to check.
@@ -119,11 +122,44 @@ def per_seed(o, base):
     return f"; per seed {', '.join(parts)}: " + ("every seed agrees" if agree else "the seeds disagree")
 
 
+def arch_speed_table(path):
+    """{arch: (tokens/s, peak RSS GB)} from tools/arch_speed.sh's table (rows: arch, median tok/s,
+    ÷ transformer, ÷ its fp32, windows, peak RSS GB)."""
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            cells = line.split()
+            if len(cells) == 6 and cells[0] in ARCH_ORDER:
+                rows[cells[0]] = (float(cells[1]), float(cells[5]))
+    return rows
+
+
+def speed_line(runs, speed_file):
+    """The Fast-DiSA paper's efficiency claim: memory against the Transformer's decides it; speed is shown."""
+    if speed_file:
+        table = arch_speed_table(speed_file)
+        if "fastdisa" not in table or "transformer" not in table:
+            sys.exit(f"compare_verdicts: {speed_file} has no fastdisa and transformer rows")
+        (fs, fm), (ts, tm) = table["fastdisa"], table["transformer"]
+        where = f"`tools/arch_speed.sh` on the machine alone, {speed_file}"
+    else:
+        fd, tr = runs.get("fastdisa", []), runs.get("transformer", [])
+        fs, ts = (median_of(r.get("median_target_tokens_per_s") for r in x) for x in (fd, tr))
+        fm, tm = (median_of(r.get("peak_rss_mb") for r in x) for x in (fd, tr))
+        where = "medians over the seeds' runs, logged beside other work: `--speed` takes quiet-machine ratios"
+        if None in (fs, ts, fm, tm):
+            return
+    held = "holds" if fm < tm else "does not hold"
+    print(f"- Fast-DiSA at less memory and CNN-like speed: less memory **{held}** (peak training memory "
+          f"{fm / tm:.2f}× the Transformer's); training speed {fs / ts:.2f}× the Transformer's ({where}).")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs")
     ap.add_argument("refs")
     ap.add_argument("--attn", default="build/attn")
+    ap.add_argument("--speed", help="tools/arch_speed.sh's output, measured on the machine alone")
     args = ap.parse_args()
 
     vs_transformer = report(args.attn, args.runs, args.refs, "transformer")
@@ -172,15 +208,7 @@ def main():
     line("ConvSAN 1D beats the Transformer", t, "convsan", "transformer", +1)
     line("ConvSAN 2D beats ConvSAN 1D", c, "convsan2d", "convsan", +1)
     line("Fast-DiSA is as good as multi-head attention", t, "fastdisa", "transformer", 0)
-    fd, tr = runs.get("fastdisa", []), runs.get("transformer", [])
-    if fd and tr:
-        fs, ts = median_of(r.get("median_target_tokens_per_s") for r in fd), median_of(
-            r.get("median_target_tokens_per_s") for r in tr)
-        fm, tm = median_of(r.get("peak_rss_mb") for r in fd), median_of(r.get("peak_rss_mb") for r in tr)
-        if None not in (fs, ts, fm, tm):
-            print(f"- Fast-DiSA at less memory and CNN-like speed: training {fs / ts:.2f}× the Transformer's tokens/s, "
-                  f"peak memory {fm / tm:.2f}× (medians over the seeds, measured beside other work: "
-                  "`tools/arch_speed.sh` gives the quiet-machine ratios).")
+    speed_line(runs, args.speed)
     missing = [a for a in ARCH_ORDER if a not in t]
     if missing:
         print(f"\nNot yet in the runs: {', '.join(missing)}.")
