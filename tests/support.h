@@ -50,11 +50,16 @@ inline void report_partial(const std::string& reason) { report_test_status("part
 // bf16 and int8 products (src/kernels/isa/lowp/) differ on those two levels.
 enum class KernelBuilds { fp32, low_precision };
 
+// Whether `isa` has a build of its own among `builds`.
+inline bool has_own_build(Isa isa, KernelBuilds builds) {
+  return builds == KernelBuilds::low_precision || isa <= Isa::avx512;
+}
+
 // The ISAs of `builds` this CPU supports, one per distinct build, lowest first.
 inline std::vector<Isa> supported_isas(KernelBuilds builds = KernelBuilds::fp32) {
   std::vector<Isa> isas;
   for (Isa isa : kAllIsas)
-    if (isa_supported(isa) && (builds == KernelBuilds::low_precision || isa <= Isa::avx512)) isas.push_back(isa);
+    if (isa_supported(isa) && has_own_build(isa, builds)) isas.push_back(isa);
   return isas;
 }
 
@@ -75,7 +80,7 @@ inline void for_each_isa_and_threads(const std::function<void(Isa, int)>& body,
   set_active_isa(saved_isa);
   set_threads(saved_threads);
   for (Isa isa : kAllIsas)
-    if (!isa_supported(isa) && (builds == KernelBuilds::low_precision || isa <= Isa::avx512))
+    if (!isa_supported(isa) && has_own_build(isa, builds))
       report_partial("ISA " + std::string(isa_name(isa)) + " not on this CPU: its kernel path is not tested here");
 }
 
