@@ -170,14 +170,19 @@ def main():
     runs = per_arch_runs(vs_transformer)
     archs = [a for a in ARCH_ORDER if a in t] + sorted(a for a in t if a not in ARCH_ORDER)
 
+    # Speed and memory: the machine-alone measurement when given, else the runs' own (noisy) logs.
+    quiet = arch_speed_table(args.speed) if args.speed else {}
     print("| `--arch` | seeds | test2016 BLEU, best | Δ vs transformer (p) | average of last 5 | Δ (p) | chrF2, best "
-          "| joined ×2 | ×4 | ×6 | train tok/s | peak MB |")
+          f"| joined ×2 | ×4 | ×6 | train tok/s{' (alone)' if quiet else ''} | peak MB |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for a in archs:
         best, avg5 = t[a].get((MAIN, "best")), t[a].get((MAIN, "avg5"))
         probes = [mean_sd((t[a].get((s, "best")) or {}).get("bleu")) for s in PROBES]
-        speed = median_of(r.get("median_target_tokens_per_s") for r in runs.get(a, []))
-        rss = median_of(r.get("peak_rss_mb") for r in runs.get(a, []))
+        if a in quiet:
+            speed, rss = quiet[a][0], quiet[a][1] * 1000
+        else:
+            speed = median_of(r.get("median_target_tokens_per_s") for r in runs.get(a, []))
+            rss = median_of(r.get("peak_rss_mb") for r in runs.get(a, []))
         measured = lambda v: f"{v:,.0f}" if v is not None else "—"
         print(f"| `{a}` | {len(arch_seeds.get(a, []))} | {mean_sd((best or {}).get('bleu'))} | {delta_p(best)} "
               f"| {mean_sd((avg5 or {}).get('bleu'))} | {delta_p(avg5)} | {mean_sd((best or {}).get('chrf'))} "
