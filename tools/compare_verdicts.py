@@ -10,6 +10,8 @@ per baseline the claims need (transformer, muse, convsan) and prints, in Markdow
   - the table: per arch, BLEU mean ± sd over the seeds (best checkpoint and the average of the last 5)
     on test2016 and on the joined probes, chrF2, the difference to the Transformer with its pooled
     seed-matched paired-bootstrap p-value, median training tokens/s and peak memory;
+  - per arch and set, the output's length ÷ the reference's and the 4-gram precision: on the joined
+    probes every model stops early, so their BLEU is mostly the brevity penalty;
   - one verdict line per paper claim: "holds" (the claimed direction, p < 0.05), "does not hold"
     (the opposite direction, p < 0.05) or "not distinguishable at p < 0.05", with the numbers, and
     each seed's own difference and p-value: the pooled test measures the test sentences' variance, the
@@ -24,6 +26,7 @@ the average-of-5 numbers are shown beside them. Nothing here is judged by hand: 
 import argparse
 import glob
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -154,6 +157,31 @@ def speed_line(runs, speed_file):
           f"{fm / tm:.2f}× the Transformer's); training speed {fs / ts:.2f}× the Transformer's ({where}).")
 
 
+def length_table(runs_dir, archs):
+    """Why BLEU falls on the joined probes: per arch and set, the hypothesis ÷ reference length and the
+    4-gram precision (means over the seeds, best checkpoint) from the runs' score/<set>.best.json. A
+    ratio far below 1 means the output stops early, and BLEU is then mostly its brevity penalty; the
+    precision says how good what was translated is."""
+    print("Output length ÷ reference length, and 4-gram precision in %, on test2016 and its joined probes "
+          "(best checkpoint, mean over the seeds):")
+    print()
+    print("| `--arch` | test2016 | joined ×2 | ×4 | ×6 |")
+    print("| --- |" + " ---: |" * (1 + len(PROBES)))
+    for a in archs:
+        cells = []
+        for s in [MAIN] + PROBES:
+            ratios, prec4 = [], []
+            for path in sorted(glob.glob(f"{runs_dir}/{a}/seed*/score/{s}.best.json")):
+                verbose = next((m.get("verbose_score", "") for m in json.load(open(path)) if m["name"] == "BLEU"), "")
+                match = re.match(r"([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) \(BP = [\d.]+ ratio = ([\d.]+)", verbose)
+                if match:
+                    prec4.append(float(match.group(4)))
+                    ratios.append(float(match.group(5)))
+            cells.append(f"{statistics.mean(ratios):.2f}, {statistics.mean(prec4):.1f}" if ratios else "—")
+        print(f"| `{a}` | " + " | ".join(cells) + " |")
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs")
@@ -188,6 +216,7 @@ def main():
               f"| {mean_sd((avg5 or {}).get('bleu'))} | {delta_p(avg5)} | {mean_sd((best or {}).get('chrf'))} "
               f"| {' | '.join(probes)} | {measured(speed)} | {measured(rss)} |")
     print()
+    length_table(args.runs, archs)
 
     g = lambda table, arch, s=MAIN, model="best": table.get(arch, {}).get((s, model))
 
