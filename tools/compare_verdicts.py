@@ -137,10 +137,10 @@ def arch_speed_table(path):
     return rows
 
 
-def speed_line(runs, speed_file):
-    """The Fast-DiSA paper's efficiency claim: memory against the Transformer's decides it; speed is shown."""
+def speed_line(runs, table, speed_file):
+    """The Fast-DiSA paper's efficiency claim: memory against the Transformer's decides it; speed is shown.
+    table: arch_speed_table(speed_file), or {} without --speed."""
     if speed_file:
-        table = arch_speed_table(speed_file)
         if "fastdisa" not in table or "transformer" not in table:
             sys.exit(f"compare_verdicts: {speed_file} has no fastdisa and transformer rows")
         (fs, fm), (ts, tm) = table["fastdisa"], table["transformer"]
@@ -172,7 +172,8 @@ def length_table(runs_dir, archs):
         for s in [MAIN] + PROBES:
             ratios, prec4 = [], []
             for path in sorted(glob.glob(f"{runs_dir}/{a}/seed*/score/{s}.best.json")):
-                verbose = next((m.get("verbose_score", "") for m in json.load(open(path)) if m["name"] == "BLEU"), "")
+                with open(path) as f:
+                    verbose = next((m.get("verbose_score", "") for m in json.load(f) if m["name"] == "BLEU"), "")
                 match = re.match(r"([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) \(BP = [\d.]+ ratio = ([\d.]+)", verbose)
                 if match:
                     prec4.append(float(match.group(4)))
@@ -242,7 +243,7 @@ def main():
     line("ConvSAN 1D beats the Transformer", t, "convsan", "transformer", +1)
     line("ConvSAN 2D beats ConvSAN 1D", c, "convsan2d", "convsan", +1)
     line("Fast-DiSA is as good as multi-head attention", t, "fastdisa", "transformer", 0)
-    speed_line(runs, args.speed)
+    speed_line(runs, quiet, args.speed)
     missing = [a for a in ARCH_ORDER if a not in t]
     if missing:
         print(f"\nNot yet in the runs: {', '.join(missing)}.")
