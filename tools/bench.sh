@@ -41,6 +41,11 @@
 # update after the warm-up of each round; decoding: one run per round), and the
 # tables show the range of the per-round medians beside it.
 # Results: BENCH_OUT/results.json (JSON rows; --json prints them instead of the tables).
+# Resuming: the full run takes hours (the twin trains at a sixth of attn's speed). Rerun the same command
+# with the same BENCH_OUT and it goes on where it stopped: each finished step (one side, one arch, one
+# round) leaves BENCH_OUT/.done/<step> and is skipped; a step that was cut is run again from its start.
+# It refuses to resume on another CPU or commit (the rounds would not be comparable) and appends this
+# start's FMA peak to peak.jsonl (the report takes the median of those measured).
 set -euo pipefail
 
 json=0
@@ -90,9 +95,31 @@ cpu_family=$(cpuinfo 'cpu family')
 cpu_model=$(cpuinfo model)
 cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'fma|avx2|avx512f|avx512_bf16|avx512_vnni|amx_bf16|amx_tile' | xargs || true)
 
-mkdir -p "$out"
+mkdir -p "$out/.done"
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+if [ -f "$out/meta.json" ]; then
+  # Resuming: the same CPU, commit and sizes, or the pooled rounds would mix machines or code.
+  $python - "$out/meta.json" "$cpu_name" "$cpu_family" "$cpu_model" "$commit" "${archs[*]}" "$steps" "$rounds" \
+      "$sentences" "$sentences_b1" "$threads" "$bf16" "$twin" <<'PY' || exit 2
+import json, sys
+m = json.load(open(sys.argv[1]))
+now = dict(zip(["cpu_model_name", "cpu_family", "cpu_model", "commit", "archs", "steps", "rounds",
+                "sentences", "sentences_b1", "threads", "bf16", "twin"], sys.argv[2:]))
+now["archs"] = now["archs"].split()
+for k in ("steps", "rounds", "sentences", "sentences_b1", "threads"):
+    now[k] = int(now[k])
+for k in ("bf16", "twin"):
+    now[k] = now[k] == "1"
+diff = [f"{k} {m.get(k)!r} then, {v!r} now" for k, v in now.items() if m.get(k) != v]
+if diff:
+    print(f"bench: {sys.argv[1]} belongs to another run ({'; '.join(diff)}); use a new BENCH_OUT", file=sys.stderr)
+    sys.exit(1)
+m.setdefault("resumed", []).append(__import__("time").strftime("%Y-%m-%d %H:%M UTC", __import__("time").gmtime()))
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+PY
+  log "resuming $out ($(ls "$out/.done" | wc -l) steps done earlier)"
+else
 $python - "$out/meta.json" <<PY
 import json, sys
 json.dump({"commit": "$commit", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
@@ -106,72 +133,103 @@ json.dump({"commit": "$commit", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
            "max_len_rule": "2·src+10", "load_average": open("/proc/loadavg").read().split()[:3]},
           open(sys.argv[1], "w"), indent=1)
 PY
+fi
 log "results in $out"
 log "CPU: $cpu_name (family $cpu_family, model $cpu_model; $cpu_flags)"
-"$build/bench_gemm" --peak-only --json --threads "1,$threads" > "$out/peak.jsonl"
+"$build/bench_gemm" --peak-only --json --threads "1,$threads" > "$out/peak.now.jsonl"
 log "FMA peak measured now: $($python -c 'import json, sys
-print(", ".join("%.0f GFLOP/s on %d thread(s)" % (r["fma_peak_gflops"], r["threads"]) for r in map(json.loads, open(sys.argv[1])) if r))' "$out/peak.jsonl")"
+print(", ".join("%.0f GFLOP/s on %d thread(s)" % (r["fma_peak_gflops"], r["threads"]) for r in map(json.loads, open(sys.argv[1])) if r))' "$out/peak.now.jsonl")"
+cat "$out/peak.now.jsonl" >> "$out/peak.jsonl" && rm "$out/peak.now.jsonl"
 
 train_args=(--train "$data/train" --valid "$data/valid" --src de --tgt en --seed 1 --threads "$threads"
             --max-tokens 4096 --valid-every 1000000000 --quiet)
 
+# once STEP COMMAND...: run COMMAND unless an earlier start finished STEP (see "Resuming" above).
+once() {
+  local mark=$out/.done/$1; shift
+  if [ -e "$mark" ]; then return 0; fi
+  "$@"
+  touch "$mark"
+}
+
+attn_train() {  # ARCH ROUND
+  local dir=$out/$1 r=$2
+  log "$1: attn train, $steps updates (round $r)"
+  rm -rf "$dir/attn-train.r$r" "$dir/attn-train.r$r.jsonl"
+  /usr/bin/time -f %M -o "$dir/attn-train.r$r.rss" "$attn" train "${train_args[@]}" --arch "$1" \
+    --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train.r$r.jsonl" --save-dir "$dir/attn-train.r$r"
+  rm -f "$dir/attn-train.r$r/"*.attn
+}
+
+dump_batches() {  # ARCH: the batches attn trained on and the parameters it started from, for the twin
+  local dir=$out/$1
+  rm -rf "$dir/batches-run"
+  "$attn" train "${train_args[@]}" --arch "$1" --max-updates 1 --save-dir "$dir/batches-run"
+  "$build/twin_dump" batches "$dir/batches-run/last.attn" "$dir/batches.json" --seed 1 --max-tokens 4096 \
+    --count "$steps" --train-src "$data/train.de" --train-tgt "$data/train.en" --init-out "$dir/init.attn" >&2
+  rm -rf "$dir/batches-run"
+}
+
+twin_train() {  # ARCH ROUND [--autocast bf16]
+  local dir=$out/$1 r=$2 name=twin-train; shift 2
+  [ $# -eq 0 ] || name=twin-train-bf16
+  log "$(basename "$dir"): twin train${1:+ under torch.autocast(cpu, bfloat16)}, $steps updates (round $r, OpenBLAS core ${core:-default})"
+  /usr/bin/time -f %M -o "$dir/$name.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
+    --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" "$@" --out "$dir/$name.r$r.json" ||
+    { [ $# -gt 0 ] && log "$(basename "$dir"): the twin under autocast bf16 failed (round $r); no row"; }
+}
+
+attn_train_bf16() {  # ARCH ROUND; a failing bf16 row (an ISA or an op without bf16) is reported, the benchmark goes on
+  local dir=$out/$1 r=$2
+  log "$1: attn train --precision bf16, $steps updates (round $r)"
+  rm -rf "$dir/attn-train-bf16.r$r" "$dir/attn-train-bf16.r$r.jsonl"
+  /usr/bin/time -f %M -o "$dir/attn-train-bf16.r$r.rss" "$attn" train "${train_args[@]}" --arch "$1" \
+    --precision bf16 --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train-bf16.r$r.jsonl" \
+    --save-dir "$dir/attn-train-bf16.r$r" || log "$1: attn --precision bf16 failed (round $r); no attn bf16 row"
+  rm -rf "$dir/attn-train-bf16.r$r"
+}
+
+decode_model() {  # ARCH: trained once, kept in runs/bench/models/ for later runs ("complete" marks a finished one)
+  local model_dir=runs/bench/models/$1.u$decode_updates
+  [ -e "$model_dir/complete" ] && "$attn" info "$model_dir/last.attn" >/dev/null 2>&1 && return 0
+  log "$1: training the decoding model once ($decode_updates updates, kept in $model_dir)"
+  rm -rf "$model_dir"
+  "$attn" train "${train_args[@]}" --arch "$1" --max-updates "$decode_updates" --save-dir "$model_dir"
+  touch "$model_dir/complete"
+}
+
+decode() {  # ARCH BEAM BATCH SENTENCES ROUND: attn, the twin, and the twin without finished sentences
+  local dir=$out/$1 model=runs/bench/models/$1.u$decode_updates/last.attn name=b$2.n$3.r$5
+  log "$1: decode beam $2, batch $3, $4 sentences (round $5)"
+  "$build/bench_decode" "$model" --input "$data/test2016.de" --beam "$2" --batch-size "$3" \
+    --sentences "$4" --threads "$threads" --out "$dir/decode/attn.$name.json" >&2
+  if [ "$twin" = 1 ]; then
+    "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
+      --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin.$name.json"
+    "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
+      --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin-drop.$name.json" --drop-finished
+  fi
+}
+
 for arch in "${archs[@]}"; do
-  dir=$out/$arch
-  mkdir -p "$dir/decode"
+  mkdir -p "$out/$arch/decode"
   if [[ " $parts " == *" train "* ]]; then
+    [ "$twin" = 0 ] || once "$arch.batches" dump_batches "$arch"
     for r in $(seq 1 "$rounds"); do
-      log "$arch: attn train, $steps updates (round $r)"
-      rm -rf "$dir/attn-train.r$r" "$dir/attn-train.r$r.jsonl"
-      /usr/bin/time -f %M -o "$dir/attn-train.r$r.rss" "$attn" train "${train_args[@]}" --arch "$arch" \
-        --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train.r$r.jsonl" --save-dir "$dir/attn-train.r$r"
-      if [ "$r" = 1 ]; then
-        "$build/twin_dump" batches "$dir/attn-train.r1/last.attn" "$dir/batches.json" --seed 1 --max-tokens 4096 \
-          --count "$steps" --train-src "$data/train.de" --train-tgt "$data/train.en" --init-out "$dir/init.attn" >&2
-      fi
-      rm -f "$dir/attn-train.r$r/"*.attn
-      if [ "$twin" = 1 ]; then
-        log "$arch: twin train, $steps updates (round $r, OpenBLAS core ${core:-default})"
-        /usr/bin/time -f %M -o "$dir/twin-train.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
-          --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" --out "$dir/twin-train.r$r.json"
-      fi
+      once "$arch.attn-train.r$r" attn_train "$arch" "$r"
+      [ "$twin" = 0 ] || once "$arch.twin-train.r$r" twin_train "$arch" "$r"
       if [ "$bf16" = 1 ]; then
-        # A failing bf16 row (an ISA or an op without bf16) is reported and the benchmark goes on.
-        log "$arch: attn train --precision bf16, $steps updates (round $r)"
-        rm -rf "$dir/attn-train-bf16.r$r" "$dir/attn-train-bf16.r$r.jsonl"
-        /usr/bin/time -f %M -o "$dir/attn-train-bf16.r$r.rss" "$attn" train "${train_args[@]}" --arch "$arch" \
-          --precision bf16 --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train-bf16.r$r.jsonl" \
-          --save-dir "$dir/attn-train-bf16.r$r" || log "$arch: attn --precision bf16 failed (round $r); no attn bf16 row"
-        rm -rf "$dir/attn-train-bf16.r$r"
-        if [ "$twin" = 1 ]; then
-          log "$arch: twin train under torch.autocast(cpu, bfloat16), $steps updates (round $r)"
-          /usr/bin/time -f %M -o "$dir/twin-train-bf16.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
-            --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" --autocast bf16 \
-            --out "$dir/twin-train-bf16.r$r.json" || log "$arch: the twin under autocast bf16 failed (round $r); no row"
-        fi
+        once "$arch.attn-train-bf16.r$r" attn_train_bf16 "$arch" "$r"
+        [ "$twin" = 0 ] || once "$arch.twin-train-bf16.r$r" twin_train "$arch" "$r" --autocast bf16
       fi
     done
   fi
   if [[ " $parts " == *" decode "* ]]; then
-    model_dir=runs/bench/models/$arch.u$decode_updates
-    model=$model_dir/last.attn
-    if ! "$attn" info "$model" >/dev/null 2>&1; then
-      log "$arch: training the decoding model once ($decode_updates updates, kept in $model_dir)"
-      rm -rf "$model_dir"
-      "$attn" train "${train_args[@]}" --arch "$arch" --max-updates "$decode_updates" --save-dir "$model_dir"
-    fi
+    decode_model "$arch"
     for config in "1 64 $sentences" "5 64 $sentences" "1 1 $sentences_b1" "5 1 $sentences_b1"; do
       read -r beam bs n <<<"$config"
       for r in $(seq 1 "$rounds"); do
-        name=b$beam.n$bs.r$r
-        log "$arch: decode beam $beam, batch $bs, $n sentences (round $r)"
-        "$build/bench_decode" "$model" --input "$data/test2016.de" --beam "$beam" --batch-size "$bs" \
-          --sentences "$n" --threads "$threads" --out "$dir/decode/attn.$name.json" >&2
-        if [ "$twin" = 1 ]; then
-          "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
-            --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin.$name.json"
-          "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
-            --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin-drop.$name.json" --drop-finished
-        fi
+        once "$arch.decode.b$beam.n$bs.r$r" decode "$arch" "$beam" "$bs" "$n" "$r"
       done
     done
   fi

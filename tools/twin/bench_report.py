@@ -397,15 +397,17 @@ def main() -> int:
     out = args[0]
     meta = load_json(os.path.join(out, "meta.json"))
     warmup = int(meta.get("warmup", 5))
-    peaks = {}
+    # One line per thread count per start of bench.sh (a resumed run measured it again): the median.
+    measured: Dict[int, List[float]] = {}
     peak_path = os.path.join(out, "peak.jsonl")
     if os.path.exists(peak_path):
         with open(peak_path) as f:
             for line in f:
                 if line.strip():
                     p = json.loads(line)
-                    peaks[p["threads"]] = p["fma_peak_gflops"]
+                    measured.setdefault(p["threads"], []).append(p["fma_peak_gflops"])
                     meta["cpu_isa"] = p.get("isa")
+    peaks = {t: statistics.median(v) for t, v in measured.items()}
     peak = peaks.get(int(meta.get("threads", 2)))
     meta["fma_peak_gflops"] = peak
     meta["fma_peaks"] = peaks
@@ -429,9 +431,13 @@ def main() -> int:
         return 0
     print(f"attn vs the PyTorch twin — commit {meta.get('commit')}, {meta.get('date')}")
     print(f"CPU: {meta.get('cpu')}; flags {' '.join(meta.get('cpu_flags', [])) or '—'}")
-    print("FMA peak measured in this run (bench_gemm --peak-only): "
+    starts = max((len(v) for v in measured.values()), default=1)
+    resumed = meta.get("resumed", [])
+    print("FMA peak measured in this run (bench_gemm --peak-only"
+          + (f", median of {starts} starts" if starts > 1 else "") + "): "
           + (", ".join(f"{v:.0f} GFLOP/s on {k} thread{'s' if k > 1 else ''}" for k, v in sorted(peaks.items())) or "—")
-          + f"; load average at start {' '.join(meta.get('load_average', []))}")
+          + f"; load average at start {' '.join(meta.get('load_average', []))}"
+          + (f"; resumed {', '.join(resumed)}" if resumed else ""))
     print(f"attn --threads {meta.get('threads')} (ISA {meta.get('isa') or meta.get('cpu_isa', '?')}); PyTorch {meta.get('torch', '—')}, "
           f"set_num_threads({meta.get('threads')}), {meta.get('twin_env', 'OpenBLAS core ' + str(meta.get('openblas_core', '—')))} "
           f"(OpenBLAS core {meta.get('openblas_core', '—')}), loss F.cross_entropy; data {meta.get('data')}")
