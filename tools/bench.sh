@@ -96,8 +96,13 @@ cpu_model=$(cpuinfo model)
 cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'fma|avx2|avx512f|avx512_bf16|avx512_vnni|amx_bf16|amx_tile' | xargs || true)
 
 mkdir -p "$out/.done"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit (with uncommitted changes)"
+# The code measured: the last commit that changed what is built or run here (a commit of docs alone
+# does not stop a resume), marked when those files have uncommitted changes.
+code_paths=(src include bench tools Makefile)
+commit=$(git log -1 --format=%h -- "${code_paths[@]}" 2>/dev/null || true)
+[ -n "$commit" ] || commit=unknown
+[ -z "$(git status --porcelain --untracked-files=no -- "${code_paths[@]}" 2>/dev/null)" ] ||
+  commit="$commit (with uncommitted changes)"
 if [ -f "$out/meta.json" ]; then
   # Resuming: the same CPU, commit and sizes, or the pooled rounds would mix machines or code.
   $python - "$out/meta.json" "$cpu_name" "$cpu_family" "$cpu_model" "$commit" "${archs[*]}" "$steps" "$rounds" \
