@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two training runs of the same recipe side by side (issue 22: bf16 against FP32).
 
-    tools/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS]
+    tools/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS] [--targets 35 40]
 
 A run is a folder with log.jsonl (attn train --log-json) and, when tools/compare.sh scored it,
 score/<set>.{best,avg5}.json. Prints:
@@ -10,7 +10,8 @@ score/<set>.{best,avg5}.json. Prints:
   - validation BLEU at each validation both runs made;
   - the scored test sets, both runs, and the difference;
   - BLEU at the same wall time: the other run's validations against the base's last validation
-    at or before the same minute. The minute is the log's elapsed_s, or, with --speeds, the
+    at or before the same minute;
+  - the minutes each run took to its first validation at BLEU 35 and 40 (--targets). The minute is the log's elapsed_s, or, with --speeds, the
     run's cumulative target tokens over a training speed measured apart (tokens/s on a quiet
     machine): runs logged beside other work have clocks that cannot be compared.
 """
@@ -63,6 +64,8 @@ def main():
     p.add_argument("--until", type=int, default=1000, help="the loss curves' last update (default 1000)")
     p.add_argument("--speeds", type=float, nargs=2, metavar=("BASE_TOKS", "OTHER_TOKS"),
                    help="training tokens/s of each run measured apart; the clock for the same-wall-time rows")
+    p.add_argument("--targets", type=float, nargs="+", default=[35, 40],
+                   help="validation BLEU for the minutes-to-BLEU rows (default 35 40)")
     a = p.parse_args()
     base_train, base_valid = read_log(a.base)
     other_train, other_valid = read_log(a.other)
@@ -109,6 +112,17 @@ def main():
         b = before[-1] if before else None
         print(f"{t:>7.1f} {r['update']:>12} {r['bleu']:>7.2f} {b['update'] if b else '-':>11} "
               f"{b['bleu'] if b else math.nan:>7.2f}")
+
+    # The measure users feel (issue 22): minutes of training to the first validation at a BLEU.
+    print(f"\nminutes to validation BLEU ({clock}; resolution: one validation interval)")
+    print(f"{'run':6} " + " ".join(f"{'BLEU ' + format(x, 'g') + ' (update)':>20}" for x in a.targets))
+    for name, valid, train, speed in (("base", base_valid, base_train, base_speed),
+                                      ("other", other_valid, other_train, other_speed)):
+        cells = []
+        for target in a.targets:
+            first = next((r for r in valid if r["bleu"] >= target), None)
+            cells.append(f"{at(first, train, speed):>11.1f} ({first['update']:>5})" if first else f"{'not reached':>20}")
+        print(f"{name:6} " + " ".join(f"{c:>20}" for c in cells))
 
 
 if __name__ == "__main__":
