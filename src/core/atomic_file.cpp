@@ -124,9 +124,18 @@ AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move
     name += target_path_.filename().string();
     name += kTempTag + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     temp_path_ = directory / name;
+    // Listed for the signal handler before it exists: a signal between the
+    // open and the listing would leave it behind. Unlinking a name that is not
+    // there yet is harmless, and one that is (EEXIST) carries our pid, so it
+    // is a leftover of a dead process that had it.
+    signal_slot_ = remember_temporary(temp_path_);
     // 0666 lets the umask decide the final permissions, as for any new file.
     fd = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
+    if (fd >= 0) break;
+    const int error_number = errno;
+    forget_temporary(std::exchange(signal_slot_, -1));
+    errno = error_number;
+    if (error_number != EEXIST) break;
   }
   if (fd < 0) {
     const int error_number = errno;
@@ -141,9 +150,9 @@ AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move
     const int error_number = errno;
     ::close(fd);
     ::unlink(temp_path_.c_str());
+    forget_temporary(std::exchange(signal_slot_, -1));
     throw Error("cannot write " + final_path_.string() + ": " + std::strerror(error_number));
   }
-  signal_slot_ = remember_temporary(temp_path_);
 }
 
 AtomicFile::~AtomicFile() {
