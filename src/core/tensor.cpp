@@ -22,12 +22,14 @@ void AlignedDeleter::operator()(float* p) const noexcept {
 namespace {
 // Large blocks are mapped, not malloc'd: the kernel hands out zero pages on
 // first touch, so no memset writes (and makes resident) the headroom an arena
-// never uses. They go on 2 MiB pages where the kernel allows it (transparent
-// huge pages in "madvise" mode): a first touch of a 4 KiB page costs ~12 µs on
-// these VMs (measured: 20.9 M minor faults, 245 s of system time), so a 140 MB
-// decoder cache spent 0.4 s faulting in per batch.
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-constexpr std::size_t kMapFrom = 2 * kHugePage;
+// never uses. They are not advised onto 2 MiB pages (MADV_HUGEPAGE): arenas
+// are reused from step to step, so huge pages only change the first touch,
+// and on these VMs a fresh huge page costs milliseconds (the host backs it
+// anew): training's first update took 4.2 s instead of 1.1 s, 200 sentences
+// of beam search 2.1–3.8 s instead of 2.0 s, steady-state steps the same
+// (Intel Xeon host, 2026-12-03, docs/results.md "Session 18").
+constexpr std::size_t kMapFrom = std::size_t{4} << 20;
+constexpr std::size_t kPage = std::size_t{4} << 10;
 }  // namespace
 
 namespace {
@@ -40,12 +42,9 @@ AlignedFloats allocate_floats(std::size_t n) {
   float_allocation_count.fetch_add(1, std::memory_order_relaxed);
   std::size_t bytes = std::max<std::size_t>(kAlignment, (n * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
   if (bytes >= kMapFrom) {
-    bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    bytes = (bytes + kPage - 1) / kPage * kPage;
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without it the pages are 4 KiB
-#endif
     return AlignedFloats(static_cast<float*>(p), AlignedDeleter{bytes});
   }
   void* p = std::aligned_alloc(kAlignment, bytes);
