@@ -43,11 +43,13 @@ done
 import re, sys
 
 out, types = sys.argv[1], sys.argv[2:]
-parts = [("weight products", r"attn::kernels::weight_product\("),
-         ("output softmax", r"log_softmax_forward\("),
-         ("best candidates", r"best_candidates\("),
-         ("cache reorder", r"Seq2Seq::select\("),
-         ("encoder", r"encode_batch\(")]
+# perf prints bare names (no arguments), some twice (inlined copies): the first line is the larger.
+parts = [("weight products", r"attn::kernels::weight_product$"),
+         ("output softmax", r"log_softmax_forward$"),
+         ("best candidates", r"best_candidates$"),
+         ("cache reorder", r"Seq2Seq::select$"),
+         ("encoder", r"encode_batch$"),
+         ("page zeroing", r"^clear_page")]
 seconds = {t: int(ms) / 1000 for t, ms in (line.split() for line in open(f"{out}/ms.txt"))}
 
 
@@ -55,7 +57,7 @@ def shares(report):
     """Children share (percent of all samples) of the first symbol matching each part."""
     found = {}
     for line in open(report):
-        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(.*)", line)
+        m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[[.k]\]\s+(.+?)(?:\s{2,}|\s*$)", line)
         if not m:
             continue
         for name, pattern in parts:
