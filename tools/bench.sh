@@ -107,7 +107,7 @@ if [ -f "$out/meta.json" ]; then
   # Resuming: the same CPU, commit and sizes, or the pooled rounds would mix machines or code.
   $python - "$out/meta.json" "$cpu_name" "$cpu_family" "$cpu_model" "$commit" "${archs[*]}" "$steps" "$rounds" \
       "$sentences" "$sentences_b1" "$threads" "$bf16" "$twin" <<'PY' || exit 2
-import json, sys
+import json, sys, time
 m = json.load(open(sys.argv[1]))
 now = dict(zip(["cpu_model_name", "cpu_family", "cpu_model", "commit", "archs", "steps", "rounds",
                 "sentences", "sentences_b1", "threads", "bf16", "twin"], sys.argv[2:]))
@@ -120,7 +120,7 @@ diff = [f"{k} {m.get(k)!r} then, {v!r} now" for k, v in now.items() if m.get(k) 
 if diff:
     print(f"bench: {sys.argv[1]} belongs to another run ({'; '.join(diff)}); use a new BENCH_OUT", file=sys.stderr)
     sys.exit(1)
-m.setdefault("resumed", []).append(__import__("time").strftime("%Y-%m-%d %H:%M UTC", __import__("time").gmtime()))
+m.setdefault("resumed", []).append(time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
 json.dump(m, open(sys.argv[1], "w"), indent=1)
 PY
   log "resuming $out ($(ls "$out/.done" | wc -l) steps done earlier)"
@@ -163,14 +163,20 @@ attn_train() {  # ARCH ROUND
   rm -rf "$dir/attn-train.r$r" "$dir/attn-train.r$r.jsonl"
   /usr/bin/time -f %M -o "$dir/attn-train.r$r.rss" "$attn" train "${train_args[@]}" --arch "$1" \
     --max-updates "$steps" --log-every 1 --log-json "$dir/attn-train.r$r.jsonl" --save-dir "$dir/attn-train.r$r"
-  rm -f "$dir/attn-train.r$r/"*.attn
+  # Round 1's last checkpoint gives dump_batches its BPE and config; no other is kept.
+  find "$dir/attn-train.r$r" -name '*.attn' ! -path "$dir/attn-train.r1/last.attn" -delete
 }
 
 dump_batches() {  # ARCH: the batches attn trained on and the parameters it started from, for the twin
-  local dir=$out/$1
-  rm -rf "$dir/batches-run"
-  "$attn" train "${train_args[@]}" --arch "$1" --max-updates 1 --save-dir "$dir/batches-run"
-  "$build/twin_dump" batches "$dir/batches-run/last.attn" "$dir/batches.json" --seed 1 --max-tokens 4096 \
+  local dir=$out/$1 trained=$out/$1/attn-train.r1/last.attn
+  # The checkpoint only lends its BPE and config (the parameters come from the seed). Round 1's is
+  # gone when an earlier start finished this arch's training: then one update makes another.
+  if [ ! -f "$trained" ]; then
+    rm -rf "$dir/batches-run"
+    "$attn" train "${train_args[@]}" --arch "$1" --max-updates 1 --save-dir "$dir/batches-run"
+    trained=$dir/batches-run/last.attn
+  fi
+  "$build/twin_dump" batches "$trained" "$dir/batches.json" --seed 1 --max-tokens 4096 \
     --count "$steps" --train-src "$data/train.de" --train-tgt "$data/train.en" --init-out "$dir/init.attn" >&2
   rm -rf "$dir/batches-run"
 }
@@ -219,15 +225,16 @@ decode() {  # ARCH BEAM BATCH SENTENCES ROUND: attn, the twin, and the twin with
 for arch in "${archs[@]}"; do
   mkdir -p "$out/$arch/decode"
   if [[ " $parts " == *" train "* ]]; then
-    [ "$twin" = 0 ] || once "$arch.batches" dump_batches "$arch"
     for r in $(seq 1 "$rounds"); do
       once "$arch.attn-train.r$r" attn_train "$arch" "$r"
+      [ "$twin" = 0 ] || [ "$r" != 1 ] || once "$arch.batches" dump_batches "$arch"
       [ "$twin" = 0 ] || once "$arch.twin-train.r$r" twin_train "$arch" "$r"
       if [ "$bf16" = 1 ]; then
         once "$arch.attn-train-bf16.r$r" attn_train_bf16 "$arch" "$r"
         [ "$twin" = 0 ] || once "$arch.twin-train-bf16.r$r" twin_train "$arch" "$r" --autocast bf16
       fi
     done
+    rm -f "$out/$arch/attn-train.r1/last.attn"
   fi
   if [[ " $parts " == *" decode "* ]]; then
     decode_model "$arch"

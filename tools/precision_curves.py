@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Two training runs of the same recipe side by side (issue 22: bf16 against FP32).
 
-    tools/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS] [--targets 35 40]
+    tools/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS]
+                              [--targets 35 40]
 
 A run is a folder with log.jsonl (attn train --log-json) and, when tools/compare.sh scored it,
 score/<set>.{best,avg5}.json. Prints:
@@ -11,9 +12,11 @@ score/<set>.{best,avg5}.json. Prints:
   - the scored test sets, both runs, and the difference;
   - BLEU at the same wall time: the other run's validations against the base's last validation
     at or before the same minute;
-  - the minutes each run took to its first validation at BLEU 35 and 40 (--targets). The minute is the log's elapsed_s, or, with --speeds, the
-    run's cumulative target tokens over a training speed measured apart (tokens/s on a quiet
-    machine): runs logged beside other work have clocks that cannot be compared.
+  - the minutes each run took to its first validation at BLEU 35 and 40 (--targets): its clock
+    and, with --speeds, its target tokens at a speed measured apart (tools/bleu_minutes.py).
+The same-wall-time rows use the logs' elapsed_s, or with --speeds the run's cumulative target
+tokens over a training speed measured apart (tokens/s on a quiet machine): runs logged beside
+other work have clocks that cannot be compared.
 """
 import argparse
 import json
@@ -21,6 +24,8 @@ import math
 import os
 import statistics
 import sys
+
+import bleu_minutes  # beside this file
 
 
 def read_log(run):
@@ -114,15 +119,9 @@ def main():
               f"{b['bleu'] if b else math.nan:>7.2f}")
 
     # The measure users feel (issue 22): minutes of training to the first validation at a BLEU.
-    print(f"\nminutes to validation BLEU ({clock}; resolution: one validation interval)")
-    print(f"{'run':6} " + " ".join(f"{'BLEU ' + format(x, 'g') + ' (update)':>20}" for x in a.targets))
-    for name, valid, train, speed in (("base", base_valid, base_train, base_speed),
-                                      ("other", other_valid, other_train, other_speed)):
-        cells = []
-        for target in a.targets:
-            first = next((r for r in valid if r["bleu"] >= target), None)
-            cells.append(f"{at(first, train, speed):>11.1f} ({first['update']:>5})" if first else f"{'not reached':>20}")
-        print(f"{name:6} " + " ".join(f"{c:>20}" for c in cells))
+    print("\nminutes to validation BLEU (resolution: one validation interval)")
+    bleu_minutes.report([os.path.join(a.base, "log.jsonl"), os.path.join(a.other, "log.jsonl")], a.targets,
+                        a.speeds, names=["base", "other"])
 
 
 if __name__ == "__main__":

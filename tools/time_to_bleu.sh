@@ -6,66 +6,19 @@
 #
 # Each run is `attn train --precision P --valid-every N --log-every N --log-json OUT/P/log.jsonl`
 # (the reference preset unless ARGS says otherwise) and stops when every target is reached or at
-# MAX_UPDATES. The report reads the log's validation records ({"split": "valid", "update",
-# "elapsed_s", "bleu"}) and prints, per target, the first validation with BLEU >= the target:
-# its wall-clock minute (elapsed_s: the run's clock, validations and checkpoints included) and,
-# when a training record was logged at the same update (--log-every dividing --valid-every), the
-# minute without the validations (elapsed_s minus the time each validation took). Resolution: one
-# validation interval. Hours of CPU per run: not for `make test`.
+# MAX_UPDATES. The report (tools/bleu_minutes.py) prints, per target, the first validation with
+# BLEU >= the target: its wall-clock minute and the minute without the validations' own time.
+# Resolution: one validation interval. Hours of CPU per run: not for `make test`.
 #
 # Environment (defaults): TARGETS="35 40" PRECISIONS="fp32 bf16" ARCH=transformer SEED=1 THREADS=2
 #   VALID_EVERY=100 MAX_UPDATES=6000 OUT=runs/time_to_bleu/<date> BUILD=build ARGS="" (more attn train flags)
 set -euo pipefail
 python=/usr/bin/python3
 targets=${TARGETS:-35 40}
+here=$(cd "$(dirname "$0")" && pwd)
 
-report() {
-  $python - "$targets" "$@" <<'PY'
-import json, sys
-
-targets = [float(t) for t in sys.argv[1].split()]
-print(f"{'run':44} {'precision':>9} " + " ".join(f"{'BLEU ' + format(t, 'g'):>22}" for t in targets)
-      + f" {'best BLEU':>10} {'at min':>7}")
-print(f"{'':44} {'':>9} " + " ".join(f"{'wall min (train min)':>22}" for _ in targets) + f" {'':>10} {'':>7}")
-for path in sys.argv[2:]:
-    precision, last_train, valid_time, hits, best = "?", {}, 0.0, {}, None
-    with open(path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            split = r.get("split")
-            if split == "model":
-                precision = str((r.get("train_flags") or {}).get("--precision", precision))
-            elif split == "train":
-                last_train = r
-            elif split == "valid" and r.get("bleu") is not None:
-                wall = r["elapsed_s"]
-                # The validation's own time, when the update's training record was logged just before it.
-                took = wall - last_train["elapsed_s"] if last_train.get("update") == r["update"] else None
-                train_s = wall - valid_time - took if took is not None else None
-                if took is not None:
-                    valid_time += took
-                else:
-                    valid_time = float("nan")  # unknown from here on
-                if best is None or r["bleu"] > best[0]:
-                    best = (r["bleu"], wall)
-                for t in targets:
-                    if t not in hits and r["bleu"] >= t:
-                        hits[t] = (wall, train_s, r["update"])
-    cells = []
-    for t in targets:
-        if t in hits:
-            wall, train_s, update = hits[t]
-            inner = f"{train_s / 60:.1f}" if train_s is not None and train_s == train_s else "—"
-            cells.append(f"{wall / 60:.1f} ({inner}) u{update}")
-        else:
-            cells.append("not reached")
-    name = path if len(path) <= 44 else "…" + path[-43:]
-    print(f"{name:44} {precision:>9} " + " ".join(f"{c:>22}" for c in cells)
-          + f" {format(best[0], '.2f') if best else '—':>10} {format(best[1] / 60, '.1f') if best else '—':>7}")
-PY
-}
+# shellcheck disable=SC2086  # TARGETS: one number per word
+report() { $python "$here/bleu_minutes.py" --targets $targets -- "$@"; }
 
 if [ "${1:-}" = --report ]; then
   shift

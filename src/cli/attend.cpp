@@ -145,7 +145,7 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--heads", f.heads, "heads to show: all, or indices like 0,3")->capture_default_str();
   sub->add_option("--components", f.components, "any of encoder, decoder, cross (or all)")->capture_default_str();
   sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")->capture_default_str()
-      ->check(bounded(within(0, 9)));
+      ->check(bounded(within(1, 9)));
   add_search_options(*sub, f.search);
   add_compute_type_option(*sub, f.compute_type);
   sub->add_flag("--split-sentences", f.split_sentences,

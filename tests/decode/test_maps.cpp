@@ -267,10 +267,19 @@ void require_json_close(const json& a, const json& b, double tol) {
 struct ArchVariant {
   const char* arch;
   const char* decoder_mixer;
+  const char* csan_head_boundary = "drop";  // 2D ConvSAN: "wrap" writes head_policy "wrap"
 };
-constexpr ArchVariant kArchs[] = {{"transformer", ""}, {"convsan", ""},     {"convsan2d", ""},
-                                  {"fastdisa", ""},    {"muse", ""},        {"muse-simple", ""},
-                                  {"transformer", "csan"}, {"transformer", "fastdisa"}, {"transformer", "muse"}};
+constexpr ArchVariant kArchs[] = {{"transformer", ""},        {"convsan", ""},           {"convsan2d", ""},
+                                  {"convsan2d", "", "wrap"},  {"fastdisa", ""},          {"muse", ""},
+                                  {"muse-simple", ""},        {"transformer", "csan"},   {"transformer", "fastdisa"},
+                                  {"transformer", "muse"}};
+
+model::ModelConfig variant_config(const ArchVariant& v) {
+  model::ModelConfig config = small_config(v.arch);
+  config.decoder_mixer = v.decoder_mixer;
+  config.options["csan_head_boundary"] = v.csan_head_boundary;
+  return config;
+}
 
 const std::vector<std::string> kLines{"ab cd", "x", "", "hello there, world", "tiny"};
 const std::vector<std::string> kTargets{"ba", "yz", "q", "bonjour", ""};
@@ -349,9 +358,8 @@ TEST_CASE("attend: the maps are the weights of an independent double-precision f
 // pick translate's best hypothesis, and the search's scores (incremental decoding) must agree
 // with the forced pass's (the full forward).
 TEST_CASE("attend: search mode maps translate's best output, its scores agree with the forced pass", "[attend]") {
-  for (const ArchVariant& v : {kArchs[0], kArchs[2], kArchs[3], kArchs[4]}) {
-    model::ModelConfig config = small_config(v.arch);
-    config.decoder_mixer = v.decoder_mixer;
+  for (const ArchVariant& v : {kArchs[0], kArchs[2], kArchs[4], kArchs[5]}) {
+    const model::ModelConfig config = variant_config(v);
     INFO("arch " << v.arch);
     model::Seq2Seq m(config);
     randomize(m, 21, 3.0f);
@@ -401,9 +409,8 @@ TEST_CASE("attend: search mode maps translate's best output, its scores agree wi
 TEST_CASE("attend: a sentence's maps are the same alone and in a padded chunk, for every arch", "[attend]") {
   const text::Bpe bpe;
   for (const ArchVariant& v : kArchs) {
-    INFO("arch " << v.arch << " decoder " << v.decoder_mixer);
-    model::ModelConfig config = small_config(v.arch);
-    config.decoder_mixer = v.decoder_mixer;
+    INFO("arch " << v.arch << " decoder " << v.decoder_mixer << " heads " << v.csan_head_boundary);
+    const model::ModelConfig config = variant_config(v);
     model::Seq2Seq m(config);
     randomize(m, 31);
     decode::MapsSelection selection;
@@ -418,9 +425,8 @@ TEST_CASE("attend: every arch's JSON validates against the schema and keeps the 
   const text::Bpe bpe;
   for (const ArchVariant& v : kArchs) {
     for (const char* mode : {"greedy", "beam", "forced"}) {
-      INFO("arch " << v.arch << " decoder " << v.decoder_mixer << ", " << mode);
-      model::ModelConfig config = small_config(v.arch);
-      config.decoder_mixer = v.decoder_mixer;
+      INFO("arch " << v.arch << " decoder " << v.decoder_mixer << " heads " << v.csan_head_boundary << ", " << mode);
+      const model::ModelConfig config = variant_config(v);
       model::Seq2Seq m(config);
       randomize(m, 41, 2.0f);
       decode::SearchOptions search;
@@ -459,6 +465,9 @@ TEST_CASE("attend: every arch's JSON validates against the schema and keeps the 
         REQUIRE(s0["encoder"]["layers"][l]["mechanism"] == m.encoder_mixer_kinds()[l]);
         REQUIRE(s0["decoder"]["layers"][l]["mechanism"] == m.decoder_mixer_kinds()[l]);
       }
+      if (std::string(v.arch) == "convsan2d")
+        REQUIRE(s0["encoder"]["layers"][0]["extras"]["head_policy"] ==
+                (std::string(v.csan_head_boundary) == "wrap" ? "wrap" : "truncate"));
     }
   }
 }
