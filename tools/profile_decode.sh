@@ -43,8 +43,9 @@ done
 import re, sys
 
 out, types = sys.argv[1], sys.argv[2:]
-# perf prints bare names (no arguments), some twice (inlined copies): the first line is the larger.
-parts = [("weight products", r"attn::kernels::weight_product$"),
+# perf prints bare names (no arguments), some twice (inlined copies); under int8, weight_product
+# tail-calls gemm_int8 and often drops out of the stack: each part takes its largest match.
+parts = [("weight products", r"(attn::kernels::weight_product|::gemm_int8)$"),
          ("output softmax", r"log_softmax_forward$"),
          ("best candidates", r"best_candidates$"),
          ("cache reorder", r"Seq2Seq::select$"),
@@ -54,15 +55,15 @@ seconds = {t: int(ms) / 1000 for t, ms in (line.split() for line in open(f"{out}
 
 
 def shares(report):
-    """Children share (percent of all samples) of the first symbol matching each part."""
+    """Children share (percent of all samples) of the largest symbol matching each part."""
     found = {}
     for line in open(report):
         m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[[.k]\]\s+(.+?)(?:\s{2,}|\s*$)", line)
         if not m:
             continue
         for name, pattern in parts:
-            if name not in found and re.search(pattern, m.group(3)):
-                found[name] = float(m.group(1))
+            if re.search(pattern, m.group(3)):
+                found[name] = max(found.get(name, 0.0), float(m.group(1)))
     return found
 
 

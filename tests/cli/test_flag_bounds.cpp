@@ -73,7 +73,6 @@ constexpr Row kRows[] = {
     {"translate", "--max-input-len", "0", "1"},
     {"attend", "--threads", "-1", "1"},
     {"attend", "--precision", "10", "9"},
-    {"attend", "--precision", "0", "1"},
     {"attend", "--beam", "0", "1"},
     {"attend", "--lenpen", "11", "10"},
     {"attend", "--max-len-a", "1001", "1000"},
