@@ -1,6 +1,7 @@
 // int8 products y = x·Wᵀ (gemm_int8.h): x quantized per row into u8 quads
-// (one row panel at a time, row-major), W pre-packed in s8 quads, int32 sums on
-// vpdpbusd (avx512bf16) or in plain C++ (elsewhere: exact, so the same bits).
+// (one row panel at a time, quad-major: the kRows rows' quads q side by side),
+// W pre-packed in s8 quads, int32 sums on vpdpbusd (avx512vnni and up) or in
+// plain C++ (elsewhere: exact, so the same bits).
 #include "../isa.h"
 
 #include <algorithm>
@@ -30,14 +31,17 @@ ATTN_AVX512_WARNINGS_OFF
 constexpr int kRows = ATTN_VNNI ? 14 : 4;
 constexpr int kCols = static_cast<int>(kInt8PanelCols);
 
-// Quantizes `rows` rows of x (k each) into panel[r·quads + q] (a u32 holding
+// Quantizes `rows` rows of x (k each) into panel[q·kRows + r] (a u32 holding
 // the u8 quad of row r, steps 4q..4q+3, each xq + 128; 128 past k) and
-// scales[r] (NaN for a row with a non-finite value).
+// scales[r] (NaN for a row with a non-finite value). Quad-major, so that a
+// tile reads every row's quad q from one pointer: with one pointer per row
+// (row-major) GCC ran out of registers and spilled the 28 sums every step.
+// row_quads: [quads], one row's quads before they are spread into the panel.
 void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int64_t quads, std::uint32_t* panel,
-            float* scales) {
+            std::uint32_t* row_quads, float* scales) {
   for (int r = 0; r < rows; ++r) {
     const float* row = x + r * ldx;
-    auto* bytes = reinterpret_cast<std::uint8_t*>(panel + r * quads);
+    auto* bytes = reinterpret_cast<std::uint8_t*>(row_quads);
     float amax = 0.0f;
     bool finite = true;
     std::int64_t p = 0;
@@ -59,7 +63,7 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
     }
     scales[r] = finite ? amax / 127.0f : std::numeric_limits<float>::quiet_NaN();
     if (!finite) {  // the row's results are NaN whatever it holds: quantize it as zeros
-      std::fill(bytes, bytes + 4 * quads, std::uint8_t{128});
+      for (std::int64_t q = 0; q < quads; ++q) panel[q * kRows + r] = 0x80808080u;
       continue;
     }
     const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
@@ -77,6 +81,7 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
       bytes[p] = static_cast<std::uint8_t>(
           static_cast<std::int32_t>(std::clamp(std::nearbyint(row[p] * inverse), -127.0f, 127.0f)) + 128);
     for (; p < 4 * quads; ++p) bytes[p] = 128;
+    for (std::int64_t q = 0; q < quads; ++q) panel[q * kRows + r] = row_quads[q];
   }
 }
 
@@ -84,19 +89,21 @@ void pack_x(const float* x, std::int64_t ldx, int rows, std::int64_t k, std::int
 template <int R>
 void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b, const float* x_scales,
                const float* w_scales, const std::int32_t* w_sums, float beta, float* y, std::int64_t ldy, int cols) {
-  // a: R rows of `quads` u32, rows quads apart; b: [quads][kCols] s8 quads.
-  __m512i lo[R], hi[R];
+  // a: [quads][kRows] u32 (R rows used); b: [quads][kCols] s8 quads.
+  // The sums are __v16si, the builtin's own type: through _mm512_dpbusd_epi32
+  // (__m512i, i.e. 8 × int64) GCC kept them in memory and stored all 28 every step.
+  __v16si lo[R], hi[R];
 #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm512_setzero_si512();
-#pragma GCC unroll 2
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = __v16si{};
   for (std::int64_t q = 0; q < quads; ++q) {
-    const __m512i b_lo = _mm512_loadu_si512(b), b_hi = _mm512_loadu_si512(b + 64);
+    const __v16si b_lo = (__v16si)_mm512_loadu_si512(b), b_hi = (__v16si)_mm512_loadu_si512(b + 64);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const __m512i a_r = _mm512_set1_epi32(static_cast<int>(a[r * quads + q]));
-      lo[r] = _mm512_dpbusd_epi32(lo[r], a_r, b_lo);
-      hi[r] = _mm512_dpbusd_epi32(hi[r], a_r, b_hi);
+      const __v16si a_r = (__v16si)_mm512_set1_epi32(static_cast<int>(a[r]));
+      lo[r] = __builtin_ia32_vpdpbusd_v16si(lo[r], a_r, b_lo);
+      hi[r] = __builtin_ia32_vpdpbusd_v16si(hi[r], a_r, b_hi);
     }
+    a += kRows;
     b += kCols * 4;
   }
   const auto [mask_lo, mask_hi] = column_masks(cols);
@@ -107,8 +114,8 @@ void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b,
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     const __m512 sx = _mm512_set1_ps(x_scales[r]);
-    __m512 v_lo = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(lo[r], offset_lo)), sx), scale_lo);
-    __m512 v_hi = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(hi[r], offset_hi)), sx), scale_hi);
+    __m512 v_lo = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32((__m512i)lo[r], offset_lo)), sx), scale_lo);
+    __m512 v_hi = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32((__m512i)hi[r], offset_hi)), sx), scale_hi);
     float* row = y + r * ldy;
     if (beta != 0.0f) {
       v_lo = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mask_lo, row), v_lo);
@@ -127,7 +134,7 @@ void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b,
   for (std::int64_t q = 0; q < quads; ++q) {
     for (int r = 0; r < R; ++r) {
       std::uint8_t xa[4];
-      std::memcpy(xa, a + r * quads + q, 4);
+      std::memcpy(xa, a + q * kRows + r, 4);
       for (int j = 0; j < kCols; ++j)
         for (int t = 0; t < 4; ++t) acc[r][j] += static_cast<std::int32_t>(xa[t]) * b[j * 4 + t];
     }
@@ -151,7 +158,7 @@ constexpr std::array<Int8TileFn, sizeof...(I)> make_int8_tiles(std::index_sequen
 constexpr std::array<Int8TileFn, kRows> kInt8Tiles = make_int8_tiles(std::make_index_sequence<kRows>{});
 
 struct Int8Buffers {
-  PackBuffer<std::uint32_t> panel;
+  PackBuffer<std::uint32_t> panel, row_quads;
 };
 Int8Buffers& int8_buffers() {
   thread_local Int8Buffers buffers;
@@ -161,11 +168,12 @@ Int8Buffers& int8_buffers() {
 void run_region(std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* x, std::int64_t ldx,
                 const QuantizedWeight& w, float beta, float* y, std::int64_t ldy) {
   Int8Buffers& buffers = int8_buffers();
-  std::uint32_t* panel = buffers.panel.get(w.quads * kRows);  // [kRows × quads]
+  std::uint32_t* panel = buffers.panel.get(w.quads * kRows);  // [quads × kRows]
+  std::uint32_t* row_quads = buffers.row_quads.get(w.quads);  // [quads]
   float x_scales[kRows];
   for (std::int64_t i = m0; i < m1; i += kRows) {
     const int rows = static_cast<int>(std::min<std::int64_t>(kRows, m1 - i));
-    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panel, x_scales);
+    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panel, row_quads, x_scales);
     for (std::int64_t j = n0; j < n1; j += kCols) {
       const int cols = static_cast<int>(std::min<std::int64_t>(kCols, n1 - j));
       const std::int8_t* b = w.packed.data() + (j / kCols) * w.quads * kCols * 4;
