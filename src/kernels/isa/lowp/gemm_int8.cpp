@@ -157,27 +157,39 @@ constexpr std::array<Int8TileFn, sizeof...(I)> make_int8_tiles(std::index_sequen
 }
 constexpr std::array<Int8TileFn, kRows> kInt8Tiles = make_int8_tiles(std::make_index_sequence<kRows>{});
 
+// x quantized, all its row panels: panel p holds rows 14p… as quads × kRows
+// u32, at panels + p·quads·kRows. Shared by the product's threads, so that
+// threads splitting the columns do not each quantize every row again.
 struct Int8Buffers {
-  PackBuffer<std::uint32_t> panel, row_quads;
+  PackBuffer<std::uint32_t> panels, row_quads;
+  PackBuffer<float> scales;
 };
 Int8Buffers& int8_buffers() {
   thread_local Int8Buffers buffers;
   return buffers;
 }
 
-void run_region(std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const float* x, std::int64_t ldx,
-                const QuantizedWeight& w, float beta, float* y, std::int64_t ldy) {
-  Int8Buffers& buffers = int8_buffers();
-  std::uint32_t* panel = buffers.panel.get(w.quads * kRows);  // [quads × kRows]
-  std::uint32_t* row_quads = buffers.row_quads.get(w.quads);  // [quads]
-  float x_scales[kRows];
+// Quantizes row panels [p0, p1) of x (m rows) into panels and scales ([m]).
+void pack_panels(std::int64_t p0, std::int64_t p1, std::int64_t m, const float* x, std::int64_t ldx,
+                 const QuantizedWeight& w, std::uint32_t* panels, float* scales) {
+  std::uint32_t* row_quads = int8_buffers().row_quads.get(w.quads);  // [quads], this thread's
+  for (std::int64_t p = p0; p < p1; ++p) {
+    const std::int64_t i = p * kRows;
+    const int rows = static_cast<int>(std::min<std::int64_t>(kRows, m - i));
+    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panels + p * w.quads * kRows, row_quads, scales + i);
+  }
+}
+
+// y[m0:m1, n0:n1] from the packed panels (m0 a multiple of kRows).
+void run_region(std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1, const std::uint32_t* panels,
+                const float* scales, const QuantizedWeight& w, float beta, float* y, std::int64_t ldy) {
   for (std::int64_t i = m0; i < m1; i += kRows) {
     const int rows = static_cast<int>(std::min<std::int64_t>(kRows, m1 - i));
-    pack_x(x + i * ldx, ldx, rows, w.k, w.quads, panel, row_quads, x_scales);
+    const std::uint32_t* panel = panels + (i / kRows) * w.quads * kRows;
     for (std::int64_t j = n0; j < n1; j += kCols) {
       const int cols = static_cast<int>(std::min<std::int64_t>(kCols, n1 - j));
       const std::int8_t* b = w.packed.data() + (j / kCols) * w.quads * kCols * 4;
-      kInt8Tiles[static_cast<std::size_t>(rows - 1)](w.quads, panel, b, x_scales, w.scales.data() + j,
+      kInt8Tiles[static_cast<std::size_t>(rows - 1)](w.quads, panel, b, scales + i, w.scales.data() + j,
                                                      w.sums.data() + j, beta, y + i * ldy + j, ldy, cols);
     }
   }
@@ -193,20 +205,32 @@ void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const Quantized
                 std::to_string(w.k) + "), ldy " + std::to_string(ldy) + " (n " + std::to_string(w.n) + ")");
   if (m == 0 || w.n == 0) return;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const std::int64_t m_panels = ceil_div(m, kRows), n_panels = ceil_div(w.n, kCols);
+  Int8Buffers& buffers = int8_buffers();
+  std::uint32_t* panels = buffers.panels.get(m_panels * w.quads * kRows);  // [m_panels][quads][kRows]
+  float* scales = buffers.scales.get(m);                                    // [m]
   if (threads == 1 || m * w.n * w.k < kParallelMinMacs) {
-    run_region(0, m, 0, w.n, x, ldx, w, beta, y, ldy);
+    for (std::int64_t p = 0; p < m_panels; ++p) {  // each panel used while it is in cache
+      pack_panels(p, p + 1, m, x, ldx, w, panels, scales);
+      run_region(p * kRows, std::min(m, (p + 1) * kRows), 0, w.n, panels, scales, w, beta, y, ldy);
+    }
     return;
   }
-  const std::int64_t m_panels = ceil_div(m, kRows), n_panels = ceil_div(w.n, kCols);
-  YieldingBarrier barrier(threads);
+  YieldingBarrier packed(threads), done(threads);
 #pragma omp parallel num_threads(threads)
   {
-    const int team = omp_get_num_threads();
+    const int team = omp_get_num_threads(), t = omp_get_thread_num();
+    pack_panels(m_panels * t / team, m_panels * (t + 1) / team, m, x, ldx, w, panels, scales);
+    if (team == threads) {
+      packed.wait();
+    } else {  // fewer threads than asked for (the condition is the whole team's)
+#pragma omp barrier
+    }
     int grid_m = 1, grid_n = 1;
     choose_grid(team, m_panels, n_panels, kRows, kCols, grid_m, grid_n);
-    const Region r = grid_region(omp_get_thread_num(), grid_m, grid_n, m, w.n, kRows, kCols);
-    if (r.m0 < r.m1 && r.n0 < r.n1) run_region(r.m0, r.m1, r.n0, r.n1, x, ldx, w, beta, y, ldy);
-    if (team == threads) barrier.wait();
+    const Region r = grid_region(t, grid_m, grid_n, m, w.n, kRows, kCols);
+    if (r.m0 < r.m1 && r.n0 < r.n1) run_region(r.m0, r.m1, r.n0, r.n1, panels, scales, w, beta, y, ldy);
+    if (team == threads) done.wait();
   }
 }
 
