@@ -339,7 +339,9 @@ void int8_table(const std::vector<int>& thread_counts, int samples) {
   std::printf("%6s %6s %6s %7s %9s %9s %9s %9s\n", "M", "N", "K", "threads", "attn", "int8", "int8/attn",
               "int8%peak");
   for (int threads : thread_counts) {
-    const double peak = int8_peak(threads, 5);
+    const double peak = int8_peak(threads, 5), fma = fma_peak(threads, 5);
+    std::printf("vpdpbusd peak, %d thread%s: %.0f GOP/s; FMA peak %.0f GFLOP/s (int8 ÷ FMA %.2fx)\n", threads,
+                threads == 1 ? "" : "s", peak, fma, fma > 0 ? peak / fma : 0.0);
     for (const auto& s : shapes) {
       const long m = s[0], n = s[1], k = s[2];
       const std::vector<float> x = random_floats(static_cast<std::size_t>(m * k), 5);
