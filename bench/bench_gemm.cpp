@@ -333,7 +333,7 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
 // sgemm on the same operands, alternating. Text output only.
 void int8_table(const std::vector<int>& thread_counts, int samples) {
   const long shapes[][3] = {{1, 1024, 256},   {5, 8000, 256},    {64, 1024, 256}, {320, 256, 256},
-                            {320, 1024, 256}, {320, 8000, 256},  {4096, 256, 1024}};
+                            {320, 1024, 256}, {320, 8000, 256},  {320, 256, 1024}, {4096, 256, 1024}};
   std::printf("\nWeight products y = x·W^T in int8 (gemm_int8, W quantized once) vs attn FP32 sgemm, GOP/s "
               "(2·M·N·K per call)\n");
   std::printf("%6s %6s %6s %7s %9s %9s %9s %9s\n", "M", "N", "K", "threads", "attn", "int8", "int8/attn",
