@@ -331,15 +331,17 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
 // Weight products y = x·Wᵀ (the model's linear layers, W [N×K]) in int8:
 // gemm_int8 (W quantized once, x quantized on every call) against attn's FP32
 // sgemm on the same operands, alternating. Text output only.
-void int8_table(const std::vector<int>& thread_counts, int samples) {
+// fma_peaks: per thread count, measured by the caller.
+void int8_table(const std::vector<int>& thread_counts, int samples, const std::vector<double>& fma_peaks) {
   const long shapes[][3] = {{1, 1024, 256},   {5, 8000, 256},    {64, 1024, 256}, {320, 256, 256},
                             {320, 1024, 256}, {320, 8000, 256},  {320, 256, 1024}, {4096, 256, 1024}};
   std::printf("\nWeight products y = x·W^T in int8 (gemm_int8, W quantized once) vs attn FP32 sgemm, GOP/s "
               "(2·M·N·K per call)\n");
   std::printf("%6s %6s %6s %7s %9s %9s %9s %9s\n", "M", "N", "K", "threads", "attn", "int8", "int8/attn",
               "int8%peak");
-  for (int threads : thread_counts) {
-    const double peak = int8_peak(threads, 5), fma = fma_peak(threads, 5);
+  for (std::size_t ti = 0; ti < thread_counts.size(); ++ti) {
+    const int threads = thread_counts[ti];
+    const double peak = int8_peak(threads, 5), fma = fma_peaks[ti];
     std::printf("vpdpbusd peak, %d thread%s: %.0f GOP/s; FMA peak %.0f GFLOP/s (int8 ÷ FMA %.2fx)\n", threads,
                 threads == 1 ? "" : "s", peak, fma, fma > 0 ? peak / fma : 0.0);
     for (const auto& s : shapes) {
@@ -422,12 +424,12 @@ int run(int argc, char** argv) {
                             {1024, 1024, 1024}};
   const Trans layouts[][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}};
 
-  if (int8_only) {
-    int8_table(thread_counts, samples);
-    return 0;
-  }
   std::vector<double> peaks, peaks_bf16;
   for (int t : thread_counts) peaks.push_back(fma_peak(t, 9));
+  if (int8_only) {
+    int8_table(thread_counts, samples, peaks);
+    return 0;
+  }
   for (int t : thread_counts) peaks_bf16.push_back(bf16_peak(t, 9));
   if (peak_only) {
     const char* isa = attn::cpu_features().avx512 ? "avx512" : "avx2";
@@ -479,7 +481,7 @@ int run(int argc, char** argv) {
         }
       }
   if (!json && !g_cpu_time) batched_table(thread_counts, samples);
-  if (!json && !g_cpu_time) int8_table(thread_counts, samples);
+  if (!json && !g_cpu_time) int8_table(thread_counts, samples, peaks);
   if (json) {
     std::printf("[\n");
     for (std::size_t i = 0; i < rows.size(); ++i) {

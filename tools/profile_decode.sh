@@ -6,12 +6,14 @@
 # For each of TYPES (default "fp32 int8"): `perf record --call-graph dwarf` of
 # `attn translate --compute-type T --beam 5 --batch-size 64 --threads 1`, then the share of all
 # samples spent under (perf's "children") each part of a decoding step:
-#   weight products  attn::kernels::weight_product: every x·Wᵀ of a linear layer (int8: quantizing
-#                    the activations, packing, vpdpbusd); the only products --compute-type int8 changes
+#   weight products  attn::kernels::weight_product (or gemm_int8, which it tail-calls): every x·Wᵀ of
+#                    a linear layer (int8: quantizing the activations, packing, vpdpbusd); the only
+#                    products --compute-type int8 changes
 #   output softmax   log_softmax_forward: the vocabulary's log-softmax (in place, after the output layer)
 #   best candidates  the beam's top-2K over K·V scores
 #   cache reorder    Seq2Seq::select: the decoder caches gathered to the surviving beams
 #   encoder          encode_batch (its own weight products included)
+#   page zeroing     the kernel's clear_page*: fresh memory faulted in
 # One thread, so every OpenMP region runs on the thread whose stack perf unwinds (with two, a
 # worker's samples have no caller). The bound: if int8 made the weight products free and left the
 # rest as FP32 has it, int8 ÷ FP32 ≤ 1 / (1 − FP32's weight-product share).
@@ -29,6 +31,7 @@ out=${OUT:-runs/profile/$(date -u +%Y%m%d-%H%M%S)}
 make -s BUILD="$build" "$build/attn" >&2
 mkdir -p "$out"
 head -n "$sentences" "$sources" > "$out/sources.txt"
+: > "$out/ms.txt"
 
 for type in ${TYPES:-fp32 int8}; do
   start=$(date +%s%N)

@@ -29,7 +29,6 @@ namespace {
 // of beam search 2.1–3.8 s instead of 2.0 s, steady-state steps the same
 // (Intel Xeon host, 2026-12-03, docs/results.md "Session 18").
 constexpr std::size_t kMapFrom = std::size_t{4} << 20;
-constexpr std::size_t kPage = std::size_t{4} << 10;
 }  // namespace
 
 namespace {
@@ -42,7 +41,6 @@ AlignedFloats allocate_floats(std::size_t n) {
   float_allocation_count.fetch_add(1, std::memory_order_relaxed);
   std::size_t bytes = std::max<std::size_t>(kAlignment, (n * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
   if (bytes >= kMapFrom) {
-    bytes = (bytes + kPage - 1) / kPage * kPage;
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     return AlignedFloats(static_cast<float*>(p), AlignedDeleter{bytes});

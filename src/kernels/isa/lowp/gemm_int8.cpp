@@ -217,13 +217,13 @@ void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const Quantized
     }
     return;
   }
-  YieldingBarrier packed(threads), done(threads);
+  YieldingBarrier barrier(threads);  // after the packing, and at the end
 #pragma omp parallel num_threads(threads)
   {
     const int team = omp_get_num_threads(), t = omp_get_thread_num();
     pack_panels(m_panels * t / team, m_panels * (t + 1) / team, m, x, ldx, w, panels, scales);
     if (team == threads) {
-      packed.wait();
+      barrier.wait();
     } else {  // fewer threads than asked for (the condition is the whole team's)
 #pragma omp barrier
     }
@@ -231,7 +231,7 @@ void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const Quantized
     choose_grid(team, m_panels, n_panels, kRows, kCols, grid_m, grid_n);
     const Region r = grid_region(t, grid_m, grid_n, m, w.n, kRows, kCols);
     if (r.m0 < r.m1 && r.n0 < r.n1) run_region(r.m0, r.m1, r.n0, r.n1, panels, scales, w, beta, y, ldy);
-    if (team == threads) done.wait();
+    if (team == threads) barrier.wait();
   }
 }
 
