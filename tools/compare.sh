@@ -28,6 +28,10 @@
 #           log, translations, scores; no model files) to commit; a run archived
 #           there counts as done, so a comparison can continue on a fresh checkout
 # Without archs: transformer muse muse-simple muse-separate convsan convsan2d fastdisa.
+# An arch may be a named variant, NAME=ARCH,FLAG=VALUE,...: ARCH trained with
+# those flags (in place of the common ones they name), in OUT/NAME/seed<S> (attn report names
+# its runs NAME), e.g. the Transformer matched to MUSE's parameter count:
+#   transformer-wide=transformer,--ffn-dim=1184
 # Environment: COMPARE_ATTN=PATH uses that binary (tests); COMPARE_SRC/COMPARE_TGT
 # the language suffixes (de, en); COMPARE_TEST the test set's prefix (test2016).
 set -euo pipefail
@@ -118,23 +122,45 @@ run_child() {
   return "$status"
 }
 
+# NAME=ARCH,FLAG=VALUE,...: the run's name, its arch and its own flags.
+variant_name() { echo "${1%%=*}"; }
+variant_arch() { local rest=${1#*=}; echo "${rest%%,*}"; }
+variant_flags() { [[ "$1" == *=*,* ]] && tr ',' '\n' <<<"${1#*,}" || true; }
+
 # One (arch, seed) run, every step skipped when its file exists.
 run_one() {
-  local arch=$1 seed=$2 run=$out/$1/seed$2 kept=${archive:+$archive/$1/seed$2}
-  if [ -n "$kept" ] && [ -f "$kept/done" ]; then echo "== $arch seed $seed: done, archived ($kept)"; return 0; fi
+  local name arch seed=$2
+  name=$(variant_name "$1")
+  arch=$(variant_arch "$1")
+  local own=()
+  mapfile -t own < <(variant_flags "$1")
+  local run=$out/$name/seed$seed kept=${archive:+$archive/$name/seed$seed}
+  # The variant's own flags replace the common ones of the same name.
+  local common=() i=0 word flag
+  while [ $i -lt ${#extra[@]} ]; do
+    word=${extra[$i]}
+    flag=${word%%=*}
+    i=$((i + 1))
+    if [[ "$word" == --* ]] && printf '%s\n' "${own[@]%%=*}" | grep -qxF -- "$flag"; then
+      [[ "$word" == *=* ]] || { [ $i -lt ${#extra[@]} ] && [[ "${extra[$i]}" != --* ]] && i=$((i + 1)); } || true
+      continue
+    fi
+    common+=("$word")
+  done
+  if [ -n "$kept" ] && [ -f "$kept/done" ]; then echo "== $name seed $seed: done, archived ($kept)"; return 0; fi
   mkdir -p "$run"
   exec 9>"$run/.lock"
-  if ! flock -n 9; then echo "== $arch seed $seed: in progress elsewhere, skipped"; return 0; fi
-  if [ -f "$run/done" ]; then echo "== $arch seed $seed: done"; return 0; fi
+  if ! flock -n 9; then echo "== $name seed $seed: in progress elsewhere, skipped"; return 0; fi
+  if [ -f "$run/done" ]; then echo "== $name seed $seed: done"; return 0; fi
   local budget
   if [ -n "$updates" ]; then budget=(--max-updates "$updates"); else budget=(--max-time "$minutes"); fi
   if [ ! -f "$run/train.done" ]; then
-    echo "== $arch seed $seed: training ($run)"
+    echo "== $name seed $seed: training ($run)"
     run_child "$attn" train --train "$data/train" --valid "$data/valid" --src "$src" --tgt "$tgt" --arch "$arch" \
       --seed "$seed" --save-dir "$run" --threads "$threads" --keep-last 5 --log-every 50 --quiet \
-      "${budget[@]}" "${extra[@]}" 2>>"$run/train.log" || {
+      "${budget[@]}" "${common[@]}" "${own[@]}" 2>>"$run/train.log" || {
       local status=$?
-      echo "== $arch seed $seed: attn train exited with $status (see $run/train.log); rerun to resume" >&2
+      echo "== $name seed $seed: attn train exited with $status (see $run/train.log); rerun to resume" >&2
       return "$status"
     }
     touch "$run/train.done"
@@ -153,7 +179,7 @@ run_one() {
         # span two lines; such a file is translated again by this checkout's attn
         # (the same search, bit for bit; it writes the break as a space).
         if [ "$(wc -l <"$hyp")" != "$(wc -l <"$prefix.$src")" ] && [ "$attn" != "$repo/attn" ]; then
-          echo "== $arch seed $seed: $hyp has a line break inside a hypothesis; translated again by $repo/attn" >&2
+          echo "== $name seed $seed: $hyp has a line break inside a hypothesis; translated again by $repo/attn" >&2
           (cd "$repo" && make -s attn)
           "$repo/attn" translate -m "$run/$model.attn" -i "$prefix.$src" -o "$hyp" --beam "$beam" \
             --threads "$threads" 2>>"$run/translate.log"
@@ -171,7 +197,7 @@ run_one() {
     echo "attn ${sha:-of $attn}; tools/compare.sh of $(git -C "$repo" rev-parse --short=12 HEAD)" >"$kept/commit"
     touch "$kept/done"
   fi
-  echo "== $arch seed $seed: done; $test BLEU $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))[0]['score'], 2))" "$run/score/$test.best.json" 2>/dev/null || echo '?')"
+  echo "== $name seed $seed: done; $test BLEU $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))[0]['score'], 2))" "$run/score/$test.best.json" 2>/dev/null || echo '?')"
 }
 
 # Ctrl-C or a kill of this script stops its runs too (attn train saves a resumable checkpoint on SIGINT/SIGTERM).
@@ -186,8 +212,9 @@ wait
 unfinished=()
 for seed in $seeds; do
   for arch in "${archs[@]}"; do
-    [ -f "$out/$arch/seed$seed/done" ] || { [ -n "$archive" ] && [ -f "$archive/$arch/seed$seed/done" ]; } ||
-      unfinished+=("$arch/seed$seed")
+    name=$(variant_name "$arch")
+    [ -f "$out/$name/seed$seed/done" ] || { [ -n "$archive" ] && [ -f "$archive/$name/seed$seed/done" ]; } ||
+      unfinished+=("$name/seed$seed")
   done
 done
 [ ${#unfinished[@]} -eq 0 ] || { echo "compare: not finished: ${unfinished[*]}; rerun the same command to continue" >&2; exit 1; }

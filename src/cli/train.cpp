@@ -180,6 +180,11 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--max-len", o.max_len, "skip training pairs with a side longer than this (subwords)")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));
+  sub->add_option("--join-pairs", o.join_pairs,
+                  "build each training example from 1…K consecutive pairs joined (drawn per epoch from the seed); "
+                  "validation then also scores the validation set joined K at a time")
+      ->capture_default_str()
+      ->check(bounded(within(1, 64)));
   sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")->capture_default_str()
       ->check(bounded(within(1, 1e8)));
   sub->add_option("--update-freq", o.update_freq,
@@ -201,7 +206,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
                   "skip up to N updates whose loss or gradient is NaN/Inf before stopping with an error")
       ->capture_default_str()
       ->check(bounded(within(0, 1e9)));
-  sub->add_option("--best-metric", o.best_metric, "bleu or loss")->capture_default_str();
+  sub->add_option("--best-metric", o.best_metric, "bleu or loss (with --join-pairs K > 1: the mean over single and joined validation)")->capture_default_str();
   sub->add_option("--precision", o.precision,
                   "fp32, or bf16: matrix products on bf16 operands with FP32 sums (weights, optimizer, norms, "
                   "softmax and loss stay FP32; a checkpoint resumes in either)")

@@ -79,7 +79,8 @@ std::vector<SeedRun> find_seed_runs(const std::vector<RunSummary>& runs) {
     run.seed = *seed;
     run.dir = dir;
     run.arch = runs[k].arch;
-    if (run.arch.empty()) run.arch = dir_name(fs::absolute(dir).lexically_normal().parent_path());
+    const std::string folder = dir_name(fs::absolute(dir).lexically_normal().parent_path());
+    if (run.arch.empty() || folder.starts_with(run.arch + "-")) run.arch = folder;
     run.hyps = outputs_in(dir / "hyp", ".txt");
     for (const auto& [output, file] : outputs_in(dir / "score", ".json")) {
       const std::string shown = "score/" + file.filename().string();

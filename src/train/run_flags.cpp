@@ -30,6 +30,7 @@ nlohmann::json every_value(const model::ModelConfig& config) {
 nlohmann::json training_flags(const TrainOptions& o) {
   return {{"--vocab-size", o.vocab_size},
           {"--max-len", o.max_len},
+          {"--join-pairs", o.join_pairs},
           {"--max-tokens", o.max_tokens},
           {"--update-freq", o.update_freq},
           {"--max-epochs", o.max_epochs},

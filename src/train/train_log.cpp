@@ -40,6 +40,9 @@ void TrainLog::write_json(const LogRecord& r) {
                       {"elapsed_s", r.elapsed_s}, {"target_tokens", r.target_tokens}};
   if (r.split == "train") j["grad_norm"] = r.grad_norm;
   if (r.bleu) j["bleu"] = *r.bleu;
+  if (r.joined)
+    j["joined"] = {{"pairs", r.joined->pairs}, {"loss", r.joined->loss}, {"nll_loss", r.joined->nll},
+                   {"bleu", r.joined->bleu}};
   j["peak_rss_mb"] = peak_rss_mb();
   write_line(j.dump());
 }
@@ -86,9 +89,13 @@ void TrainLog::valid(const LogRecord& r) {
   write_json(r);
   if (quiet_) return;
   progress_.end();
-  std::fprintf(stderr, "valid | epoch %ld | update %ld | loss %.3f | ppl %.2f | bleu %.2f | %s\n",
+  char joined[96] = "";
+  if (r.joined)
+    std::snprintf(joined, sizeof joined, " | joined x%ld: loss %.3f bleu %.2f", static_cast<long>(r.joined->pairs),
+                  r.joined->loss, r.joined->bleu);
+  std::fprintf(stderr, "valid | epoch %ld | update %ld | loss %.3f | ppl %.2f | bleu %.2f%s | %s\n",
                static_cast<long>(r.epoch), static_cast<long>(r.update), r.loss, std::exp(r.nll),
-               r.bleu.value_or(0.0), format_duration(r.elapsed_s).c_str());
+               r.bleu.value_or(0.0), joined, format_duration(r.elapsed_s).c_str());
   std::fflush(stderr);
 }
 

@@ -26,6 +26,7 @@
 #include "attn/train/checkpoint.h"
 #include "attn/train/communicator.h"
 #include "attn/train/corpus.h"
+#include "attn/train/joined_pairs.h"
 #include "attn/train/run_flags.h"
 #include "attn/train/train_log.h"
 
@@ -155,7 +156,8 @@ class Trainer::Run {
     open();
     bool stop = false;
     while (!stop && (o_.max_epochs <= 0 || state_.epoch <= o_.max_epochs) && !limits_reached()) {
-      const auto batches = plan_batches(train_.examples, o_.max_tokens, o_.seed, state_.epoch, true);
+      epoch_examples_ = join_pairs(train_, o_.join_pairs, o_.max_len, o_.seed, state_.epoch);
+      const auto batches = plan_batches(epoch_examples_, o_.max_tokens, o_.seed, state_.epoch, true);
       const auto n_batches = static_cast<std::int64_t>(batches.size());
       while (state_.batch_in_epoch < n_batches) {
         hooks_->before_update(state_.update);
@@ -188,6 +190,7 @@ class Trainer::Run {
     require(o_.max_tokens > 0, "--max-tokens must be positive");
     require(o_.update_freq > 0, "--update-freq must be positive");
     require(o_.best_metric == "bleu" || o_.best_metric == "loss", "--best-metric must be bleu or loss");
+    require(o_.join_pairs >= 1, "--join-pairs must be at least 1");
     // Everything the run reads is checked before it writes anything: a run
     // that cannot start leaves no new file behind. A save dir in use is said first.
     if (root_) DirLock::require_unheld(o_.save_dir);
@@ -241,6 +244,13 @@ class Trainer::Run {
                   changed_flags_);
     train_ = encode_corpus(train_text_, bpe_, o_.max_len);
     valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
+    if (o_.join_pairs > 1) {
+      valid_joined_text_ = join_lines(valid_text_, o_.join_pairs);
+      valid_joined_ = encode_corpus(valid_joined_text_, bpe_, o_.max_len);
+      if (valid_joined_.examples.empty())
+        log_->message("valid: no joined validation (fewer than " + std::to_string(o_.join_pairs) +
+                      " usable pairs joined within --max-len)");
+    }
     require(!train_.examples.empty(),
             o_.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
     if (train_.skipped_empty || train_.skipped_long)
@@ -349,7 +359,7 @@ class Trainer::Run {
       }
       arena_.reset();
       rng_.set_state(batch_rng_state(state_.rng.seed, state_.epoch, first + k));
-      const model::Batch batch = gather_batch(train_.examples, batches[first + k]);
+      const model::Batch batch = gather_batch(epoch_examples_, batches[first + k]);
       const nn::LossSums batch_sums = model_->forward_backward(*ctx_, batch, o_.label_smoothing, true, 1.0f,
                                                                k == last_mine ? &chunk_done : nullptr);
       sums[0] += batch_sums.loss;
@@ -429,8 +439,15 @@ class Trainer::Run {
     r.elapsed_s = elapsed();
     r.target_tokens = state_.target_tokens;
     r.lr = inverse_sqrt_lr(o_.optimizer, state_.update);
+    double metric = o_.best_metric == "bleu" ? v.bleu : -v.loss;
+    if (!valid_joined_.examples.empty()) {
+      // The model is meant for inputs of 1…K sentences: it is chosen on both ends of that range alike.
+      const Validation j = validation_scores(comm_, *model_, bpe_, valid_joined_, valid_joined_text_.tgt,
+                                             o_.label_smoothing, o_.max_tokens, arena_);
+      r.joined = LogRecord::Joined{o_.join_pairs, j.loss, j.nll, j.bleu};
+      metric = 0.5 * (metric + (o_.best_metric == "bleu" ? j.bleu : -j.loss));
+    }
     log_->valid(r);
-    const double metric = o_.best_metric == "bleu" ? v.bleu : -v.loss;
     const bool improved = !state_.has_best || metric > state_.best_metric;
     if (improved) {
       state_.has_best = true;
@@ -514,8 +531,9 @@ class Trainer::Run {
   StopSignals signals_;
   const fs::path last_path_, best_path_;
 
-  ParallelText train_text_, valid_text_;
-  EncodedCorpus train_, valid_;
+  ParallelText train_text_, valid_text_, valid_joined_text_;
+  EncodedCorpus train_, valid_, valid_joined_;
+  std::vector<Example> epoch_examples_;  // this epoch's, joined from train_ (--join-pairs)
   std::unique_ptr<model::Seq2Seq> model_;
   text::Bpe bpe_;
   TrainState state_;

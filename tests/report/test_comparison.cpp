@@ -295,6 +295,24 @@ TEST_CASE("report comparison: runs grouped by arch, mean ± sd and Δ from the s
   REQUIRE(*hues["muse"].begin() != *hues["transformer"].begin());
 }
 
+TEST_CASE("report comparison: a named variant of an arch (OUT/<arch>-<what>/seed<S>) is a group of its own",
+          "[report]") {
+  Fixture f;
+  std::vector<fs::path> dirs = f.dirs();
+  for (int seed : {1, 2}) {
+    const fs::path wide = f.out / "transformer-wide" / ("seed" + std::to_string(seed));
+    fs::create_directories(wide.parent_path());
+    fs::copy(f.run("transformer", seed), wide, fs::copy_options::recursive);  // its log says "transformer"
+    dirs.push_back(wide);
+  }
+  const report::Comparison c = report::compare_seed_runs(report::read_runs(dirs), {});
+  REQUIRE(c.archs.size() == 3);
+  REQUIRE(c.archs[0].arch == "transformer");
+  REQUIRE(c.archs[0].seeds == std::vector<int>{1, 2, 3});
+  REQUIRE(c.archs[2].arch == "transformer-wide");
+  REQUIRE(c.archs[2].seeds == std::vector<int>{1, 2});
+}
+
 TEST_CASE("report comparison: with --refs, scores from the translations and seed-matched paired bootstrap", "[report]") {
   Fixture f;
   const report::Comparison c = f.compare(true);

@@ -5,7 +5,9 @@
 // with <set> the test set ("test2016") or one of its long-input probes
 // ("test2016.join4": K test sentences joined per line) and <model> "best" or
 // "avg5". A run is a seed run when its directory is named seed<N>; seed runs
-// of one arch form a group, whose seeds the page shows as a spread.
+// of one arch form a group, whose seeds the page shows as a spread. A named
+// variant of an arch (OUT/<arch>-<what>/seed<S>, e.g. "transformer-wide":
+// the Transformer with other flags) is a group of its own, named by its folder.
 #pragma once
 #include <cstddef>
 #include <filesystem>

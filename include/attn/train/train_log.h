@@ -27,6 +27,12 @@ struct LogRecord {
   double lr = 0.0, grad_norm = 0.0, tokens_per_s = 0.0, elapsed_s = 0.0;
   double epoch_fraction = 0.0;  // of the epoch in progress
   std::optional<double> bleu;   // validation
+  // Validation on the set joined `joined_pairs` sentences at a time (--join-pairs > 1).
+  struct Joined {
+    std::int64_t pairs = 0;
+    double loss = 0.0, nll = 0.0, bleu = 0.0;
+  };
+  std::optional<Joined> joined;
   std::optional<double> eta_s;  // until the first stop condition
   std::int64_t target_tokens = 0;
 };

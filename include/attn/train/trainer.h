@@ -24,6 +24,9 @@ struct TrainOptions {
   std::vector<GivenModelFlag> model_flags_given;
   std::int64_t vocab_size = 8000;
   std::int64_t max_len = 256;       // subwords per side; longer pairs are skipped
+  // Each training example joins 1…join_pairs consecutive pairs (train/joined_pairs.h);
+  // above 1, validation also scores the validation set joined join_pairs at a time.
+  std::int64_t join_pairs = 1;
   std::int64_t max_tokens = 4096;
   std::int64_t update_freq = 1;
   std::int64_t max_epochs = 0;      // 0: no limit
@@ -31,7 +34,7 @@ struct TrainOptions {
   double max_time_s = 0.0;
   std::int64_t valid_every = 0;     // updates; 0: at the end of each epoch
   std::int64_t patience = 0;        // validations without improvement; 0: off
-  std::string best_metric = "bleu"; // "bleu" | "loss"
+  std::string best_metric = "bleu"; // "bleu" | "loss"; with join_pairs > 1 the mean over single and joined
   std::int64_t keep_last = 0;       // periodic checkpoints kept besides last and best
   std::int64_t log_every = 100;     // updates between plain log lines
   float label_smoothing = 0.1f;
