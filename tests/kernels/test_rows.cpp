@@ -9,8 +9,8 @@ using namespace attn;
 
 TEST_CASE("rows: strided dots and accumulated rows equal the naive sums", "[kernels]") {
   test::for_each_isa_and_threads([](Isa, int) {
-    for (std::int64_t n : {1, 7, 17, 63, 64, 129}) {
-      for (std::int64_t count : {0, 1, 3, 4, 5, 11, 33}) {
+    for (std::int64_t n : {1, 7, 16, 17, 33, 63, 64, 65, 128, 129}) {
+      for (std::int64_t count : {0, 1, 2, 3, 4, 5, 7, 11, 16, 33}) {
         INFO("n " << n << ", count " << count);
         const std::int64_t stride = n + 3;  // rows are not contiguous
         const auto rows = test::random_vector(static_cast<std::size_t>(std::max<std::int64_t>(1, count) * stride), 1);

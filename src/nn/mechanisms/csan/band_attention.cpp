@@ -11,6 +11,9 @@ namespace attn::nn {
 
 namespace {
 
+// Query positions per parallel task: enough work per task, and tasks enough for every thread when B is small.
+constexpr std::int64_t kPositionBlock = 64;
+
 // The valid slots of one query row: head slots [o_lo, o_hi) (slot o reads key
 // head key_head(o) and value head value_head(o)), positions [j_lo, j_hi).
 // Non-empty whenever i < len: the query's own key (head h, position i) is always in.
@@ -90,14 +93,19 @@ void band_attention_forward(const BandDims& d, HeadsView q, HeadsView k, HeadsVi
     // [N, M]: a row's dropped weights. Kept per thread from call to call: a step allocates nothing.
     static thread_local std::vector<float> dropped;
     dropped.assign(static_cast<std::size_t>(drop.active() ? NM : 0), 0.0f);
+    // Positions outer, heads inner: a position's q, k and v rows of all heads
+    // are contiguous, so the band's rows stream through the cache in order
+    // instead of one head's slice of every row at a time.
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
-      for (std::int64_t h = 0; h < H; ++h) {
+      for (std::int64_t i0 = 0; i0 < T; i0 += kPositionBlock) {
         const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
-        float* p = probs + (b * H + h) * T * NM;  // [T, N, M]
-        for (std::int64_t i = 0; i < T; ++i)
-          forward_row(d, q.at(b, i) + h * dh, k, v, b, h, i, len, scale, p + i * NM, out.at(b, i) + h * dh, drop,
-                      (b * H + h) * T + i, dropped.data());
+        for (std::int64_t i = i0; i < std::min(T, i0 + kPositionBlock); ++i)
+          for (std::int64_t h = 0; h < H; ++h) {
+            const std::int64_t row = (b * H + h) * T + i;
+            forward_row(d, q.at(b, i) + h * dh, k, v, b, h, i, len, scale, probs + row * NM, out.at(b, i) + h * dh,
+                        drop, row, dropped.data());
+          }
       }
     }
   }
@@ -118,8 +126,8 @@ void band_attention_step(const BandDims& d, HeadsView q, HeadsView k, HeadsView 
 //   ga = g · v_j^s,  c = Σ a·ga,  ds = λ·a·(ga − c)
 //   dq_i^h += Σ ds·k_j^s,  dk_j^s += ds·q_i^h,  dv_j^s += a·g.
 // With attention dropout, ga = (g · v_j^s) ⊙ keep / (1 − p) and dv_j^s += ã·g (ã the dropped weight).
-// Pass 1 over (b, h) stores ds (in scratch, the layout of probs) and
-// accumulates dq, which only row (b, h, i) writes. Pass 2 over (b, s) GATHERS
+// Pass 1 over (b, query blocks) stores ds (in scratch, the layout of probs) and
+// accumulates dq, which only row (b, h, i) writes. Pass 2 over (b, key blocks) GATHERS
 // each key row's dk and dv from the query rows (and, in 2D, the query heads
 // s−n..s+n) whose band holds it, in a fixed order: no two threads write one
 // row, the sums do not depend on the thread count, and each key row is loaded
@@ -139,29 +147,31 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
 
 #pragma omp parallel for collapse(2) schedule(dynamic, 1)
   for (std::int64_t b = 0; b < B; ++b) {
-    for (std::int64_t h = 0; h < H; ++h) {
+    for (std::int64_t i0 = 0; i0 < T; i0 += kPositionBlock) {
       const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
-      for (std::int64_t i = 0; i < len; ++i) {
-        const std::int64_t row = (b * H + h) * T + i;
-        const float* p_row = probs + row * NM;  // [N, M]
-        float* ds_row = scratch + row * NM;     // [N, M]: ga, then ds
-        const float* g = dout.at(b, i) + h * dh;
-        float* dq_i = dq.at(b, i) + h * dh;
-        const RowRange r = row_range(d, h, i, len);
-        const std::int64_t count = r.j_hi - r.j_lo, first_slot = r.j_lo - i + d.left;
-        float c = 0.0f;  // Σ a·ga over the row
-        for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
-          const std::int64_t at = o * M + first_slot;
-          kernels::strided_dots(g, v.at(b, r.j_lo) + value_head(d, h, o) * dh, v.row_stride, count, dh, 1.0f,
-                                ds_row + at);
-          if (drop.active()) drop.apply(row, ds_row + at, ds_row + at, count, at);
-          for (std::int64_t e = 0; e < count; ++e) c += p_row[at + e] * ds_row[at + e];
-        }
-        for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
-          const std::int64_t at = o * M + first_slot;
-          for (std::int64_t e = 0; e < count; ++e) ds_row[at + e] = scale * p_row[at + e] * (ds_row[at + e] - c);
-          kernels::accumulate_rows(ds_row + at, k.at(b, r.j_lo) + key_head(d, h, o) * dh, k.row_stride, count, dh,
-                                   dq_i);
+      for (std::int64_t i = i0; i < std::min(len, i0 + kPositionBlock); ++i) {
+        for (std::int64_t h = 0; h < H; ++h) {
+          const std::int64_t row = (b * H + h) * T + i;
+          const float* p_row = probs + row * NM;  // [N, M]
+          float* ds_row = scratch + row * NM;     // [N, M]: ga, then ds
+          const float* g = dout.at(b, i) + h * dh;
+          float* dq_i = dq.at(b, i) + h * dh;
+          const RowRange r = row_range(d, h, i, len);
+          const std::int64_t count = r.j_hi - r.j_lo, first_slot = r.j_lo - i + d.left;
+          float c = 0.0f;  // Σ a·ga over the row
+          for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+            const std::int64_t at = o * M + first_slot;
+            kernels::strided_dots(g, v.at(b, r.j_lo) + value_head(d, h, o) * dh, v.row_stride, count, dh, 1.0f,
+                                  ds_row + at);
+            if (drop.active()) drop.apply(row, ds_row + at, ds_row + at, count, at);
+            for (std::int64_t e = 0; e < count; ++e) c += p_row[at + e] * ds_row[at + e];
+          }
+          for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+            const std::int64_t at = o * M + first_slot;
+            for (std::int64_t e = 0; e < count; ++e) ds_row[at + e] = scale * p_row[at + e] * (ds_row[at + e] - c);
+            kernels::accumulate_rows(ds_row + at, k.at(b, r.j_lo) + key_head(d, h, o) * dh, k.row_stride, count, dh,
+                                     dq_i);
+          }
         }
       }
     }
@@ -173,28 +183,33 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
     // Kept per thread from call to call: a step allocates nothing.
     static thread_local std::vector<float> coef;
     coef.assign(static_cast<std::size_t>(M), 0.0f);
-    static thread_local std::vector<std::int64_t> key_pairs, value_pairs;  // (h, o) pairs, flattened
-    key_pairs.reserve(static_cast<std::size_t>(2 * H * d.head_window));
-    value_pairs.reserve(static_cast<std::size_t>(2 * H * d.head_window));
+    // The (query head, slot) pairs that read head s, by ascending query head:
+    // as keys (dk) and as values (dv), flattened; head s's are at
+    // [first[s], first[s + 1]). Without wrap_heads they are the same pairs,
+    // h ∈ [s−n, s+n], slot s − h + n.
+    static thread_local std::vector<std::int64_t> key_pairs, value_pairs, key_first, value_first;
+    key_pairs.clear();
+    value_pairs.clear();
+    key_first.assign(1, 0);
+    value_first.assign(1, 0);
+    for (std::int64_t s = 0; s < H; ++s) {
+      const std::int64_t h_first = d.wrap_heads ? 0 : std::max<std::int64_t>(0, s - n),
+                         h_end = d.wrap_heads ? H : std::min<std::int64_t>(H, s + n + 1);
+      for (std::int64_t h = h_first; h < h_end; ++h) {
+        const RowRange r = row_range(d, h, 0, 1);
+        for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
+          if (key_head(d, h, o) == s) key_pairs.insert(key_pairs.end(), {h, o});
+          if (value_head(d, h, o) == s) value_pairs.insert(value_pairs.end(), {h, o});
+        }
+      }
+      key_first.push_back(static_cast<std::int64_t>(key_pairs.size()));
+      value_first.push_back(static_cast<std::int64_t>(value_pairs.size()));
+    }
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
-      for (std::int64_t s = 0; s < H; ++s) {
+      for (std::int64_t j0 = 0; j0 < T; j0 += kPositionBlock) {
         const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
-        // The (query head, slot) pairs that read head s, by ascending query head:
-        // as keys (dk) and as values (dv). Without wrap_heads they are the same
-        // pairs, h ∈ [s−n, s+n], slot s − h + n.
-        key_pairs.clear();
-        value_pairs.clear();
-        const std::int64_t h_first = d.wrap_heads ? 0 : std::max<std::int64_t>(0, s - n),
-                           h_end = d.wrap_heads ? H : std::min<std::int64_t>(H, s + n + 1);
-        for (std::int64_t h = h_first; h < h_end; ++h) {
-          const RowRange r = row_range(d, h, 0, 1);
-          for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
-            if (key_head(d, h, o) == s) key_pairs.insert(key_pairs.end(), {h, o});
-            if (value_head(d, h, o) == s) value_pairs.insert(value_pairs.end(), {h, o});
-          }
-        }
-        for (std::int64_t j = 0; j < len; ++j) {
+        for (std::int64_t j = j0; j < std::min(len, j0 + kPositionBlock); ++j) {
           // Queries whose window holds j: i ∈ [j−right, j+left]; query i sees j in slot j − i + left.
           const std::int64_t i_lo = std::max<std::int64_t>(0, j - d.right),
                              i_hi = std::min<std::int64_t>(len, j + d.left + 1), count = i_hi - i_lo;
@@ -209,10 +224,12 @@ void band_attention_backward(const BandDims& d, HeadsView q, HeadsView k, HeadsV
                 coef[e] = drop.keep[first + e * (NM - 1)] ? coef[e] * keep_scale : 0.0f;
             kernels::accumulate_rows(coef.data(), rows.at(b, i_lo) + h * dh, rows.row_stride, count, dh, to);
           };
-          for (std::size_t p = 0; p < key_pairs.size(); p += 2)
-            gather(scratch, false, key_pairs[p], key_pairs[p + 1], q, dk.at(b, j) + s * dh);
-          for (std::size_t p = 0; p < value_pairs.size(); p += 2)
-            gather(probs, true, value_pairs[p], value_pairs[p + 1], dout, dv.at(b, j) + s * dh);
+          for (std::int64_t s = 0; s < H; ++s) {
+            for (std::int64_t p = key_first[s]; p < key_first[s + 1]; p += 2)
+              gather(scratch, false, key_pairs[p], key_pairs[p + 1], q, dk.at(b, j) + s * dh);
+            for (std::int64_t p = value_first[s]; p < value_first[s + 1]; p += 2)
+              gather(probs, true, value_pairs[p], value_pairs[p + 1], dout, dv.at(b, j) + s * dh);
+          }
         }
       }
     }
