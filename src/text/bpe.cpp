@@ -94,8 +94,24 @@ std::int32_t Bpe::char_id(char32_t code_point) const {
   return it == char_ids_.end() ? -1 : it->second;
 }
 
-void Bpe::encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out,
-                          std::vector<std::int32_t>& symbols, std::vector<std::int32_t>& ranks) const {
+// A candidate merge of the live symbol at `left` with the one after it, as
+// it was when queued: stale once either symbol has changed (a symbol only
+// ever grows into a longer piece, so equal ids mean the same pair).
+struct Bpe::MergeQueue {
+  struct Candidate {
+    std::int32_t rank;
+    std::int32_t left_pos, right_pos;  // positions in symbols
+    std::int32_t left_id, right_id;
+    // The heap's top is the lowest rank, leftmost first: the order of the learner.
+    bool operator<(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left_pos > o.left_pos; }
+  };
+  std::vector<std::int32_t> symbols;     // ids by position; merged-away positions stay, unlinked
+  std::vector<std::int32_t> next, prev;  // live neighbours, −1 at the ends
+  std::vector<Candidate> heap;
+};
+
+void Bpe::encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out, MergeQueue& queue) const {
+  std::vector<std::int32_t>& symbols = queue.symbols;
   symbols.clear();
   if (token.word_start) symbols.push_back(kWordMarker);
   for (std::size_t pos = 0; pos < token.text.size();) {
@@ -109,32 +125,48 @@ void Bpe::encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out,
     }
     pos += c.length;
   }
-
-  // ranks[i]: rank of the merge of symbols[i] and symbols[i + 1], INT_MAX if none.
-  const auto rank_at = [&](std::size_t i) {
-    const MergeSlot* slot = find_merge(symbols[i], symbols[i + 1]);
-    return slot ? slot->rank : INT_MAX;
-  };
-  ranks.clear();
-  for (std::size_t i = 0; i + 1 < symbols.size(); ++i) ranks.push_back(rank_at(i));
-  while (!ranks.empty()) {
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < ranks.size(); ++i)
-      if (ranks[i] < ranks[best]) best = i;
-    if (ranks[best] == INT_MAX) break;
-    symbols[best] = find_merge(symbols[best], symbols[best + 1])->result;
-    symbols.erase(symbols.begin() + best + 1);
-    ranks.erase(ranks.begin() + best);
-    if (best + 1 < symbols.size()) ranks[best] = rank_at(best);
-    if (best > 0) ranks[best - 1] = rank_at(best - 1);
+  const auto n = static_cast<std::int32_t>(symbols.size());
+  queue.next.resize(symbols.size());
+  queue.prev.resize(symbols.size());
+  for (std::int32_t i = 0; i < n; ++i) {
+    queue.next[i] = i + 1 < n ? i + 1 : -1;
+    queue.prev[i] = i - 1;
   }
-  out.insert(out.end(), symbols.begin(), symbols.end());
+  auto& heap = queue.heap;
+  heap.clear();
+  const auto push = [&](std::int32_t left) {
+    const std::int32_t right = queue.next[left];
+    if (right < 0) return;
+    if (const MergeSlot* slot = find_merge(symbols[left], symbols[right])) {
+      heap.push_back({slot->rank, left, right, symbols[left], symbols[right]});
+      std::push_heap(heap.begin(), heap.end());
+    }
+  };
+  for (std::int32_t i = 0; i + 1 < n; ++i) push(i);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end());
+    const MergeQueue::Candidate c = heap.back();
+    heap.pop_back();
+    if (queue.next[c.left_pos] != c.right_pos || symbols[c.left_pos] != c.left_id ||
+        symbols[c.right_pos] != c.right_id)
+      continue;  // stale: one side has merged since
+    symbols[c.left_pos] = find_merge(c.left_id, c.right_id)->result;
+    const std::int32_t after = queue.next[c.right_pos];
+    queue.next[c.left_pos] = after;
+    if (after >= 0) queue.prev[after] = c.left_pos;
+    queue.next[c.right_pos] = -1;  // unlinked: no candidate can name it as a left side again
+    symbols[c.right_pos] = -1;
+    if (queue.prev[c.left_pos] >= 0) push(queue.prev[c.left_pos]);
+    push(c.left_pos);
+  }
+  for (std::int32_t i = n > 0 ? 0 : -1; i >= 0; i = queue.next[i]) out.push_back(symbols[i]);
 }
 
 std::vector<std::int32_t> Bpe::encode(std::string_view line) const {
-  std::vector<std::int32_t> ids, symbols, ranks;
+  std::vector<std::int32_t> ids;
+  MergeQueue queue;
   ids.reserve(line.size() / 3 + 4);
-  for_each_pretoken(line, [&](const PreToken& token) { encode_pretoken(token, ids, symbols, ranks); });
+  for_each_pretoken(line, [&](const PreToken& token) { encode_pretoken(token, ids, queue); });
   return ids;
 }
 

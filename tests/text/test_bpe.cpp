@@ -353,3 +353,71 @@ TEST_CASE("bpe: encode is safe from several threads at once", "[text]") {
   for (std::thread& thread : threads) thread.join();
   REQUIRE(mismatches == std::vector<int>(4, 0));
 }
+
+namespace {
+
+// The encoder's rule done the plain quadratic way: repeatedly merge the
+// adjacent pair of lowest rank, the leftmost among equals. For one word of
+// characters that each have a piece.
+std::vector<std::int32_t> reference_word(const Bpe& bpe, std::string_view word) {
+  std::vector<std::int32_t> symbols{kWordMarker};
+  for (char c : word) symbols.push_back(bpe.vocab().id(std::string(1, c)));
+  const auto& merges = bpe.merges();
+  const auto rank_of = [&](std::int32_t left, std::int32_t right) {
+    for (std::size_t r = 0; r < merges.size(); ++r)
+      if (merges[r].first == left && merges[r].second == right) return static_cast<int>(r);
+    return INT_MAX;
+  };
+  for (;;) {
+    std::size_t best = 0;
+    int best_rank = INT_MAX;
+    for (std::size_t i = 0; i + 1 < symbols.size(); ++i)
+      if (const int r = rank_of(symbols[i], symbols[i + 1]); r < best_rank) best_rank = r, best = i;
+    if (best_rank == INT_MAX) return symbols;
+    const auto& [left, right] = merges[static_cast<std::size_t>(best_rank)];
+    symbols[best] = bpe.vocab().id(bpe.vocab().piece(left) + bpe.vocab().piece(right));
+    symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bpe: encoding merges lowest rank first, leftmost among equals, as the plain quadratic rule does",
+          "[text]") {
+  // Runs of one letter (many equal-rank pairs side by side) and random words over few letters.
+  std::vector<std::string> lines;
+  for (int i = 0; i < 200; ++i) lines.push_back(std::string(1 + i % 13, 'a') + " ab" + std::string(i % 7, 'b') + "a");
+  std::mt19937 gen(11);
+  for (int i = 0; i < 300; ++i) {
+    std::string word;
+    for (int k = 0, n = 1 + static_cast<int>(gen() % 12); k < n; ++k) word += "abcd"[gen() % 4];
+    lines.push_back(word);
+  }
+  const Bpe bpe = Bpe::learn(lines, {.vocab_size = 300, .min_frequency = 1});
+  REQUIRE(bpe.merges().size() > 10);
+  std::vector<std::string> words;
+  for (int n = 1; n < 40; ++n) words.push_back(std::string(static_cast<std::size_t>(n), 'a'));
+  for (int i = 0; i < 500; ++i) {
+    std::string word;
+    for (int k = 0, n = 1 + static_cast<int>(gen() % 60); k < n; ++k) word += "abcd"[gen() % 4];
+    words.push_back(word);
+  }
+  for (const std::string& word : words) {
+    INFO(word);
+    REQUIRE(bpe.encode(word) == reference_word(bpe, word));
+  }
+}
+
+TEST_CASE("bpe: a word of a million characters encodes (n log n: the quadratic rule took minutes)", "[text]") {
+  std::vector<std::string> lines{"abcabc abab cab", "aaaa bbbb cccc abc"};
+  const Bpe bpe = Bpe::learn(lines, {.vocab_size = 280, .min_frequency = 1});
+  std::mt19937 gen(3);
+  std::string word;
+  for (int i = 0; i < 1'000'000; ++i) word += "abc"[gen() % 3];
+  const std::vector<std::int32_t> ids = bpe.encode(word);
+  REQUIRE(bpe.decode(ids) == word);
+  REQUIRE(ids.size() < word.size() * 3 / 4);  // merged, not left as characters
+  // And one character repeated: every pair has the same rank.
+  const std::string same(1'000'000, 'a');
+  REQUIRE(bpe.decode(bpe.encode(same)) == same);
+}

@@ -69,9 +69,11 @@ class Bpe {
  private:
   Bpe(Vocab vocab, std::vector<MergePair> merges);
 
-  // Appends the ids of one pre-token to out; symbols and ranks are scratch.
-  void encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out,
-                       std::vector<std::int32_t>& symbols, std::vector<std::int32_t>& ranks) const;
+  // The working state of one pre-token's merges, kept between pre-tokens of a line.
+  struct MergeQueue;
+  // Appends the ids of one pre-token to out. O(n log n) in its n symbols:
+  // the candidate merges wait in a heap, the symbols in a linked list.
+  void encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out, MergeQueue& queue) const;
   std::int32_t char_id(char32_t code_point) const;  // -1 when the character has no piece
 
   // Open-addressing table (left << 32 | right) -> merge; key kEmptySlot = unused.
