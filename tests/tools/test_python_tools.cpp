@@ -1,0 +1,25 @@
+// The Python tools' own unit tests, run as part of the suite so that a
+// broken verdict rule fails `make test` like any other defect.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "../support.h"
+
+namespace {
+const std::filesystem::path kRepo = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
+TEST_CASE("tools: compare_verdicts.py's unit tests pass (t over seeds, Holm, the verdict rule, slopes)",
+          "[tools]") {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    ATTN_SKIP("python3 is not installed (apt-get install python3)");
+  }
+  const std::string cmd = "python3 " + (kRepo / "tests" / "tools" / "test_compare_verdicts.py").string() +
+                          " >/tmp/attn-test-compare-verdicts.log 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO("output: /tmp/attn-test-compare-verdicts.log");
+  REQUIRE(status == 0);
+}
