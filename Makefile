@@ -134,10 +134,11 @@ $(BUILD)/bench_%: bench/bench_%.cpp $(LIB)
 # go to BENCH_OUT: run `make bench` again after an interruption and it resumes there.
 M30K ?= ../shared/data/multi30k
 BENCH_OUT ?= runs/bench/make-bench
-bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa $(BUILD)/bench_serve
+bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa $(BUILD)/bench_length $(BUILD)/bench_serve
 	$(BUILD)/bench_gemm
 	$(BUILD)/bench_band
 	$(BUILD)/bench_disa
+	$(BUILD)/bench_length
 	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) BENCH_OUT=$(BENCH_OUT) bash tools/bench.sh $(M30K) && bash tools/arch_speed.sh $(M30K) && \
 	  BUILD=$(BUILD) bash tools/serve_bench.sh runs/bench/models/muse.u300/last.attn $(M30K)/test2016.de; \
 	else echo "bench: $(M30K)/train.de not found: attn vs the PyTorch twin and the speed of every arch skipped (make bench M30K=DIR)"; fi
