@@ -14,7 +14,6 @@
 #include "attn/core/progress.h"
 #include "attn/decode/maps.h"
 #include "attn/decode/maps_page.h"
-#include "attn/kernels/gemm.h"
 #include "attn/text/sentence_split.h"
 #include "attn/model/model_file.h"
 #include "input.h"
@@ -52,8 +51,7 @@ int run(const AttendFlags& f) {
   selection.heads = decode::parse_indices(f.heads, "--heads");
   selection.precision = f.precision;
 
-  const kernels::GemmPrecisionScope products(gemm_precision_for(f.compute_type));
-  model::LoadedModel loaded = model::load_model_file(f.model);
+  model::LoadedModel loaded = model::load_model_file(f.model, compute_type_for(f.compute_type));
   const model::Seq2Seq& model = *loaded.model;
   decode::check_selection(selection, model.config());
   const std::int64_t positions = model.config().max_positions;

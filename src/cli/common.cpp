@@ -4,7 +4,6 @@
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/decode/search.h"
-#include "attn/kernels/gemm.h"
 
 namespace attn::cli {
 
@@ -33,9 +32,9 @@ void add_compute_type_option(CLI::App& sub, std::string& compute_type) {
       ->capture_default_str();
 }
 
-kernels::GemmPrecision gemm_precision_for(const std::string& compute_type) {
-  if (compute_type == "int8") return kernels::GemmPrecision::int8;
-  return compute_type == "bf16" ? kernels::GemmPrecision::bf16 : kernels::GemmPrecision::fp32;
+model::ComputeType compute_type_for(const std::string& compute_type) {
+  // The flag's IsMember check has already refused any other name.
+  return model::parse_compute_type(compute_type).value_or(model::ComputeType::fp32);
 }
 
 void check_search_options(const decode::SearchOptions& search) {

@@ -9,7 +9,6 @@
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
-#include "attn/kernels/gemm.h"
 #include "attn/model/model_file.h"
 #include "attn/serve/server.h"
 
@@ -33,12 +32,12 @@ bool is_loopback(const std::string& host) {
 int run(ServeFlags f) {
   f.batching.max_wait = std::chrono::microseconds(static_cast<std::int64_t>(f.max_wait_ms * 1000));
   f.limits.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_s * 1000));
-  const kernels::GemmPrecisionScope products(gemm_precision_for(f.compute_type));
   std::vector<serve::ServedModel> models;
   std::vector<std::string> archs;
   for (const std::string& spec : f.models) {
     const std::string file = serve::model_file_of(spec);
-    models.push_back({"", file, model::load_model_file(file)});
+    const model::ComputeType type = serve::compute_type_of(spec).value_or(compute_type_for(f.compute_type));
+    models.push_back({"", file, model::load_model_file(file, type)});
     archs.push_back(models.back().loaded.model->config().arch);
   }
   const std::vector<std::string> names = serve::model_names(f.models, archs);
@@ -56,8 +55,9 @@ int run(ServeFlags f) {
     std::fprintf(stderr, "attn serve: listening on %s, reachable from other machines (--host %s); there is no "
                          "authentication\n", f.http.host.c_str(), f.http.host.c_str());
   for (const serve::ServedModel& m : models)
-    std::fprintf(stderr, "attn serve: model %s = %s (%s)\n", m.name.c_str(), m.file.c_str(),
-                 m.loaded.model->config().arch.c_str());
+    std::fprintf(stderr, "attn serve: model %s = %s (%s, %s)\n", m.name.c_str(), m.file.c_str(),
+                 m.loaded.model->config().arch.c_str(),
+                 std::string(model::compute_type_name(m.loaded.model->params().compute_type())).c_str());
   const std::string shown_host = f.http.host.find(':') != std::string::npos ? "[" + f.http.host + "]" : f.http.host;
   std::fprintf(stderr, "attn serve: listening on http://%s:%d/ (Ctrl-C stops)\n", shown_host.c_str(), port);
   std::fflush(stderr);
@@ -77,7 +77,9 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
       "Example:\n  attn serve -m muse=runs/muse/best.attn -m convsan=runs/convsan/best.attn --port 8080\n"
       "  then open http://127.0.0.1:8080/");
   add_common_options(*sub, common);
-  sub->add_option("-m,--model", f.models, "a model file, or NAME=FILE (the name requests use; default: its arch)")
+  sub->add_option("-m,--model", f.models,
+                  "a model file, or NAME=FILE (the name requests use; default: its arch); FILE:fp32, FILE:bf16 or "
+                  "FILE:int8 loads that model in that compute type (default: --compute-type)")
       ->required();
   sub->add_option("--host", f.http.host, "address to listen on; anything but loopback is reachable from other machines")
       ->capture_default_str();

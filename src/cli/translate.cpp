@@ -14,7 +14,6 @@
 #include "attn/text/sentence_split.h"
 #include "attn/text/text_file.h"
 #include "attn/decode/search.h"
-#include "attn/kernels/gemm.h"
 #include "attn/model/model_file.h"
 #include "input.h"
 
@@ -34,8 +33,7 @@ struct TranslateFlags {
 int run(const TranslateFlags& f) {
   check_search_options(f.search);
   require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
-  const kernels::GemmPrecisionScope products(gemm_precision_for(f.compute_type));
-  model::LoadedModel loaded = model::load_model_file(f.model);
+  model::LoadedModel loaded = model::load_model_file(f.model, compute_type_for(f.compute_type));
   const model::Seq2Seq& model = *loaded.model;
   require(!f.split_sentences || f.search.nbest == 1,
           "--split-sentences joins each line's best translations; it cannot be used with --nbest above 1");

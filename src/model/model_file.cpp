@@ -92,7 +92,7 @@ void save_model_file(const std::filesystem::path& path, const Seq2Seq& model, co
   write_safetensors(path, tensors, metadata);
 }
 
-LoadedModel load_model_file(const std::filesystem::path& path) {
+LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type) {
   SafetensorsFile file = SafetensorsFile::read(path);
   const auto& meta = file.metadata();
   auto field = [&](const char* key) -> const std::string& {
@@ -136,6 +136,7 @@ LoadedModel load_model_file(const std::filesystem::path& path) {
   const std::span<const float> values = params.values();
   if (!kernels::all_finite(values.data(), static_cast<std::int64_t>(values.size())))
     throw Error(path.string() + ": holds weights that are NaN or infinite (a diverged or damaged model); it cannot be used");
+  params.set_compute_type(compute_type);
   return {std::move(model), std::move(bpe), std::move(file), int8_params};
 }
 

@@ -23,6 +23,7 @@ Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
   if (!config_.share_all_embeddings && !config_.share_decoder_output)
     out_proj_ = params_.add("out_proj.weight", {config_.vocab_size, d}, nn::Init::normal,
                             static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
+  output_matrix_ = params_.add_weight_matrix({output_weight(), config_.vocab_size, d, d});
   const nn::LayerShape shape{d,
                              config_.heads,
                              config_.ffn_dim,
@@ -142,7 +143,7 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
 
   float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
   const Arena::Mark before_loss = ctx.arena.mark();
-  const nn::LossSums sums = nn::output_loss(params_, output_weight(), dec_out, batch.tgt_out.data(), B * tt, d,
+  const nn::LossSums sums = nn::output_loss(params_, output_matrix_, dec_out, batch.tgt_out.data(), B * tt, d,
                                             config_.vocab_size, label_smoothing, text::kPad, grad_scale, d_dec_out,
                                             ctx.arena);
   ctx.arena.release(before_loss);
@@ -229,7 +230,7 @@ void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::
     dec_norm_.forward(ctx, h, normed, n);
     h = normed;
   }
-  nn::output_log_probs(params_, output_weight(), h, logprobs, n, d, config_.vocab_size);
+  nn::output_log_probs(params_, output_matrix_, h, logprobs, n, d, config_.vocab_size);
   ++state.t;
 }
 
@@ -281,7 +282,7 @@ void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch,
   const float* memory = encode(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data());
   StackRun dec;
   run_decoder(ctx, batch, memory, dec);
-  nn::output_log_probs(params_, output_weight(), dec.out, logprobs, batch.size * batch.tgt_len, config_.dim,
+  nn::output_log_probs(params_, output_matrix_, dec.out, logprobs, batch.size * batch.tgt_len, config_.dim,
                        config_.vocab_size);
 }
 

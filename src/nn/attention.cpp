@@ -9,7 +9,7 @@
 
 #include "attn/core/scratch.h"
 #include "attn/kernels/dropout.h"
-#include "attn/kernels/gemm.h"
+#include "attn/kernels/products.h"
 #include "attn/kernels/softmax.h"
 
 namespace attn::nn {
@@ -50,7 +50,7 @@ WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::
 
 void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
                        float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
-                       const WeightDropout& drop) {
+                       const WeightDropout& drop, kernels::ComputeType type) {
   const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
@@ -66,7 +66,7 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
         float* o = out.at(b, 0) + h * dh;
         std::memset(p, 0, sizeof(float) * Tq * Tk);
         if (lk > 0 && lq > 0) {
-          kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, q.at(b, 0) + h * dh, q.row_stride,
+          kernels::gemm(type, Trans::N, Trans::T, lq, lk, dh, 1.0f, q.at(b, 0) + h * dh, q.row_stride,
                          k.at(b, 0) + h * dh, k.row_stride, 0.0f, p, Tk);
           valid_keys(valid.data(), lq, lk, causal);
           kernels::softmax_forward(p, p, lq, Tk, valid.data(), scale);
@@ -75,7 +75,7 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
             for (std::int64_t i = 0; i < lq; ++i) drop.draw((b * H + h) * Tq + i, p + i * Tk, &dropped[i * Tk]);
             weights = dropped.data();
           }
-          kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, weights, Tk, v.at(b, 0) + h * dh, v.row_stride, 0.0f,
+          kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, weights, Tk, v.at(b, 0) + h * dh, v.row_stride, 0.0f,
                          o, out.row_stride);
         }
         for (std::int64_t t = (lk > 0 ? lq : 0); t < Tq; ++t) std::memset(o + t * out.row_stride, 0, sizeof(float) * dh);
@@ -86,7 +86,8 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
 
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
-                        const std::int32_t* k_len, bool causal, const WeightDropout& drop) {
+                        const std::int32_t* k_len, bool causal, const WeightDropout& drop,
+                        kernels::ComputeType type) {
   const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
@@ -111,18 +112,18 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
           for (std::int64_t i = 0; i < lq; ++i) drop.apply((b * H + h) * Tq + i, p + i * Tk, &dropped[i * Tk], lk);
           weights = dropped.data();
         }
-        kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, go, dout.row_stride, v.at(b, 0) + col, v.row_stride,
+        kernels::gemm(type, Trans::N, Trans::T, lq, lk, dh, 1.0f, go, dout.row_stride, v.at(b, 0) + col, v.row_stride,
                        0.0f, dp.data(), Tk);
-        kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, weights, Tk, go, dout.row_stride, 1.0f,
+        kernels::gemm(type, Trans::T, Trans::N, lk, dh, lq, 1.0f, weights, Tk, go, dout.row_stride, 1.0f,
                        dv.at(b, 0) + col, dv.row_stride);
         if (drop.active())
           for (std::int64_t i = 0; i < lq; ++i) drop.apply((b * H + h) * Tq + i, &dp[i * Tk], &dp[i * Tk], lk);
         valid_keys(valid.data(), lq, lk, causal);
         kernels::softmax_backward(p, dp.data(), dp.data(), lq, Tk, valid.data(), scale);
         // dQ += dS · K; dK += dSᵀ · Q
-        kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, dp.data(), Tk, k.at(b, 0) + col, k.row_stride, 1.0f,
+        kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, dp.data(), Tk, k.at(b, 0) + col, k.row_stride, 1.0f,
                        dq.at(b, 0) + col, dq.row_stride);
-        kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, dp.data(), Tk, q.at(b, 0) + col, q.row_stride, 1.0f,
+        kernels::gemm(type, Trans::T, Trans::N, lk, dh, lq, 1.0f, dp.data(), Tk, q.at(b, 0) + col, q.row_stride, 1.0f,
                        dk.at(b, 0) + col, dk.row_stride);
       }
     }
@@ -130,14 +131,14 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
 }
 
 Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, Linear* q, Linear* k, Linear* v) {
-  Linear w[3];
   const char* names[3] = {".q", ".k", ".v"};
-  for (int i = 0; i < 3; ++i) w[i] = {params.add(name + names[i] + ".weight", {d, d}, Init::xavier_uniform), -1, d, d};
-  for (int i = 0; i < 3; ++i) w[i].bias = params.add(name + names[i] + ".bias", {d}, Init::zeros, 0.0f, false);
-  if (q) *q = w[0];
-  if (k) *k = w[1];
-  if (v) *v = w[2];
-  return {w[0].weight, w[0].bias, d, 3 * d};
+  ParamId weights[3], biases[3];
+  for (int i = 0; i < 3; ++i) weights[i] = params.add(name + names[i] + ".weight", {d, d}, Init::xavier_uniform);
+  for (int i = 0; i < 3; ++i) biases[i] = params.add(name + names[i] + ".bias", {d}, Init::zeros, 0.0f, false);
+  Linear* parts[3] = {q, k, v};
+  for (int i = 0; i < 3; ++i)
+    if (parts[i]) *parts[i] = Linear::over(params, weights[i], biases[i], d, d);
+  return Linear::over(params, weights[0], biases[0], d, 3 * d);
 }
 
 void MultiHeadAttention::declare(ParamStore& params, const std::string& name, std::int64_t dim,
@@ -151,7 +152,7 @@ void MultiHeadAttention::declare_projections(ParamStore& params, const std::stri
   d = dim;
   heads = num_heads;
   qkv = declare_qkv(params, name, d, &q, &k, &v);
-  kv = {k.weight, k.bias, d, 2 * d};
+  kv = Linear::over(params, k.weight, k.bias, d, 2 * d);
 }
 
 MultiHeadAttention::Saved MultiHeadAttention::forward_self(StepContext& ctx, const float* x, float* y,
@@ -178,7 +179,7 @@ MultiHeadAttention::Saved MultiHeadAttention::attend_self(StepContext& ctx, cons
   s.drop = weight_dropout(ctx, attention_dropout, batch * heads * t, t);
   attention_forward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
                     {s.qkv + 2 * d, stride, t * stride}, {context, ld, t * ld}, s.probs, lengths, lengths, causal,
-                    s.drop);
+                    s.drop, ctx.params.compute_type());
   return s;
 }
 
@@ -190,7 +191,7 @@ float* MultiHeadAttention::attend_self_backward(StepContext& ctx, const Saved& s
   attention_backward(s.dims, {s.qkv, stride, tq * stride}, {s.qkv + d, stride, tq * stride},
                      {s.qkv + 2 * d, stride, tq * stride}, s.probs, {dctx, ld, tq * ld}, {dqkv, stride, tq * stride},
                      {dqkv + d, stride, tq * stride}, {dqkv + 2 * d, stride, tq * stride}, s.q_len, s.k_len, s.causal,
-                     s.drop);
+                     s.drop, ctx.params.compute_type());
   return dqkv;
 }
 
@@ -212,7 +213,8 @@ MultiHeadAttention::Saved MultiHeadAttention::forward_cross(StepContext& ctx, co
   s.context = ctx.arena.alloc(batch * tq * d);
   s.drop = weight_dropout(ctx, attention_dropout, batch * heads * tq, tk);
   attention_forward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d},
-                    {s.context, d, tq * d}, s.probs, q_len, k_len, false, s.drop);
+                    {s.context, d, tq * d}, s.probs, q_len, k_len, false, s.drop,
+                    ctx.params.compute_type());
   o.forward(ctx.params, s.context, y, batch * tq);
   return s;
 }
@@ -231,7 +233,7 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
     float* dkv = ctx.arena.alloc_zeroed(B * tk * 2 * d);
     attention_backward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d}, s.probs,
                        gout, {dq, d, tq * d}, {dkv, 2 * d, tk * 2 * d}, {dkv + d, 2 * d, tk * 2 * d}, s.q_len,
-                       s.k_len, false, s.drop);
+                       s.k_len, false, s.drop, ctx.params.compute_type());
     q.backward(ctx.params, s.x, dq, dx, B * tq);
     kv.backward(ctx.params, s.memory, dkv, dmemory, B * tk);
   }
@@ -255,7 +257,7 @@ float* MultiHeadAttention::attend_step(StepContext& ctx, const float* x, std::in
   float* probs = ctx.arena.alloc(n * heads * (t + 1));  // [N, H, 1, t+1]
   const AttentionDims dims{n, heads, d / heads, 1, t + 1};
   attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw},
-                    {context, ld, ld}, probs, q_len.data(), k_len.data(), false);
+                    {context, ld, ld}, probs, q_len.data(), k_len.data(), false, {}, ctx.params.compute_type());
   return proj;
 }
 
@@ -271,7 +273,8 @@ void MultiHeadAttention::step_cross(StepContext& ctx, const float* x, float* y, 
   const AttentionDims dims{sentences, heads, d / heads, beams, ts};
   float* kv_mut = const_cast<float*>(kv);  // HeadsView is shared by readers and writers; not written here
   attention_forward(dims, {query, d, beams * d}, {kv_mut, 2 * d, ts * 2 * d}, {kv_mut + d, 2 * d, ts * 2 * d},
-                    {context, d, beams * d}, probs, q_len.data(), src_lengths, false);
+                    {context, d, beams * d}, probs, q_len.data(), src_lengths, false, {},
+                    ctx.params.compute_type());
   o.forward(ctx.params, context, y, n);
 }
 

@@ -6,7 +6,7 @@
 #include "attn/core/scratch.h"
 #include "attn/core/tensor.h"
 #include "attn/kernels/elementwise.h"
-#include "attn/kernels/gemm.h"
+#include "attn/kernels/products.h"
 #include "attn/kernels/softmax.h"
 
 namespace attn::nn {
@@ -28,7 +28,7 @@ double softmax_row_lse(float* x, std::int64_t vocab) {
 
 }  // namespace
 
-LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const std::int32_t* targets,
+LossSums output_loss(ParamStore& params, WeightMatrixId matrix, const float* h, const std::int32_t* targets,
                      std::int64_t rows, std::int64_t d, std::int64_t vocab, float label_smoothing,
                      std::int32_t ignore_id, float grad_scale, float* dh, Arena& scratch) {
   // Gather the rows that have a target, so chunks hold no wasted rows.
@@ -46,13 +46,15 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
   float* hc = scratch.alloc(kChunkRows * d);          // [chunk, d] gathered rows
   float* logits = scratch.alloc(kChunkRows * vocab);  // [chunk, vocab], then their gradient
   float* dhc = scratch.alloc(kChunkRows * d);         // [chunk, d]
+  const ParamId weight = params.weight_matrices().at(static_cast<std::size_t>(matrix.index)).param;
   const float* w = params.value(weight);
+  const kernels::WeightForm form = params.form(matrix);
 
   for (std::size_t c0 = 0; c0 < live.size(); c0 += kChunkRows) {
     const std::int64_t n = std::min<std::int64_t>(kChunkRows, static_cast<std::int64_t>(live.size() - c0));
     for (std::int64_t i = 0; i < n; ++i)
       std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc + i * d);
-    kernels::weight_product(n, vocab, d, hc, d, w, d, 0.0f, logits, vocab);
+    kernels::weight_product(form, n, hc, d, 0.0f, logits, vocab);
     // Per-row sums added in row order afterwards: an OpenMP float reduction
     // would combine in arrival order and break bitwise reproducibility.
     const std::span<double> row_loss = thread_scratch<double>(static_cast<std::size_t>(n), 0);
@@ -80,16 +82,17 @@ LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const s
     }
     if (!dh) continue;
     // dh_chunk = dlogits · W; dW += dlogitsᵀ · h_chunk
-    kernels::sgemm(Trans::N, Trans::N, n, d, vocab, 1.0f, logits, vocab, w, d, 0.0f, dhc, d);
-    kernels::sgemm(Trans::T, Trans::N, vocab, d, n, 1.0f, logits, vocab, hc, d, 1.0f, params.grad(weight), d);
+    kernels::gemm(form.type, Trans::N, Trans::N, n, d, vocab, 1.0f, logits, vocab, w, d, 0.0f, dhc, d);
+    kernels::gemm(form.type, Trans::T, Trans::N, vocab, d, n, 1.0f, logits, vocab, hc, d, 1.0f, params.grad(weight),
+                  d);
     for (std::int64_t i = 0; i < n; ++i) kernels::axpy(1.0f, dhc + i * d, dh + live[c0 + i] * d, d);
   }
   return sums;
 }
 
-void output_log_probs(const ParamStore& params, ParamId weight, const float* h, float* logprobs, std::int64_t rows,
-                      std::int64_t d, std::int64_t vocab) {
-  kernels::weight_product(rows, vocab, d, h, d, params.value(weight), d, 0.0f, logprobs, vocab);
+void output_log_probs(const ParamStore& params, WeightMatrixId matrix, const float* h, float* logprobs,
+                      std::int64_t rows, std::int64_t d, std::int64_t vocab) {
+  kernels::weight_product(params.form(matrix), rows, h, d, 0.0f, logprobs, vocab);
   // In place, reading each row twice (max, Σ exp) and writing it once, where
   // a copy, a full softmax and a max pass ran before (same translations).
   kernels::log_softmax_forward(logprobs, logprobs, rows, vocab);

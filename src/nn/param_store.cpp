@@ -55,4 +55,29 @@ ParamId ParamStore::find(const std::string& name) const {
   return it == by_name_.end() ? -1 : it->second;
 }
 
+WeightMatrixId ParamStore::add_weight_matrix(const WeightMatrix& m) {
+  if (m.param < 0 || m.param >= static_cast<ParamId>(entries_.size()) || m.rows < 0 || m.cols < 0 || m.ld < m.cols ||
+      m.first < 0 || (m.rows > 0 && entries_[m.param].offset + m.first + (m.rows - 1) * m.ld + m.cols > total_))
+    throw std::logic_error("ParamStore::add_weight_matrix: the matrix runs past the parameters");
+  matrices_.push_back(m);
+  return {static_cast<int>(matrices_.size() - 1)};
+}
+
+void ParamStore::set_compute_type(kernels::ComputeType type) {
+  quantized_.clear();
+  if (type == kernels::ComputeType::int8) {
+    quantized_.reserve(matrices_.size());
+    for (const WeightMatrix& m : matrices_)
+      quantized_.push_back(kernels::quantize_weight(value(m.param) + m.first, m.ld, m.rows, m.cols));
+  }
+  compute_type_ = type;
+}
+
+kernels::WeightForm ParamStore::form(WeightMatrixId id) const {
+  const WeightMatrix& m = matrices_.at(static_cast<std::size_t>(id.index));
+  kernels::WeightForm f{compute_type_, value(m.param) + m.first, m.rows, m.cols, m.ld, nullptr};
+  if (compute_type_ == kernels::ComputeType::int8) f.int8 = &quantized_[static_cast<std::size_t>(id.index)];
+  return f;
+}
+
 }  // namespace attn::nn

@@ -181,6 +181,7 @@ Response Api::models() const {
     list.push_back({{"name", m.name},
                     {"file", m.file},
                     {"arch", model.config().arch},
+                    {"compute_type", model::compute_type_name(model.params().compute_type())},
                     {"parameters", model.parameter_count()},
                     {"config", model.config().to_json()},
                     {"encoder_mixers", model.encoder_mixer_kinds()},
@@ -332,9 +333,27 @@ Response Api::attend(const std::string& body) {
   });
 }
 
+namespace {
+// The ":TYPE" that ends a -m argument, if any: its position, else npos.
+std::size_t compute_type_suffix(const std::string& spec) {
+  const std::size_t colon = spec.rfind(':');
+  if (colon == std::string::npos || !model::parse_compute_type(std::string_view(spec).substr(colon + 1)))
+    return std::string::npos;
+  return colon;
+}
+}  // namespace
+
 std::string model_file_of(const std::string& spec) {
   const std::size_t eq = spec.find('=');
-  return eq == std::string::npos ? spec : spec.substr(eq + 1);
+  const std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
+  const std::size_t suffix = compute_type_suffix(file);
+  return suffix == std::string::npos ? file : file.substr(0, suffix);
+}
+
+std::optional<model::ComputeType> compute_type_of(const std::string& spec) {
+  const std::size_t suffix = compute_type_suffix(spec);
+  if (suffix == std::string::npos) return std::nullopt;
+  return model::parse_compute_type(std::string_view(spec).substr(suffix + 1));
 }
 
 std::vector<std::string> model_names(const std::vector<std::string>& specs, const std::vector<std::string>& archs) {

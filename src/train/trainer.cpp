@@ -19,7 +19,7 @@
 #include "attn/core/format.h"
 #include "attn/decode/search.h"
 #include "attn/eval/bleu.h"
-#include "attn/kernels/gemm.h"
+#include "attn/kernels/products.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/model/model_file.h"
 #include "attn/train/batching.h"
@@ -312,13 +312,11 @@ class Trainer::Run {
     model_->params().zero_grads();
     const std::int64_t first = state_.batch_in_epoch, count = std::min(o_.update_freq, n_batches - first);
     double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
-    {
-      // --precision bf16: the forward and backward products only; the sums,
-      // the optimizer and validation stay FP32.
-      const kernels::GemmPrecisionScope precision(o_.precision == "bf16" ? kernels::GemmPrecision::bf16
-                                                                          : kernels::GemmPrecision::fp32);
-      accumulate_gradients(batches, first, count, sums);
-    }
+    // --precision bf16: the forward and backward products only; the sums,
+    // the optimizer and validation stay FP32.
+    model_->params().set_compute_type(o_.precision == "bf16" ? kernels::ComputeType::bf16 : kernels::ComputeType::fp32);
+    accumulate_gradients(batches, first, count, sums);
+    model_->params().set_compute_type(kernels::ComputeType::fp32);
     comm_.sum(sums);
     state_.batch_in_epoch = first + count;
     double loss = sums[0];

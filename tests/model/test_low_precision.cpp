@@ -40,8 +40,8 @@ Batch small_batch() {
   return make_batch({{5, 6, 7, 8, 3, 9, 10}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10, 5}, {11}});
 }
 
-LossAndGrads loss_and_grads(Seq2Seq& model, kernels::GemmPrecision precision) {
-  const kernels::GemmPrecisionScope scope(precision);
+LossAndGrads loss_and_grads(Seq2Seq& model, kernels::ComputeType type) {
+  model.params().set_compute_type(type);
   Arena arena;
   Rng rng(11);
   nn::StepContext ctx{model.params(), arena, rng, false};
@@ -49,18 +49,20 @@ LossAndGrads loss_and_grads(Seq2Seq& model, kernels::GemmPrecision precision) {
   model.params().zero_grads();
   const double loss = model.forward_backward(ctx, batch, 0.1f, true, 1.0f).loss;
   const auto g = model.params().grads();
+  model.params().set_compute_type(kernels::ComputeType::fp32);
   return {loss, std::vector<float>(g.begin(), g.end())};
 }
 
 // The teacher-forced log-probabilities [rows × V] of small_batch under a precision.
-std::vector<float> log_probs(Seq2Seq& model, kernels::GemmPrecision precision) {
-  const kernels::GemmPrecisionScope scope(precision);
+std::vector<float> log_probs(Seq2Seq& model, kernels::ComputeType type) {
+  model.params().set_compute_type(type);
   const Batch batch = small_batch();
   Arena arena;
   Rng rng(1);
   nn::StepContext ctx{model.params(), arena, rng, false};
   std::vector<float> out(static_cast<std::size_t>(batch.size * batch.tgt_len * model.config().vocab_size));
   model.teacher_forced_log_probs(ctx, batch, out.data());
+  model.params().set_compute_type(kernels::ComputeType::fp32);
   return out;
 }
 
@@ -106,9 +108,8 @@ TEST_CASE("seq2seq, every arch: with bf16 products the loss, the gradient and ev
     Seq2Seq model(small_config(v));
     Rng init(3);
     model.initialize(init);
-    const LossAndGrads fp32 = loss_and_grads(model, kernels::GemmPrecision::fp32);
-    const LossAndGrads bf16 = loss_and_grads(model, kernels::GemmPrecision::bf16);
-    REQUIRE(kernels::gemm_precision() == kernels::GemmPrecision::fp32);  // the scope restored it
+    const LossAndGrads fp32 = loss_and_grads(model, kernels::ComputeType::fp32);
+    const LossAndGrads bf16 = loss_and_grads(model, kernels::ComputeType::bf16);
     REQUIRE(std::isfinite(bf16.loss));
     REQUIRE(std::abs(bf16.loss - fp32.loss) <= 0.01 * std::abs(fp32.loss));
     // Gradients that are zero in exact arithmetic (a key projection's bias:
@@ -153,8 +154,8 @@ TEST_CASE("seq2seq, every arch: int8 weight products keep the log-probabilities 
     Seq2Seq model(small_config(v));
     Rng init(3);
     model.initialize(init);
-    const LogProbDistance d = log_prob_distance(log_probs(model, kernels::GemmPrecision::fp32),
-                                                log_probs(model, kernels::GemmPrecision::int8), model.config().vocab_size);
+    const LogProbDistance d = log_prob_distance(log_probs(model, kernels::ComputeType::fp32),
+                                                log_probs(model, kernels::ComputeType::int8), model.config().vocab_size);
     INFO("largest log-probability difference " << d.worst << ", argmax agrees at " << d.agree << " of " << d.positions);
     REQUIRE(d.worst > 0.0);  // the products did run in int8
     REQUIRE(d.worst <= 0.2);
@@ -209,8 +210,8 @@ TEST_CASE("model file, every arch: int8 weights (attn quantize) load within half
     }
     REQUIRE(loaded.int8_params == in_int8);
     REQUIRE(loaded.file.dtype("embed.weight") == DType::I8);
-    const LogProbDistance d = log_prob_distance(log_probs(model, kernels::GemmPrecision::fp32),
-                                                log_probs(*loaded.model, kernels::GemmPrecision::fp32), config.vocab_size);
+    const LogProbDistance d = log_prob_distance(log_probs(model, kernels::ComputeType::fp32),
+                                                log_probs(*loaded.model, kernels::ComputeType::fp32), config.vocab_size);
     INFO("largest log-probability difference " << d.worst << ", argmax agrees at " << d.agree << " of " << d.positions);
     REQUIRE(d.worst > 0.0);
     REQUIRE(d.worst <= 0.2);

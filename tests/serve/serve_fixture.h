@@ -41,12 +41,15 @@ inline const ServeModels& serve_models() {
 
 class ServeProcess {
  public:
-  // extra: flags after the -m options (limits, batching).
-  explicit ServeProcess(const std::vector<std::string>& extra = {}) {
+  // extra: flags after the -m options (limits, batching); model_specs: the
+  // -m arguments (default muse=MUSE, csan=CONVSAN2D).
+  explicit ServeProcess(const std::vector<std::string>& extra = {}, std::vector<std::string> model_specs = {}) {
     const ServeModels& models = serve_models();
     log_ = scratch_.path() / "serve.log";
-    std::vector<std::string> args{"serve", "-m", "muse=" + models.muse, "-m", "csan=" + models.convsan2d,
-                                  "--port", "0", "--threads", "1"};
+    if (model_specs.empty()) model_specs = {"muse=" + models.muse, "csan=" + models.convsan2d};
+    std::vector<std::string> args{"serve"};
+    for (const std::string& spec : model_specs) args.insert(args.end(), {"-m", spec});
+    args.insert(args.end(), {"--port", "0", "--threads", "1"});
     args.insert(args.end(), extra.begin(), extra.end());
     child_ = std::make_unique<ChildProcess>(args, log_);
     const std::regex listening(R"(listening on http://127\.0\.0\.1:([0-9]+)/)");

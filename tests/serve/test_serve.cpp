@@ -134,6 +134,53 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   REQUIRE(results[1]["document"]["model"]["encoder_mixers"][0] == "muse");
 }
 
+TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its own type", "[serve][int8]") {
+  const ServeModels& models = serve_models();
+  ServeProcess server({}, {"q=" + models.muse + ":int8", "f=" + models.muse, "b=" + models.muse + ":bf16"});
+  auto c = server.client();
+  auto listed = c->Get("/v1/models");
+  REQUIRE(listed);
+  require_schema("models_answer", json::parse(listed->body));
+  const json list = json::parse(listed->body)["models"];
+  REQUIRE(list.size() == 3);
+  REQUIRE(list[0]["compute_type"] == "int8");
+  REQUIRE(list[1]["compute_type"] == "fp32");
+  REQUIRE(list[2]["compute_type"] == "bf16");
+  REQUIRE(list[0]["file"] == models.muse);  // the type is not part of the file name
+
+  // Enough sentences that int8's rounding changes some translation of this tiny model.
+  std::vector<std::string> sentences;
+  const char* words[] = {"red", "blue", "cat", "dog", "sees", "big", "small", "two"};
+  Rng pick(17);
+  for (int i = 0; i < 60; ++i) {
+    std::string sentence;
+    for (int k = 0, n = 1 + static_cast<int>(pick.below(8)); k < n; ++k) sentence += (k ? " " : "") + std::string(words[pick.below(8)]);
+    sentences.push_back(sentence);
+  }
+  ScratchDir dir;
+  std::string lines;
+  for (const std::string& s : sentences) lines += s + "\n";
+  const std::string input = dir.write("in.txt", lines);
+  std::map<std::string, std::string> offline;
+  for (const std::string type : {"int8", "fp32", "bf16"}) {
+    const RunResult r =
+        run_attn(shell_words({"translate", "-m", models.muse, "-i", input, "--beam", "3", "--compute-type", type}));
+    REQUIRE(r.status == 0);
+    offline[type] = r.out;
+  }
+  REQUIRE(offline["int8"] != offline["fp32"]);  // the types do differ on these sentences, so the check below can fail
+  for (const auto& [name, type] : {std::pair<std::string, std::string>{"q", "int8"}, {"f", "fp32"}, {"b", "bf16"}}) {
+    auto translated = post(*c, "/v1/translate", json{{"model", name}, {"sentences", sentences}, {"beam", 3}}.dump());
+    REQUIRE(translated);
+    REQUIRE(translated->status == 200);
+    const json answer = json::parse(translated->body);
+    std::string served;
+    for (const json& t : answer["translations"]) served += t["text"].get<std::string>() + "\n";
+    INFO("model " << name << " (" << type << ")");
+    REQUIRE(served == offline[type]);
+  }
+}
+
 TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives on", "[serve]") {
   ServeProcess server({"--max-sentences", "3", "--max-input-len", "20"});
   auto c = server.client();

@@ -15,7 +15,10 @@ namespace attn::decode {
 struct SearchOptions;
 }
 namespace attn::kernels {
-enum class GemmPrecision;
+enum class ComputeType;
+}
+namespace attn::model {
+using ComputeType = kernels::ComputeType;
 }
 
 namespace attn::cli {
@@ -48,9 +51,9 @@ void add_common_options(CLI::App& sub, CommonOptions& common);
 void add_search_options(CLI::App& sub, decode::SearchOptions& search);
 void check_search_options(const decode::SearchOptions& search);
 // --compute-type fp32|bf16|int8 (translate and attend, CTranslate2's name): the
-// precision of decoding's matrix products (kernels::GemmPrecision).
+// type a model is loaded into (model::load_model_file).
 void add_compute_type_option(CLI::App& sub, std::string& compute_type);
-kernels::GemmPrecision gemm_precision_for(const std::string& compute_type);
+model::ComputeType compute_type_for(const std::string& compute_type);
 // Every mechanism option's flag (nn/mechanism.h); a flag given sets given[option key].
 void add_mechanism_flags(CLI::App& sub, nlohmann::json& given);
 std::string decoder_mixer_help();

@@ -44,7 +44,8 @@ struct LoadedModel {
 // Reads and checks a model file: a valid attn file, a valid config, a BPE
 // whose vocabulary matches the config, every parameter present with its shape
 // (in FP32, or in int8 with finite scales). Each problem is a one-line Error
-// naming the file.
-LoadedModel load_model_file(const std::filesystem::path& path);
+// naming the file. The model is loaded into `compute_type`: its weight
+// matrices are put into that type's form here, once (nn::ParamStore).
+LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type = ComputeType::fp32);
 
 }  // namespace attn::model

@@ -22,6 +22,11 @@
 
 namespace attn::model {
 
+// The type a model multiplies in (kernels/products.h), named for the layers above.
+using ComputeType = kernels::ComputeType;
+using kernels::compute_type_name;
+using kernels::parse_compute_type;
+
 // Caches of an incremental decode of S sentences × `beams` hypotheses each:
 // hypothesis s·beams + k is beam k of sentence s.
 struct DecoderState {
@@ -115,6 +120,7 @@ class Seq2Seq {
   nn::ParamStore params_;
   nn::Embedding src_embed_, tgt_embed_;
   nn::ParamId out_proj_ = -1;  // own output projection when not tied
+  nn::WeightMatrixId output_matrix_;  // the output projection as the logits' product reads it
   std::vector<nn::EncoderLayer> encoder_;
   std::vector<nn::DecoderLayer> decoder_;
   nn::LayerNorm enc_norm_, dec_norm_;  // pre-norm only

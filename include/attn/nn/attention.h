@@ -68,12 +68,13 @@ WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::
 // Inactive, the computation is exactly the undropped one.
 void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
                        float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
-                       const WeightDropout& drop = {});
+                       const WeightDropout& drop = {}, kernels::ComputeType type = kernels::ComputeType::fp32);
 
 // Accumulates dq, dk, dv from dout, given the forward's probs and its dropout.
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
-                        const std::int32_t* k_len, bool causal, const WeightDropout& drop = {});
+                        const std::int32_t* k_len, bool causal, const WeightDropout& drop = {},
+                        kernels::ComputeType type = kernels::ComputeType::fp32);
 
 // Declares "<name>.{q,k,v}.weight" [d, d] (Xavier) and "<name>.{q,k,v}.bias"
 // [d] (zeros) — weights first, then biases, each trio contiguous — so that

@@ -16,18 +16,18 @@ struct LossSums {
 };
 
 // h: [rows, d]; targets: [rows] (rows whose target is ignore_id are skipped);
-// weight: output projection [vocab, d] (the tied target embedding or its own).
+// matrix: the output projection [vocab, d] (the tied target embedding or its own).
 // Label smoothing as fairseq: the target gets 1 − ε, every other word ε / (V − 1).
 // When dh != nullptr: accumulates dh += grad_scale · ∂loss/∂h and
-// dweight += grad_scale · ∂loss/∂weight (grad_scale is typically 1 / tokens).
+// dW += grad_scale · ∂loss/∂weight (grad_scale is typically 1 / tokens).
 // Chunk buffers come from scratch (about 256 × (vocab + 2d) floats).
-LossSums output_loss(ParamStore& params, ParamId weight, const float* h, const std::int32_t* targets,
+LossSums output_loss(ParamStore& params, WeightMatrixId matrix, const float* h, const std::int32_t* targets,
                      std::int64_t rows, std::int64_t d, std::int64_t vocab, float label_smoothing,
                      std::int32_t ignore_id, float grad_scale, float* dh, Arena& scratch);
 
-// Log-probabilities of every word: logits = h · weightᵀ, then log-softmax.
+// Log-probabilities of every word: logits = h · Wᵀ, then log-softmax.
 // h: [rows, d] → logprobs: [rows, vocab].
-void output_log_probs(const ParamStore& params, ParamId weight, const float* h, float* logprobs, std::int64_t rows,
-                      std::int64_t d, std::int64_t vocab);
+void output_log_probs(const ParamStore& params, WeightMatrixId matrix, const float* h, float* logprobs,
+                      std::int64_t rows, std::int64_t d, std::int64_t vocab);
 
 }  // namespace attn::nn

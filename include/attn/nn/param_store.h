@@ -16,6 +16,7 @@
 
 #include "attn/core/rng.h"
 #include "attn/core/tensor.h"
+#include "attn/kernels/products.h"
 
 namespace attn::nn {
 
@@ -37,6 +38,19 @@ struct ParamInfo {
 };
 
 using ParamId = int;
+
+// A matrix inside a parameter that a layer multiplies its input by (y = x·Wᵀ):
+// rows × cols floats, rows ld apart, from `first` floats into the parameter.
+// Layers declare theirs with the parameters; the store holds each in the form
+// of the model's compute type.
+struct WeightMatrix {
+  ParamId param = -1;
+  std::int64_t rows = 0, cols = 0, ld = 0, first = 0;
+};
+// Its handle: a type of its own, so a ParamId cannot be passed for it.
+struct WeightMatrixId {
+  int index = -1;
+};
 
 class ParamStore {
  public:
@@ -60,12 +74,25 @@ class ParamStore {
   ParamId find(const std::string& name) const;
   std::int64_t total_floats() const { return total_; }
 
+  WeightMatrixId add_weight_matrix(const WeightMatrix& matrix);
+  // Puts every weight matrix into the form `type` multiplies, once: int8
+  // quantizes the values as they are now (set it again after changing them);
+  // fp32 and bf16 read the values at each product. The products between
+  // activations follow compute_type() too (kernels/products.h).
+  void set_compute_type(kernels::ComputeType type);
+  kernels::ComputeType compute_type() const { return compute_type_; }
+  kernels::WeightForm form(WeightMatrixId id) const;
+  const std::vector<WeightMatrix>& weight_matrices() const { return matrices_; }
+
  private:
   std::vector<ParamInfo> entries_;
   std::unordered_map<std::string, ParamId> by_name_;
   std::int64_t total_ = 0;
   Tensor values_;
   Tensor grads_;
+  std::vector<WeightMatrix> matrices_;
+  kernels::ComputeType compute_type_ = kernels::ComputeType::fp32;
+  std::vector<kernels::QuantizedWeight> quantized_;  // [matrices_] under int8, else empty
 };
 
 }  // namespace attn::nn

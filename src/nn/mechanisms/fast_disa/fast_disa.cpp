@@ -7,7 +7,7 @@
 
 #include "attn/core/error.h"
 #include "attn/nn/mechanism.h"
-#include "attn/kernels/gemm.h"
+#include "attn/kernels/products.h"
 #include "attn/nn/attention.h"
 
 namespace attn::nn {
@@ -106,7 +106,8 @@ float pair_mask(const FactorDropout& drop, std::int64_t i, std::int64_t j, std::
 
 void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                       const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
-                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch, const FactorDropout* drop) {
+                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch, const FactorDropout* drop,
+                      kernels::ComputeType type) {
   if (lq <= 0) return;
   const std::int64_t w = 2 * dh;
   const std::size_t need = static_cast<std::size_t>((lk + lq) * w);
@@ -122,10 +123,10 @@ void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const f
     }
   if (!drop) {
     // Both products in one GEMM: the [T×T]·[T×2d_h] that replaces the T×T×d_h tensor.
-    kernels::sgemm(Trans::N, Trans::N, lq, w, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
+    kernels::gemm(type, Trans::N, Trans::N, lq, w, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
   } else {  // the numerator's A is dropped, the denominator's not: two products
-    kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
-    kernels::sgemm(Trans::N, Trans::N, lq, dh, lk, 1.0f, drop->a, drop->lda, ev + dh, w, 0.0f, dn + dh, w);
+    kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, a, lda, ev, w, 0.0f, dn, w);
+    kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, drop->a, drop->lda, ev + dh, w, 0.0f, dn + dh, w);
   }
   for (std::int64_t i = 0; i < lq; ++i)
     for (std::int64_t c = 0; c < dh; ++c) {
@@ -140,7 +141,8 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
                                const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
                                std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
                                std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
-                               float* dv, std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop) {
+                               float* dv, std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop,
+                               kernels::ComputeType type) {
   if (lq <= 0 || lk <= 0) return;
   const std::int64_t w = 2 * dh;
   const std::size_t need = static_cast<std::size_t>((lq + 2 * lk) * w + (drop ? lq * lk : 0));
@@ -163,9 +165,9 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
     }
   if (!drop) {
     // dA += Γ (v ⊙ E)ᵀ − (Γ ⊙ O) Eᵀ: one product with k = 2d_h.
-    kernels::sgemm(Trans::N, Trans::T, lq, lk, w, 1.0f, gam, w, vee, w, 1.0f, da, ldda);
+    kernels::gemm(type, Trans::N, Trans::T, lq, lk, w, 1.0f, gam, w, vee, w, 1.0f, da, ldda);
     // Aᵀ [Γ | −Γ ⊙ O], then dE += v ⊙ AᵀΓ − Aᵀ(Γ ⊙ O) and dv += E ⊙ AᵀΓ.
-    kernels::sgemm(Trans::T, Trans::N, lk, w, lq, 1.0f, a, lda, gam, w, 0.0f, atg, w);
+    kernels::gemm(type, Trans::T, Trans::N, lk, w, lq, 1.0f, a, lda, gam, w, 0.0f, atg, w);
     for (std::int64_t j = 0; j < lk; ++j)
       for (std::int64_t c = 0; c < dh; ++c) {
         const float at_gamma = atg[j * w + c];
@@ -177,13 +179,13 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
   // Dropout (§4.4): dA += [Γ (v ⊙ Ẽ)ᵀ] ⊙ r_A/√keep − (Γ ⊙ O) Eᵀ; dE += [v ⊙ (ÃᵀΓ)] ⊙ r_E/√keep − Aᵀ(Γ ⊙ O);
   // dv += Ẽ ⊙ ÃᵀΓ.
   float* numerator = atg + lk * w;  // [lq, lk]: Γ (v ⊙ Ẽ)ᵀ
-  kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, gam, w, vee, w, 0.0f, numerator, lk);
+  kernels::gemm(type, Trans::N, Trans::T, lq, lk, dh, 1.0f, gam, w, vee, w, 0.0f, numerator, lk);
   for (std::int64_t i = 0; i < lq; ++i)
     for (std::int64_t j = 0; j < lk; ++j)
       if (drop->keep_a[i * drop->ldka + j]) da[i * ldda + j] += numerator[i * lk + j] * drop->scale;
-  kernels::sgemm(Trans::N, Trans::T, lq, lk, dh, 1.0f, gam + dh, w, vee + dh, w, 1.0f, da, ldda);
-  kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, drop->a, drop->lda, gam, w, 0.0f, atg, w);
-  kernels::sgemm(Trans::T, Trans::N, lk, dh, lq, 1.0f, a, lda, gam + dh, w, 0.0f, atg + dh, w);
+  kernels::gemm(type, Trans::N, Trans::T, lq, lk, dh, 1.0f, gam + dh, w, vee + dh, w, 1.0f, da, ldda);
+  kernels::gemm(type, Trans::T, Trans::N, lk, dh, lq, 1.0f, drop->a, drop->lda, gam, w, 0.0f, atg, w);
+  kernels::gemm(type, Trans::T, Trans::N, lk, dh, lq, 1.0f, a, lda, gam + dh, w, 0.0f, atg + dh, w);
   for (std::int64_t j = 0; j < lk; ++j)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float at_gamma = atg[j * w + c];
@@ -222,6 +224,13 @@ FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const 
     gate_weight_ = params.add(name + ".gate.weight", {H, dh, 2 * dh}, Init::uniform,
                               std::sqrt(6.0f / static_cast<float>(3 * dh)));
     gate_bias_ = params.add(name + ".gate.bias", {H, dh}, Init::zeros, 0.0f, false);
+  }
+  for (std::int64_t h = 0; h < H; ++h) {
+    s1_matrices_.push_back(params.add_weight_matrix({s1_weight_, dh, dh, dh, h * dh * dh}));
+    s2_matrices_.push_back(params.add_weight_matrix({s2_weight_, dh, dh, dh, h * dh * dh}));
+    if (!gated_) continue;
+    gate_v_matrices_.push_back(params.add_weight_matrix({gate_weight_, dh, dh, 2 * dh, h * dh * 2 * dh}));
+    gate_o_matrices_.push_back(params.add_weight_matrix({gate_weight_, dh, dh, 2 * dh, h * dh * 2 * dh + dh}));
   }
 }
 
@@ -266,15 +275,13 @@ void FastDisaMixer::for_each_direct_pair(std::int64_t h, std::int64_t len, const
 void FastDisaMixer::source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
                                  float* hidden, float* s, std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_;
-  const float* w1 = params.value(s1_weight_) + h * dh * dh;  // [dh, dh]
   const float* b1 = params.value(s1_bias_) + h * dh;         // [dh]
-  const float* w2 = params.value(s2_weight_) + h * dh * dh;
   const float* b2 = params.value(s2_bias_) + h * dh;
   if (rows <= 0) return;
-  kernels::weight_product(rows, dh, dh, v, ldv, w1, dh, 0.0f, hidden, d);
+  kernels::weight_product(params.form(s1_matrices_[h]), rows, v, ldv, 0.0f, hidden, d);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < dh; ++c) hidden[r * d + c] = elu(hidden[r * d + c] + b1[c]);
-  kernels::weight_product(rows, dh, dh, hidden, d, w2, dh, 0.0f, s, d);
+  kernels::weight_product(params.form(s2_matrices_[h]), rows, hidden, d, 0.0f, s, d);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < dh; ++c) s[r * d + c] += b2[c];
 }
@@ -282,11 +289,11 @@ void FastDisaMixer::source2token(const ParamStore& params, std::int64_t h, const
 void FastDisaMixer::fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
                                 const float* o, float* g, float* u, std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_;
-  const float* wg = params.value(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]: columns 0..dh read v, dh..2dh read O
+  // The gate's [dh, 2dh]: columns 0..dh read v, dh..2dh read O.
   const float* bg = params.value(gate_bias_) + h * dh;
   if (rows <= 0) return;
-  kernels::weight_product(rows, dh, dh, v, ldv, wg, 2 * dh, 0.0f, g, d);
-  kernels::weight_product(rows, dh, dh, o, d, wg + dh, 2 * dh, 1.0f, g, d);
+  kernels::weight_product(params.form(gate_v_matrices_[h]), rows, v, ldv, 0.0f, g, d);
+  kernels::weight_product(params.form(gate_o_matrices_[h]), rows, o, d, 1.0f, g, d);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < dh; ++c) {
       const float gate = sigmoid(g[r * d + c] + bg[c]);
@@ -367,7 +374,7 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
 
         if (len > 0) {
           // R = q kᵀ / √d_h, then A = φ(R) over the allowed keys with the row's max taken out.
-          kernels::sgemm(Trans::N, Trans::T, len, len, dh, scale, q, qs, k, qs, 0.0f, a, T);
+          kernels::gemm(ctx.params.compute_type(), Trans::N, Trans::T, len, len, dh, scale, q, qs, k, qs, 0.0f, a, T);
           for (std::int64_t i = 0; i < len; ++i) {
             float* row = a + i * T;
             std::int64_t first = 0, end = 0;
@@ -385,7 +392,8 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
             factors = {a_drop.data(), T, e_drop.data(), dh, s->drop_a.keep + row0 * T, T,
                        s->drop_e.keep + row0 * dh, dh, s->drop_a.keep_scale()};
           }
-          fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr);
+          fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr,
+                           ctx.params.compute_type());
           for_each_direct_pair(h, len, q, k, s_term, v, inv_d, direct,
                                [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float*,
                                    const float* p, float o_ic) {
@@ -478,8 +486,8 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
               dout[i * dh + c] = dui * (1.0f - gi);
             }
           const float* wg = params.value(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]
-          kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg, 2 * dh, 1.0f, dv, qs);
-          kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg + dh, 2 * dh, 1.0f, dout.data(), dh);
+          kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg, 2 * dh, 1.0f, dv, qs);
+          kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg + dh, 2 * dh, 1.0f, dout.data(), dh);
         } else {
           for (std::int64_t i = 0; i < len; ++i) std::memcpy(&dout[i * dh], gu + i * d, sizeof(float) * dh);
         }
@@ -496,7 +504,8 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
                      s.drop_a.keep_scale()};
         }
         fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh,
-                                  da.data(), len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr);
+                                  da.data(), len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr,
+                                  params.compute_type());
         // dS = dE ⊙ E: E = exp(S − shift) with the shift held constant (it cancels in O).
         for (std::int64_t j = 0; j < len; ++j)
           for (std::int64_t c = 0; c < dh; ++c) dsh[j * d + c] *= e[j * d + c];
@@ -532,15 +541,15 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
               }
             });
         // dq += dR k / √d_h; dk += dRᵀ q / √d_h
-        kernels::sgemm(Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq, qs);
-        kernels::sgemm(Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk, qs);
+        kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq, qs);
+        kernels::gemm(params.compute_type(), Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk, qs);
 
         // Source2token MLP, data path: dpre = (dS W_s2) ⊙ ELU′; dv += dpre W_s1.
-        kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dsh, d, params.value(s2_weight_) + h * dh * dh, dh,
+        kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dsh, d, params.value(s2_weight_) + h * dh * dh, dh,
                        0.0f, dpreh, d);
         for (std::int64_t j = 0; j < len; ++j)
           for (std::int64_t c = 0; c < dh; ++c) dpreh[j * d + c] *= elu_grad_from_output(hidden[j * d + c]);
-        kernels::sgemm(Trans::N, Trans::N, len, dh, dh, 1.0f, dpreh, d, params.value(s1_weight_) + h * dh * dh, dh,
+        kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dpreh, d, params.value(s1_weight_) + h * dh * dh, dh,
                        1.0f, dv, qs);
       }
     }
@@ -558,14 +567,14 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
     };
     if (gated_) {
       float* gwg = params.grad(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]: dZᵀ [v ; O]
-      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, v + col, qs, 1.0f, gwg, 2 * dh);
-      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, s.o + col, d, 1.0f, gwg + dh, 2 * dh);
+      kernels::gemm(params.compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, v + col, qs, 1.0f, gwg, 2 * dh);
+      kernels::gemm(params.compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, s.o + col, d, 1.0f, gwg + dh, 2 * dh);
       bias_grad(dz + col, params.grad(gate_bias_) + col);
     }
-    kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, s.hidden + col, d, 1.0f,
+    kernels::gemm(params.compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, s.hidden + col, d, 1.0f,
                    params.grad(s2_weight_) + h * dh * dh, dh);
     bias_grad(ds + col, params.grad(s2_bias_) + col);
-    kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, qs, 1.0f,
+    kernels::gemm(params.compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, qs, 1.0f,
                    params.grad(s1_weight_) + h * dh * dh, dh);
     bias_grad(dpre + col, params.grad(s1_bias_) + col);
   }

@@ -9,7 +9,7 @@
 #include "attn/core/error.h"
 #include "attn/kernels/dropout.h"
 #include "attn/kernels/elementwise.h"
-#include "attn/kernels/gemm.h"
+#include "attn/kernels/products.h"
 #include "attn/kernels/rows.h"
 #include "attn/kernels/softmax.h"
 
@@ -100,6 +100,7 @@ void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::
   kernel = kernel_size;
   causal = is_causal;
   weight = params.add(name + ".weight", {heads * kernel, d}, Init::xavier_uniform);
+  matrix = params.add_weight_matrix({weight, heads * kernel, d, d});
 }
 
 DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v, std::int64_t ldv,
@@ -109,7 +110,7 @@ DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v
   Saved s;
   // Filters z = V · Wfᵀ, then the softmax over the k taps of each (row, head), in place.
   s.taps = ctx.arena.alloc(n);  // [B·T, H, k]
-  kernels::weight_product(rows, hk, d, v, ldv, ctx.params.value(weight), d, 0.0f, s.taps, hk);
+  kernels::weight_product(ctx.params.form(matrix), rows, v, ldv, 0.0f, s.taps, hk);
   for (std::int64_t b = 0; b < batch; ++b) {
     const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, t);
     float* zb = s.taps + b * t * hk;  // [T, H, k]
@@ -146,8 +147,8 @@ double DynamicConvCell::backward(StepContext& ctx, const Saved& s, const float* 
   }
   kernels::softmax_backward(s.taps, dz, dz, rows * heads, kernel, nullptr, 1.0f);
   // Filter generator: dWf += dzᵀ · V; dV += dz · Wf.
-  kernels::sgemm(Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f, ctx.params.grad(weight), d);
-  kernels::sgemm(Trans::N, Trans::N, rows, d, hk, 1.0f, dz, hk, ctx.params.value(weight), d, 1.0f, dv, lddv);
+  kernels::gemm(ctx.params.compute_type(), Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f, ctx.params.grad(weight), d);
+  kernels::gemm(ctx.params.compute_type(), Trans::N, Trans::N, rows, d, hk, 1.0f, dz, hk, ctx.params.value(weight), d, 1.0f, dv, lddv);
   ctx.arena.release(mark);
   return gate_grad;
 }
@@ -157,7 +158,7 @@ void DynamicConvCell::step(StepContext& ctx, const float* v_now, std::int64_t ld
                            float* out, std::int64_t ldo) const {
   const std::int64_t hk = heads * kernel, dh = d / heads, P = kernel - 1;
   float* taps = ctx.arena.alloc(n * hk);  // [n, H, k]
-  kernels::weight_product(n, hk, d, v_now, ld_now, ctx.params.value(weight), d, 0.0f, taps, hk);
+  kernels::weight_product(ctx.params.form(matrix), n, v_now, ld_now, 0.0f, taps, hk);
   kernels::softmax_forward(taps, taps, n * heads, kernel, nullptr, 1.0f);
   // The same loop as dynamic_conv_forward for row t, reading the cached v.
   std::vector<float> acc(static_cast<std::size_t>(dh));

@@ -73,7 +73,7 @@ struct FactorDropout {
 void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                       const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
                       float* inv_d, std::int64_t ldi, std::vector<float>& scratch,
-                      const FactorDropout* drop = nullptr);
+                      const FactorDropout* drop = nullptr, kernels::ComputeType type = kernels::ComputeType::fp32);
 
 // Its backward (§4.4) given dout: [lq, dh] (lddo) and the forward's o, inv_d.
 // Accumulates da: [lq, lk] (ldda), de: [lk, dh] (ldde), dv: [lk, dh] (lddv).
@@ -82,7 +82,8 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
                                std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
                                std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
                                float* dv, std::int64_t lddv, std::vector<float>& scratch,
-                               const FactorDropout* drop = nullptr);
+                               const FactorDropout* drop = nullptr,
+                               kernels::ComputeType type = kernels::ComputeType::fp32);
 
 class FastDisaMixer final : public TokenMixer {
  public:
@@ -159,6 +160,9 @@ class FastDisaMixer final : public TokenMixer {
   Linear qkv_;  // view of q, k, v as one [3d, d] projection
   ParamId s1_weight_ = -1, s1_bias_ = -1, s2_weight_ = -1, s2_bias_ = -1;
   ParamId gate_weight_ = -1, gate_bias_ = -1;
+  // Per head h, the matrices the products read: s1, s2 [dh, dh]; the gate's
+  // halves that read v and O, [dh, dh] each inside its [dh, 2dh].
+  std::vector<WeightMatrixId> s1_matrices_, s2_matrices_, gate_v_matrices_, gate_o_matrices_;
 };
 
 }  // namespace attn::nn

@@ -60,6 +60,7 @@ struct DynamicConvCell {
   std::int64_t d = 0, heads = 0, kernel = 0;
   bool causal = false;
   ParamId weight = -1;  // Wf: [H·k, d], Xavier-uniform, no bias
+  WeightMatrixId matrix;  // Wf as the taps' product reads it
 
   // Declares "<name>.weight".
   void declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads,

@@ -1,0 +1,51 @@
+// Products in a compute type. A model is loaded into a compute type, and its
+// weight matrices are then held in the form that type multiplies (a
+// WeightForm, made once); the products between activations (attention's
+// scores and mixtures) follow the same type. There is no process-wide
+// setting: two models in one process may run in two types side by side.
+//   fp32  sgemm_fp32 everywhere.
+//   bf16  gemm_bf16 everywhere: operands rounded to bf16, FP32 sums.
+//   int8  weight products on gemm_int8 (the weight quantized once, per row;
+//         the input per row at run time); activation products in FP32.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_int8.h"
+
+namespace attn::kernels {
+
+enum class ComputeType { fp32, bf16, int8 };
+
+// "fp32", "bf16", "int8"; parse_compute_type: nullopt for any other text.
+std::string_view compute_type_name(ComputeType type);
+std::optional<ComputeType> parse_compute_type(std::string_view name);
+
+// C = alpha · op(A)·op(B) + beta · C between activations, with sgemm's
+// arguments and checks: gemm_bf16 under bf16, sgemm_fp32 otherwise.
+void gemm(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
+                  float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
+                  std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
+                  std::int64_t stride_c, std::int64_t batch);
+
+// A weight matrix W [rows × cols] (rows ld floats apart) in the form its
+// compute type multiplies: under fp32 and bf16 the FP32 values themselves (read
+// at each product, so they may change between products, as in training);
+// under int8 W quantized when the form was made (quantize_weight), and the
+// values no longer read.
+struct WeightForm {
+  ComputeType type = ComputeType::fp32;
+  const float* values = nullptr;  // [rows, ld]
+  std::int64_t rows = 0, cols = 0, ld = 0;
+  const QuantizedWeight* int8 = nullptr;  // under int8
+};
+
+// y[m × rows] = x[m × cols]·Wᵀ + beta·y, x's rows ldx apart, y's ldy.
+void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::int64_t ldx, float beta, float* y,
+                    std::int64_t ldy);
+
+}  // namespace attn::kernels
