@@ -13,6 +13,7 @@
 #include "attn/train/trainer.h"
 #include "../support.h"
 #include "tiny_corpus.h"
+#include "tiny_training.h"
 
 using namespace attn;
 namespace fs = std::filesystem;
@@ -31,31 +32,11 @@ train::TrainResult train_run(const train::TrainOptions& o, train::TrainHooks* ho
 }
 
 train::TrainOptions tiny_options(const fs::path& dir) {
-  train::TrainOptions o;
-  o.train_src = dir / "train.src";
-  o.train_tgt = dir / "train.tgt";
-  o.valid_src = dir / "valid.src";
-  o.valid_tgt = dir / "valid.tgt";
-  o.model.dim = 16;
-  o.model.ffn_dim = 32;
-  o.model.heads = 2;
-  o.model.enc_layers = 1;
-  o.model.dec_layers = 1;
-  o.model.dropout = 0.1f;
-  o.vocab_size = 300;
-  o.max_tokens = 64;
-  o.optimizer.lr = 3e-3f;
-  o.optimizer.warmup = 5;
-  o.quiet = true;
-  o.seed = 7;
+  train::TrainOptions o = test::tiny_train_options(dir);
   return o;
 }
 
-std::vector<float> weights(const fs::path& file) {
-  const auto loaded = model::load_model_file(file);
-  const auto v = loaded.model->params().values();
-  return {v.begin(), v.end()};
-}
+std::vector<float> weights(const fs::path& file) { return test::model_weights(file); }
 
 }  // namespace
 

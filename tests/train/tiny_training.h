@@ -1,0 +1,41 @@
+// The tiny corpus's model trained through the library (tests of the trainer).
+#pragma once
+#include <filesystem>
+#include <vector>
+
+#include "attn/model/model_file.h"
+#include "attn/train/trainer.h"
+
+namespace attn::test {
+
+// Trainer options for a tiny model on dir/train.* and dir/valid.* (the
+// library's view of tiny_train_args), quiet, seed 7.
+inline train::TrainOptions tiny_train_options(const std::filesystem::path& dir) {
+  train::TrainOptions o;
+  o.train_src = dir / "train.src";
+  o.train_tgt = dir / "train.tgt";
+  o.valid_src = dir / "valid.src";
+  o.valid_tgt = dir / "valid.tgt";
+  o.model.dim = 16;
+  o.model.ffn_dim = 32;
+  o.model.heads = 2;
+  o.model.enc_layers = 1;
+  o.model.dec_layers = 1;
+  o.model.dropout = 0.1f;
+  o.vocab_size = 300;
+  o.max_tokens = 64;
+  o.optimizer.lr = 3e-3f;
+  o.optimizer.warmup = 5;
+  o.quiet = true;
+  o.seed = 7;
+  return o;
+}
+
+// Every parameter of a model file, in order.
+inline std::vector<float> model_weights(const std::filesystem::path& file) {
+  const auto loaded = model::load_model_file(file);
+  const auto v = loaded.model->params().values();
+  return {v.begin(), v.end()};
+}
+
+}  // namespace attn::test
