@@ -39,7 +39,7 @@ struct TrainOptions {
   std::int64_t log_every = 100;     // updates between plain log lines
   float label_smoothing = 0.1f;
   // "fp32" or "bf16": the matrix products of the forward and backward passes
-  // (kernels::GemmPrecision); weights, gradients, the optimizer, LayerNorm,
+  // (the model's compute type, kernels/products.h); weights, gradients, the optimizer, LayerNorm,
   // softmax and the loss stay FP32, and so does the model file.
   std::string precision = "fp32";
   std::uint64_t seed = 1;
