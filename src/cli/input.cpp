@@ -44,7 +44,8 @@ std::vector<std::vector<std::int32_t>> encode_lines(const text::Bpe& bpe, const 
   for (std::size_t i = 0; i < lines.size(); ++i) {
     // Read tolerantly, as invalid UTF-8 is: every line gets its translation (train refuses both: docs/reliability.md).
     if (!text::valid_utf8(lines[i]) || lines[i].find('\0') != std::string::npos) ++invalid;
-    ids[i] = bpe.encode(lines[i]);
+    // One id past the limit says whether the line was cut, without encoding the rest of it.
+    ids[i] = bpe.encode_prefix(lines[i], static_cast<std::size_t>(max_len) + 1);
     if (static_cast<std::int64_t>(ids[i].size()) > max_len) {
       ids[i].resize(static_cast<std::size_t>(max_len));
       ++truncated;

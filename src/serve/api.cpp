@@ -125,10 +125,11 @@ std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, c
   const std::int64_t limit = std::min(limits.max_subwords, served.loaded.model->config().max_positions);
   std::vector<std::vector<std::int32_t>> ids(units.texts.size());
   for (std::size_t u = 0; u < ids.size(); ++u) {
-    ids[u] = served.loaded.bpe.encode(units.texts[u]);
+    // One id past the limit tells an over-long unit, without encoding the rest of it.
+    ids[u] = served.loaded.bpe.encode_prefix(units.texts[u], static_cast<std::size_t>(limit) + 1);
     if (static_cast<std::int64_t>(ids[u].size()) > limit)
-      throw Refusal{413, "sentence " + std::to_string(units.places[u].line) + " has " + std::to_string(ids[u].size()) +
-                             " subwords for model " + served.name + "; the limit is " + std::to_string(limit) +
+      throw Refusal{413, "sentence " + std::to_string(units.places[u].line) + " has more than " +
+                             std::to_string(limit) + " subwords for model " + served.name +
                              " (--max-input-len); split it"};
   }
   return ids;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <cstdint>
 
 #include "attn/core/error.h"
 #include "attn/text/utf8.h"
@@ -162,11 +163,16 @@ void Bpe::encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out,
   for (std::int32_t i = n > 0 ? 0 : -1; i >= 0; i = queue.next[i]) out.push_back(symbols[i]);
 }
 
-std::vector<std::int32_t> Bpe::encode(std::string_view line) const {
+std::vector<std::int32_t> Bpe::encode(std::string_view line) const { return encode_prefix(line, SIZE_MAX); }
+
+std::vector<std::int32_t> Bpe::encode_prefix(std::string_view line, std::size_t max_ids) const {
   std::vector<std::int32_t> ids;
   MergeQueue queue;
-  ids.reserve(line.size() / 3 + 4);
-  for_each_pretoken(line, [&](const PreToken& token) { encode_pretoken(token, ids, queue); });
+  ids.reserve(std::min(line.size() / 3 + 4, max_ids));
+  for_each_pretoken(line, [&](const PreToken& token) {
+    if (ids.size() < max_ids) encode_pretoken(token, ids, queue);
+  });
+  if (ids.size() > max_ids) ids.resize(max_ids);
   return ids;
 }
 

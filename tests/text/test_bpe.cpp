@@ -417,6 +417,13 @@ TEST_CASE("bpe: a word of a million characters encodes (n log n: the quadratic r
   const std::vector<std::int32_t> ids = bpe.encode(word);
   REQUIRE(bpe.decode(ids) == word);
   REQUIRE(ids.size() < word.size() * 3 / 4);  // merged, not left as characters
+  // A prefix is the start of the whole encoding, for every length.
+  const std::string sentence = word.substr(0, 50) + " " + word.substr(50, 70) + " cab abc " + word.substr(200, 9);
+  const std::vector<std::int32_t> whole = bpe.encode(sentence);
+  for (std::size_t n = 0; n <= whole.size() + 2; ++n) {
+    const std::vector<std::int32_t> prefix = bpe.encode_prefix(sentence, n);
+    REQUIRE(prefix == std::vector<std::int32_t>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(std::min(n, whole.size()))));
+  }
   // And one character repeated: every pair has the same rank.
   const std::string same(1'000'000, 'a');
   REQUIRE(bpe.decode(bpe.encode(same)) == same);

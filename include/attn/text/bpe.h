@@ -48,6 +48,10 @@ class Bpe {
   static Bpe learn(const std::vector<std::string>& lines, const Options& options);
 
   std::vector<std::int32_t> encode(std::string_view line) const;
+  // The first max_ids of encode(line), with no merging done past them: the
+  // pre-tokens after the one that reaches max_ids are only scanned, so a
+  // caller that keeps a bounded input pays little for a huge one.
+  std::vector<std::int32_t> encode_prefix(std::string_view line, std::size_t max_ids) const;
   // The pieces of encode(line) as strings, e.g. {"▁Ein", "▁Mann", "."}.
   std::vector<std::string> encode_pieces(std::string_view line) const;
   std::string decode(std::span<const std::int32_t> ids) const;
