@@ -156,8 +156,8 @@ class Trainer::Run {
     open();
     bool stop = false;
     while (!stop && (o_.max_epochs <= 0 || state_.epoch <= o_.max_epochs) && !limits_reached()) {
-      epoch_examples_ = join_pairs(train_, o_.join_pairs, o_.max_len, o_.seed, state_.epoch);
-      const auto batches = plan_batches(epoch_examples_, o_.max_tokens, o_.seed, state_.epoch, true);
+      if (o_.join_pairs > 1) joined_ = join_pairs(train_, o_.join_pairs, o_.max_len, o_.seed, state_.epoch);
+      const auto batches = plan_batches(epoch_examples(), o_.max_tokens, o_.seed, state_.epoch, true);
       const auto n_batches = static_cast<std::int64_t>(batches.size());
       while (state_.batch_in_epoch < n_batches) {
         hooks_->before_update(state_.update);
@@ -357,7 +357,7 @@ class Trainer::Run {
       }
       arena_.reset();
       rng_.set_state(batch_rng_state(state_.rng.seed, state_.epoch, first + k));
-      const model::Batch batch = gather_batch(epoch_examples_, batches[first + k]);
+      const model::Batch batch = gather_batch(epoch_examples(), batches[first + k]);
       const nn::LossSums batch_sums = model_->forward_backward(*ctx_, batch, o_.label_smoothing, true, 1.0f,
                                                                k == last_mine ? &chunk_done : nullptr);
       sums[0] += batch_sums.loss;
@@ -531,7 +531,8 @@ class Trainer::Run {
 
   ParallelText train_text_, valid_text_, valid_joined_text_;
   EncodedCorpus train_, valid_, valid_joined_;
-  std::vector<Example> epoch_examples_;  // this epoch's, joined from train_ (--join-pairs)
+  std::vector<Example> joined_;  // this epoch's examples joined from train_, with --join-pairs above 1
+  const std::vector<Example>& epoch_examples() const { return o_.join_pairs > 1 ? joined_ : train_.examples; }
   std::unique_ptr<model::Seq2Seq> model_;
   text::Bpe bpe_;
   TrainState state_;
