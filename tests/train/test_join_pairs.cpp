@@ -57,12 +57,7 @@ train::TrainOptions tiny_options(const fs::path& dir) {
   return o;
 }
 
-struct StopAfter final : train::TrainHooks {
-  std::int64_t updates = 0;
-  bool stop(std::int64_t updates_this_run) override { return updates_this_run >= updates; }
-};
 
-std::vector<float> weights(const fs::path& file) { return test::model_weights(file); }
 
 }  // namespace
 
@@ -142,11 +137,11 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   auto interrupted = straight;
   interrupted.save_dir = tmp.path() / "interrupted";
   interrupted.log_json = interrupted.save_dir / "log.jsonl";
-  StopAfter stop;
-  stop.updates = 5;
+  test::TestHooks stop;
+  stop.stop_after = 5;
   for (int i = 0; i < 2; ++i) REQUIRE(train::Trainer(interrupted, &stop).run().interrupted);
   REQUIRE(train::Trainer(interrupted).run().updates == 14);
-  REQUIRE(weights(straight.save_dir / "last.attn") == weights(interrupted.save_dir / "last.attn"));
+  REQUIRE(test::model_weights(straight.save_dir / "last.attn") == test::model_weights(interrupted.save_dir / "last.attn"));
 
   // The same run on single pairs is another run.
   auto single = straight;
@@ -154,7 +149,7 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   single.save_dir = tmp.path() / "single";
   single.log_json.clear();
   train::Trainer(single).run();
-  REQUIRE(weights(straight.save_dir / "last.attn") != weights(single.save_dir / "last.attn"));
+  REQUIRE(test::model_weights(straight.save_dir / "last.attn") != test::model_weights(single.save_dir / "last.attn"));
 
   for (const char* file : {"last.attn", "best.attn"}) {
     const auto loaded = model::load_model_file(straight.save_dir / file);

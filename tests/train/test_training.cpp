@@ -20,12 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The test seams: stop after N updates of a run; NaN losses on some update attempts.
-struct TestHooks final : train::TrainHooks {
-  std::int64_t stop_after = 0, poison_from = 0, poison_count = 0;
-  bool stop(std::int64_t updates_this_run) override { return stop_after > 0 && updates_this_run >= stop_after; }
-  bool poison(std::int64_t attempt) override { return attempt >= poison_from && attempt < poison_from + poison_count; }
-};
 
 train::TrainResult train_run(const train::TrainOptions& o, train::TrainHooks* hooks = nullptr) {
   return train::Trainer(o, hooks).run();
@@ -36,7 +30,6 @@ train::TrainOptions tiny_options(const fs::path& dir) {
   return o;
 }
 
-std::vector<float> weights(const fs::path& file) { return test::model_weights(file); }
 
 }  // namespace
 
@@ -76,19 +69,19 @@ TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted ru
   auto again = straight;
   again.save_dir = tmp.path() / "again";
   train_run(again);
-  REQUIRE(weights(straight.save_dir / "last.attn") == weights(again.save_dir / "last.attn"));
+  REQUIRE(test::model_weights(straight.save_dir / "last.attn") == test::model_weights(again.save_dir / "last.attn"));
 
   // Interrupted after 4 updates (mid-epoch), then after 4 more, then finished.
   auto interrupted = straight;
   interrupted.save_dir = tmp.path() / "interrupted";
-  TestHooks stop_after_4;
+  test::TestHooks stop_after_4;
   stop_after_4.stop_after = 4;
   REQUIRE(train_run(interrupted, &stop_after_4).interrupted);
   REQUIRE(train_run(interrupted, &stop_after_4).interrupted);
   const auto c = train_run(interrupted);
   REQUIRE_FALSE(c.interrupted);
   REQUIRE(c.updates == 12);
-  REQUIRE(weights(straight.save_dir / "last.attn") == weights(interrupted.save_dir / "last.attn"));
+  REQUIRE(test::model_weights(straight.save_dir / "last.attn") == test::model_weights(interrupted.save_dir / "last.attn"));
   REQUIRE(fs::exists(interrupted.save_dir / "best.attn"));
 }
 
@@ -150,21 +143,21 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
   o.max_updates = 6;
   o.save_dir = tmp.path() / "clean";
   train_run(o);
-  const std::vector<float> clean = weights(o.save_dir / "last.attn");
+  const std::vector<float> clean = test::model_weights(o.save_dir / "last.attn");
 
   // No tolerance: the error names the update and batch, and the good checkpoint stays as it was.
   o.save_dir = tmp.path() / "stops";
   o.max_updates = 3;
   train_run(o);
-  const std::vector<float> good = weights(o.save_dir / "last.attn");
+  const std::vector<float> good = test::model_weights(o.save_dir / "last.attn");
   o.max_updates = 6;
-  TestHooks poison;
+  test::TestHooks poison;
   poison.poison_from = 2;  // the 5th update overall
   poison.poison_count = 1;
   REQUIRE_THROWS_WITH(train_run(o, &poison),
                       Catch::Contains("NaN/Inf at update 5 (epoch 1, batch 5 of") &&
                           Catch::Contains("--skip-bad-batches"));
-  REQUIRE(weights(o.save_dir / "last.attn") == good);
+  REQUIRE(test::model_weights(o.save_dir / "last.attn") == good);
 
   // Tolerating two: two poisoned attempts are skipped, their batches consumed, and the run ends at
   // update 6 with finite weights that differ from the clean run's (it saw other batches).
@@ -174,7 +167,7 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
   poison.poison_count = 2;
   const auto r = train_run(o, &poison);
   REQUIRE(r.updates == 6);
-  const std::vector<float> skipped = weights(o.save_dir / "last.attn");
+  const std::vector<float> skipped = test::model_weights(o.save_dir / "last.attn");
   REQUIRE(kernels::all_finite(skipped.data(), static_cast<std::int64_t>(skipped.size())));
   REQUIRE(skipped != clean);
 

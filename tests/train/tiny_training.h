@@ -38,4 +38,11 @@ inline std::vector<float> model_weights(const std::filesystem::path& file) {
   return {v.begin(), v.end()};
 }
 
+// The test seams: stop after N updates of a run; NaN losses on some update attempts.
+struct TestHooks final : train::TrainHooks {
+  std::int64_t stop_after = 0, poison_from = 0, poison_count = 0;
+  bool stop(std::int64_t updates_this_run) override { return stop_after > 0 && updates_this_run >= stop_after; }
+  bool poison(std::int64_t attempt) override { return attempt >= poison_from && attempt < poison_from + poison_count; }
+};
+
 }  // namespace attn::test
