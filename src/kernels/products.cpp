@@ -53,6 +53,10 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
                        batch);
 }
 
+namespace {
+bool usable(const Bf16PackedB* packed) { return packed && packed->panel_cols == bf16_panel_cols(); }
+}  // namespace
+
 void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::int64_t ldx, float beta, float* y,
                     std::int64_t ldy) {
   if (w.type == ComputeType::int8) {
@@ -61,7 +65,19 @@ void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::in
     else if (m > 0 && w.rows > 0) sgemm_fp32(Trans::N, Trans::T, m, w.rows, 0, 1.0f, x, ldx, w.values, w.ld, beta, y, ldy);
     return;
   }
-  gemm(w.type, Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x, ldx, w.values, w.ld, beta, y, ldy);
+  if (w.type == ComputeType::bf16 && usable(w.bf16))
+    gemm_bf16_packed(m, 1.0f, x, ldx, *w.bf16, beta, y, ldy);
+  else
+    gemm(w.type, Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x, ldx, w.values, w.ld, beta, y, ldy);
+}
+
+void weight_product_backward(const WeightForm& w, std::int64_t m, const float* dy, std::int64_t lddy, float beta,
+                             float* dx, std::int64_t lddx) {
+  if (w.type == ComputeType::bf16 && usable(w.bf16_backward))
+    gemm_bf16_packed(m, 1.0f, dy, lddy, *w.bf16_backward, beta, dx, lddx);
+  else
+    gemm(w.type == ComputeType::bf16 ? ComputeType::bf16 : ComputeType::fp32, Trans::N, Trans::N, m, w.cols, w.rows,
+         1.0f, dy, lddy, w.values, w.ld, beta, dx, lddx);
 }
 
 }  // namespace attn::kernels

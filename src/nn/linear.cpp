@@ -28,9 +28,8 @@ void Linear::forward(const ParamStore& params, const float* x, float* y, std::in
 }
 
 void Linear::backward(ParamStore& params, const float* x, const float* dy, float* dx, std::int64_t rows) const {
-  const kernels::ComputeType type = params.compute_type();
-  if (dx) kernels::gemm(type, Trans::N, Trans::N, rows, in, out, 1.0f, dy, out, params.value(weight), in, 1.0f, dx, in);
-  kernels::gemm(type, Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f, params.grad(weight), in);
+  if (dx) kernels::weight_product_backward(params.form(matrix), rows, dy, out, 1.0f, dx, in);
+  kernels::gemm(params.compute_type(), Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f, params.grad(weight), in);
   if (bias >= 0) kernels::sum_rows(dy, params.grad(bias), rows, out);
 }
 

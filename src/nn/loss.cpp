@@ -47,7 +47,6 @@ LossSums output_loss(ParamStore& params, WeightMatrixId matrix, const float* h, 
   float* logits = scratch.alloc(kChunkRows * vocab);  // [chunk, vocab], then their gradient
   float* dhc = scratch.alloc(kChunkRows * d);         // [chunk, d]
   const ParamId weight = params.weight_matrices().at(static_cast<std::size_t>(matrix.index)).param;
-  const float* w = params.value(weight);
   const kernels::WeightForm form = params.form(matrix);
 
   for (std::size_t c0 = 0; c0 < live.size(); c0 += kChunkRows) {
@@ -82,7 +81,7 @@ LossSums output_loss(ParamStore& params, WeightMatrixId matrix, const float* h, 
     }
     if (!dh) continue;
     // dh_chunk = dlogits · W; dW += dlogitsᵀ · h_chunk
-    kernels::gemm(form.type, Trans::N, Trans::N, n, d, vocab, 1.0f, logits, vocab, w, d, 0.0f, dhc, d);
+    kernels::weight_product_backward(form, n, logits, vocab, 0.0f, dhc, d);
     kernels::gemm(form.type, Trans::T, Trans::N, vocab, d, n, 1.0f, logits, vocab, hc, d, 1.0f, params.grad(weight),
                   d);
     for (std::int64_t i = 0; i < n; ++i) kernels::axpy(1.0f, dhc + i * d, dh + live[c0 + i] * d, d);

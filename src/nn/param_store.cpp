@@ -63,20 +63,28 @@ WeightMatrixId ParamStore::add_weight_matrix(const WeightMatrix& m) {
   return {static_cast<int>(matrices_.size() - 1)};
 }
 
-void ParamStore::set_compute_type(kernels::ComputeType type) {
+void ParamStore::set_compute_type(kernels::ComputeType type, Use use) {
   quantized_.clear();
-  if (type == kernels::ComputeType::int8) {
-    quantized_.reserve(matrices_.size());
-    for (const WeightMatrix& m : matrices_)
-      quantized_.push_back(kernels::quantize_weight(value(m.param) + m.first, m.ld, m.rows, m.cols));
+  bf16_.clear();
+  bf16_backward_.clear();
+  for (const WeightMatrix& m : matrices_) {
+    const float* w = value(m.param) + m.first;  // [rows, ld]
+    if (type == kernels::ComputeType::int8) quantized_.push_back(kernels::quantize_weight(w, m.ld, m.rows, m.cols));
+    if (type == kernels::ComputeType::bf16) {
+      bf16_.push_back(kernels::pack_bf16_b(w, m.ld, 1, m.rows, m.cols));
+      if (use == Use::training) bf16_backward_.push_back(kernels::pack_bf16_b(w, 1, m.ld, m.cols, m.rows));
+    }
   }
   compute_type_ = type;
 }
 
 kernels::WeightForm ParamStore::form(WeightMatrixId id) const {
-  const WeightMatrix& m = matrices_.at(static_cast<std::size_t>(id.index));
-  kernels::WeightForm f{compute_type_, value(m.param) + m.first, m.rows, m.cols, m.ld, nullptr};
-  if (compute_type_ == kernels::ComputeType::int8) f.int8 = &quantized_[static_cast<std::size_t>(id.index)];
+  const auto i = static_cast<std::size_t>(id.index);
+  const WeightMatrix& m = matrices_.at(i);
+  kernels::WeightForm f{compute_type_, value(m.param) + m.first, m.rows, m.cols, m.ld};
+  if (!quantized_.empty()) f.int8 = &quantized_[i];
+  if (!bf16_.empty()) f.bf16 = &bf16_[i];
+  if (!bf16_backward_.empty()) f.bf16_backward = &bf16_backward_[i];
   return f;
 }
 

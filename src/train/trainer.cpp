@@ -314,7 +314,8 @@ class Trainer::Run {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
     // --precision bf16: the forward and backward products only; the sums,
     // the optimizer and validation stay FP32.
-    model_->params().set_compute_type(o_.precision == "bf16" ? kernels::ComputeType::bf16 : kernels::ComputeType::fp32);
+    model_->params().set_compute_type(o_.precision == "bf16" ? kernels::ComputeType::bf16 : kernels::ComputeType::fp32,
+                                      nn::ParamStore::Use::training);
     accumulate_gradients(batches, first, count, sums);
     model_->params().set_compute_type(kernels::ComputeType::fp32);
     comm_.sum(sums);

@@ -210,3 +210,33 @@ TEST_CASE("gemm_bf16_batched: each product is what gemm_bf16 gives, over the bat
     }, test::KernelBuilds::low_precision);
   }
 }
+
+TEST_CASE("gemm_bf16_packed: op(B) packed once gives gemm_bf16's bits, both B layouts, every ISA and 1/2 threads",
+          "[gemm][bf16]") {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 71;
+  for (const test::Shape3& s : test::covering_shapes())
+    for (Trans tb : {Trans::N, Trans::T}) cases.emplace_back(Trans::N, tb, s.m, s.n, s.k, 1.0f, (seed++ % 2) * 0.5f, 3, seed);
+  for (const test::Shape3& s : {test::Shape3{5, 1100, 1100}, test::Shape3{37, 2100, 64}, test::Shape3{300, 96, 1030}})
+    cases.emplace_back(Trans::N, Trans::T, s.m, s.n, s.k, -0.5f, 1.0f, 1, seed++);
+  test::for_each_isa_and_threads([&](Isa, int) {
+    for (const GemmCase& gc : cases) {
+      INFO(test::layout_name(gc.ta, gc.tb) << " m " << gc.m << " n " << gc.n << " k " << gc.k << " beta " << gc.beta);
+      // op(B) column j, step p: b[j·ldb + p] under T, b[p·ldb + j] under N.
+      const kernels::Bf16PackedB packed = gc.tb == Trans::T ? kernels::pack_bf16_b(gc.b.data(), gc.ldb, 1, gc.n, gc.k)
+                                                            : kernels::pack_bf16_b(gc.b.data(), 1, gc.ldb, gc.n, gc.k);
+      REQUIRE(packed.panel_cols == kernels::bf16_panel_cols());
+      std::vector<float> got = gc.c0;
+      kernels::gemm_bf16_packed(gc.m, gc.alpha, gc.a.data(), gc.lda, packed, gc.beta, got.data(), gc.ldc);
+      REQUIRE(same_bits(got, gc.run(&kernels::gemm_bf16)));
+    }
+  }, test::KernelBuilds::low_precision);
+}
+
+TEST_CASE("gemm_bf16_packed: a B packed for another ISA's tiles is refused, not misread", "[gemm][bf16]") {
+  const GemmCase gc(Trans::N, Trans::T, 3, 40, 9, 1.0f, 0.0f, 0, 5);
+  kernels::Bf16PackedB packed = kernels::pack_bf16_b(gc.b.data(), gc.ldb, 1, gc.n, gc.k);
+  packed.panel_cols = packed.panel_cols == 32 ? 16 : 32;
+  std::vector<float> c = gc.c0;
+  REQUIRE_THROWS_AS(kernels::gemm_bf16_packed(gc.m, 1.0f, gc.a.data(), gc.lda, packed, 0.0f, c.data(), gc.ldc), Error);
+}

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "attn/kernels/gemm.h"
 #include "attn/kernels/kernel_list.h"
@@ -26,6 +27,21 @@ inline float round_to_bf16(float x) { return bf16_to_float(bf16_bits(x)); }
 // k is summed in blocks of at most this many steps (an even count fixed by k
 // alone: ceil(k / blocks) rounded up to even, blocks = ceil(k / 512)).
 inline constexpr std::int64_t kBf16KBlock = 512;
+
+// op(B) of a product (n columns over k steps) rounded to bf16 and packed once
+// in the layout the active ISA's register tiles read, so that a weight is
+// converted when its compute form is made and not at every product:
+//   k block b (steps b·kc_len … , the blocks gemm_bf16 uses for this k),
+//   panel p (columns p·panel_cols …), pair q, column c:
+//   pairs[((b·panels + p)·kp_len + q)·panel_cols + c]
+//     = bf16(step b·kc_len + 2q) | bf16(step b·kc_len + 2q + 1) << 16,
+// with kp_len = kc_len / 2, panels = ⌈n / panel_cols⌉, and zeros past n and k.
+// panel_cols belongs to the ISA that packed it (bf16_panel_cols).
+struct Bf16PackedB {
+  std::int64_t n = 0, k = 0, kc_len = 0, panel_cols = 0;
+  std::vector<std::uint32_t> pairs;
+};
+
 
 }  // namespace attn::kernels
 
@@ -50,7 +66,19 @@ inline constexpr std::int64_t kBf16KBlock = 512;
                               float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,    \
                               std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,         \
                               std::int64_t stride_c, std::int64_t batch),                                              \
-    (trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch))
+    (trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch))        \
+  /* The width of the B panels the active ISA's tiles read. */                                                       \
+  X(std::int64_t, bf16_panel_cols, (), ())                                                                            \
+  /* op(B) packed: column j, step p is b[j·col_stride + p·step_stride]. */                                            \
+  X(Bf16PackedB, pack_bf16_b, (const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,     \
+                               std::int64_t k),                                                                      \
+    (b, col_stride, step_stride, n, k))                                                                               \
+  /* C[m×n] = alpha · A[m×k]·op(B) + beta · C with op(B) packed (n and k are b's;                                     \
+     A's rows lda apart): bitwise what gemm_bf16 gives with op(B) unpacked. b                                        \
+     must have been packed for the active ISA (panel_cols == bf16_panel_cols()). */                                  \
+  X(void, gemm_bf16_packed, (std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b,    \
+                             float beta, float* c, std::int64_t ldc),                                                \
+    (m, alpha, a, lda, b, beta, c, ldc))
 
 namespace attn::kernels {
 ATTN_GEMM_BF16_KERNELS(ATTN_DECLARE_KERNEL)

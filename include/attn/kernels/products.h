@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "attn/kernels/gemm.h"
+#include "attn/kernels/gemm_bf16.h"
 #include "attn/kernels/gemm_int8.h"
 
 namespace attn::kernels {
@@ -33,19 +34,30 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
                   std::int64_t stride_c, std::int64_t batch);
 
 // A weight matrix W [rows × cols] (rows ld floats apart) in the form its
-// compute type multiplies: under fp32 and bf16 the FP32 values themselves (read
-// at each product, so they may change between products, as in training);
-// under int8 W quantized when the form was made (quantize_weight), and the
-// values no longer read.
+// compute type multiplies, made once from the FP32 values (and made again
+// after they change, as training does once per update):
+//   fp32  the values themselves, read at each product;
+//   bf16  W rounded to bf16 and packed for the tiles (pack_bf16_b): `bf16`
+//         for x·Wᵀ, `bf16_backward` for dy·W (made only for training);
+//   int8  W quantized per row (quantize_weight); the values no longer read.
+// The values stay in the form too: a product whose packed form is absent
+// (or packed for another ISA than the active one) packs them as it goes,
+// with the same bits.
 struct WeightForm {
   ComputeType type = ComputeType::fp32;
   const float* values = nullptr;  // [rows, ld]
   std::int64_t rows = 0, cols = 0, ld = 0;
-  const QuantizedWeight* int8 = nullptr;  // under int8
+  const QuantizedWeight* int8 = nullptr;      // under int8
+  const Bf16PackedB* bf16 = nullptr;          // under bf16: op(B) = Wᵀ, n = rows, k = cols
+  const Bf16PackedB* bf16_backward = nullptr;  // under bf16, training: op(B) = W, n = cols, k = rows
 };
 
 // y[m × rows] = x[m × cols]·Wᵀ + beta·y, x's rows ldx apart, y's ldy.
 void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::int64_t ldx, float beta, float* y,
                     std::int64_t ldy);
+// dx[m × cols] = dy[m × rows]·W + beta·dx (the input's gradient), dy's rows
+// lddy apart, dx's lddx; in FP32 under int8 (a form made for decoding only).
+void weight_product_backward(const WeightForm& w, std::int64_t m, const float* dy, std::int64_t lddy, float beta,
+                             float* dx, std::int64_t lddx);
 
 }  // namespace attn::kernels

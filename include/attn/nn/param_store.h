@@ -75,11 +75,13 @@ class ParamStore {
   std::int64_t total_floats() const { return total_; }
 
   WeightMatrixId add_weight_matrix(const WeightMatrix& matrix);
-  // Puts every weight matrix into the form `type` multiplies, once: int8
-  // quantizes the values as they are now (set it again after changing them);
-  // fp32 and bf16 read the values at each product. The products between
-  // activations follow compute_type() too (kernels/products.h).
-  void set_compute_type(kernels::ComputeType type);
+  // Puts every weight matrix into the form `type` multiplies, once, from the
+  // values as they are now (set it again after changing them): bf16 packs,
+  // int8 quantizes, fp32 reads the values at each product. `use` training
+  // also makes bf16's form for the backward products (dy·W). The products
+  // between activations follow compute_type() too (kernels/products.h).
+  enum class Use { decoding, training };
+  void set_compute_type(kernels::ComputeType type, Use use = Use::decoding);
   kernels::ComputeType compute_type() const { return compute_type_; }
   kernels::WeightForm form(WeightMatrixId id) const;
   const std::vector<WeightMatrix>& weight_matrices() const { return matrices_; }
@@ -93,6 +95,8 @@ class ParamStore {
   std::vector<WeightMatrix> matrices_;
   kernels::ComputeType compute_type_ = kernels::ComputeType::fp32;
   std::vector<kernels::QuantizedWeight> quantized_;  // [matrices_] under int8, else empty
+  std::vector<kernels::Bf16PackedB> bf16_;           // [matrices_] under bf16, else empty: Wᵀ
+  std::vector<kernels::Bf16PackedB> bf16_backward_;  // [matrices_] under bf16 for training, else empty: W
 };
 
 }  // namespace attn::nn

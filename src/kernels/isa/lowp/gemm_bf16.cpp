@@ -10,6 +10,7 @@
 
 #include <omp.h>
 
+#include "attn/core/error.h"
 #include "attn/kernels/gemm_bf16.h"
 #include "../../gemm_shape.h"
 #include "../gemm_common.h"
@@ -33,24 +34,42 @@ Bf16Buffers& bf16_buffers() {
   return buffers;
 }
 
-void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1) {
+// The k blocks of a product over k steps: kc_len steps each (even), the last shorter.
+std::int64_t bf16_kc_len(std::int64_t k) {
+  const std::int64_t k_blocks = ceil_div(k, kBf16KBlock);
+  return (ceil_div(k, k_blocks) + 1) / 2 * 2;
+}
+
+// C's rows m0…m1 and columns n0…n1 (n0 a multiple of kBf16TileCols). With
+// `packed`, op(B) is read from it; otherwise each block of it is packed here.
+void run_region(const Product& p, const Bf16PackedB* packed, std::int64_t m0, std::int64_t m1, std::int64_t n0,
+                std::int64_t n1) {
   Bf16Buffers& buffers = bf16_buffers();
-  const std::int64_t k_blocks = ceil_div(p.k, kBf16KBlock);
-  const std::int64_t kc_len = (ceil_div(p.k, k_blocks) + 1) / 2 * 2;
+  const std::int64_t kc_len = bf16_kc_len(p.k), k_blocks = ceil_div(p.k, kc_len);
   const std::int64_t kp_len = kc_len / 2;
   std::uint32_t* a_packed = buffers.a.get(kBf16TileRows * kp_len);  // [kp × kBf16TileRows]
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kBf16TileCols);
-    std::uint32_t* b_packed = buffers.b.get(n_panels * kBf16TileCols * kp_len);  // n_panels × [kp × cols]
+    std::uint32_t* b_buffer = packed ? nullptr : buffers.b.get(n_panels * kBf16TileCols * kp_len);  // n_panels × [kp × cols]
     for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
       const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0), kp = (kc + 1) / 2;
       const float beta = kb == 0 ? p.beta : 1.0f;
-      for (std::int64_t jp = 0; jp < n_panels; ++jp) {
-        const std::int64_t j = jc + jp * kBf16TileCols;
-        pack_bf16<kBf16TileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
-                                 static_cast<int>(std::min<std::int64_t>(kBf16TileCols, n1 - j)), kc,
-                                 b_packed + jp * kBf16TileCols * kp);
+      // Panel jp of this block: kp pairs, kBf16TileCols apart.
+      const std::uint32_t* b_panels = nullptr;
+      std::int64_t panel_stride = 0;
+      if (packed) {
+        b_panels = packed->pairs.data() + (kb * ceil_div(p.n, kBf16TileCols) + jc / kBf16TileCols) * kp_len * kBf16TileCols;
+        panel_stride = kp_len * kBf16TileCols;
+      } else {
+        for (std::int64_t jp = 0; jp < n_panels; ++jp) {
+          const std::int64_t j = jc + jp * kBf16TileCols;
+          pack_bf16<kBf16TileCols>(p.b + j * p.b_col + p0 * p.b_step, p.b_col, p.b_step,
+                                   static_cast<int>(std::min<std::int64_t>(kBf16TileCols, n1 - j)), kc,
+                                   b_buffer + jp * kBf16TileCols * kp);
+        }
+        b_panels = b_buffer;
+        panel_stride = kBf16TileCols * kp;
       }
       for (std::int64_t i = m0; i < m1; i += kBf16TileRows) {
         const int rows = static_cast<int>(std::min<std::int64_t>(kBf16TileRows, m1 - i));
@@ -58,19 +77,19 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
         for (std::int64_t jp = 0; jp < n_panels; ++jp) {
           const std::int64_t j = jc + jp * kBf16TileCols;
           const int cols = static_cast<int>(std::min<std::int64_t>(kBf16TileCols, n1 - j));
-          bf16_tile_for(rows, cols)(kp, a_packed, b_packed + jp * kBf16TileCols * kp, p.c + i * p.ldc + j, p.ldc,
-                                    cols, p.alpha, beta);
+          bf16_tile_for(rows, cols)(kp, a_packed, b_panels + jp * panel_stride, p.c + i * p.ldc + j, p.ldc, cols,
+                                    p.alpha, beta);
         }
       }
     }
   }
 }
 
-void run_product(const Product& p, bool allow_threads) {
+void run_product(const Product& p, const Bf16PackedB* packed, bool allow_threads) {
   if (trivial_product(p)) return;
   const int threads = product_threads(p, allow_threads, kParallelMinMacs);
   if (threads == 1) {
-    run_region(p, 0, p.m, 0, p.n);
+    run_region(p, packed, 0, p.m, 0, p.n);
     return;
   }
   const std::int64_t m_panels = ceil_div(p.m, kBf16TileRows), n_panels = ceil_div(p.n, kBf16TileCols);
@@ -81,11 +100,13 @@ void run_product(const Product& p, bool allow_threads) {
     int grid_m = 1, grid_n = 1;
     choose_grid(team, m_panels, n_panels, kBf16TileRows, kBf16TileCols, grid_m, grid_n);
     const Region r = grid_region(omp_get_thread_num(), grid_m, grid_n, p.m, p.n, kBf16TileRows, kBf16TileCols);
-    if (r.m0 < r.m1 && r.n0 < r.n1) run_region(p, r.m0, r.m1, r.n0, r.n1);
+    if (r.m0 < r.m1 && r.n0 < r.n1) run_region(p, packed, r.m0, r.m1, r.n0, r.n1);
     // Wait here (yielding) rather than at OpenMP's closing barrier (spinning).
     if (team == threads) barrier.wait();
   }
 }
+
+void run_unpacked(const Product& p, bool allow_threads) { run_product(p, nullptr, allow_threads); }
 
 }  // namespace
 
@@ -93,7 +114,7 @@ void gemm_bf16(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std
                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                std::int64_t ldc) {
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-  run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
+  run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), nullptr, true);
 }
 
 void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -103,7 +124,42 @@ void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_product);
+  run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_unpacked);
+}
+
+std::int64_t bf16_panel_cols() { return kBf16TileCols; }
+
+Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
+                        std::int64_t k) {
+  if (n < 0 || k < 0) throw Error("pack_bf16_b: a negative size");
+  Bf16PackedB packed;
+  packed.n = n;
+  packed.k = k;
+  packed.panel_cols = kBf16TileCols;
+  if (n == 0 || k == 0) return packed;
+  packed.kc_len = bf16_kc_len(k);
+  const std::int64_t k_blocks = ceil_div(k, packed.kc_len), kp_len = packed.kc_len / 2;
+  const std::int64_t panels = ceil_div(n, kBf16TileCols), panel_size = kp_len * kBf16TileCols;
+  packed.pairs.assign(static_cast<std::size_t>(k_blocks * panels * panel_size), 0u);
+  for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+    const std::int64_t p0 = kb * packed.kc_len, kc = std::min(packed.kc_len, k - p0);
+    for (std::int64_t panel = 0; panel < panels; ++panel) {
+      const std::int64_t j = panel * kBf16TileCols;
+      pack_bf16<kBf16TileCols>(b + j * col_stride + p0 * step_stride, col_stride, step_stride,
+                               static_cast<int>(std::min<std::int64_t>(kBf16TileCols, n - j)), kc,
+                               packed.pairs.data() + (kb * panels + panel) * panel_size);
+    }
+  }
+  return packed;
+}
+
+void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b, float beta,
+                      float* c, std::int64_t ldc) {
+  check_gemm_shape(Trans::N, Trans::N, m, b.n, b.k, lda, std::max<std::int64_t>(b.n, 1), ldc);
+  if (b.n > 0 && b.k > 0 && b.panel_cols != kBf16TileCols)
+    throw Error("gemm_bf16_packed: B was packed for another ISA's tiles");
+  run_product(make_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr, 0, beta, c, ldc),
+              b.k > 0 ? &b : nullptr, true);
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -485,9 +485,8 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
               dv[i * qs + c] += dui * gi;
               dout[i * dh + c] = dui * (1.0f - gi);
             }
-          const float* wg = params.value(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]
-          kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg, 2 * dh, 1.0f, dv, qs);
-          kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dzh, d, wg + dh, 2 * dh, 1.0f, dout.data(), dh);
+          kernels::weight_product_backward(params.form(gate_v_matrices_[h]), len, dzh, d, 1.0f, dv, qs);
+          kernels::weight_product_backward(params.form(gate_o_matrices_[h]), len, dzh, d, 1.0f, dout.data(), dh);
         } else {
           for (std::int64_t i = 0; i < len; ++i) std::memcpy(&dout[i * dh], gu + i * d, sizeof(float) * dh);
         }
@@ -545,12 +544,10 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         kernels::gemm(params.compute_type(), Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk, qs);
 
         // Source2token MLP, data path: dpre = (dS W_s2) ⊙ ELU′; dv += dpre W_s1.
-        kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dsh, d, params.value(s2_weight_) + h * dh * dh, dh,
-                       0.0f, dpreh, d);
+        kernels::weight_product_backward(params.form(s2_matrices_[h]), len, dsh, d, 0.0f, dpreh, d);
         for (std::int64_t j = 0; j < len; ++j)
           for (std::int64_t c = 0; c < dh; ++c) dpreh[j * d + c] *= elu_grad_from_output(hidden[j * d + c]);
-        kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, dh, 1.0f, dpreh, d, params.value(s1_weight_) + h * dh * dh, dh,
-                       1.0f, dv, qs);
+        kernels::weight_product_backward(params.form(s1_matrices_[h]), len, dpreh, d, 1.0f, dv, qs);
       }
     }
   }
