@@ -77,8 +77,12 @@ int run(TrainFlags& f) {
           "the source and target training files are the same file (" + o.train_src.string() +
               "); give the target language with --tgt (e.g. --src de --tgt en)");
   // An explicit --log-json is checked now, not after the corpus is read and the BPE learned
-  // (the default, in the save directory, is created with it).
-  if (!f.log_json.empty())
+  // (one in the save directory, the default's place, is created with it).
+  const auto normal = [](const std::filesystem::path& p) {
+    std::filesystem::path n = std::filesystem::absolute(p).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();
+  };
+  if (!f.log_json.empty() && normal(std::filesystem::path(f.log_json).parent_path()) != normal(f.save_dir))
     preflight_outputs(std::array{NamedFile{f.log_json, "--log-json"}},
                       std::array{NamedFile{o.train_src.string(), "the training source"},
                                  NamedFile{o.train_tgt.string(), "the training target"},

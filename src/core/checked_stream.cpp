@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -62,7 +63,13 @@ void check_standard_output() {
   stdout = stream;
   // std::cout (CLI11's help and version) through the same stream, in order with printf.
   static __gnu_cxx::stdio_sync_filebuf<char> cout_buffer(stream);
-  std::cout.rdbuf(&cout_buffer);
+  static std::streambuf* const original = std::cout.rdbuf(&cout_buffer);
+  // Registered after cout_buffer was built, so run before it is destroyed:
+  // the runtime's last flush of std::cout must not reach a destroyed buffer.
+  std::atexit([] {
+    std::cout.flush();
+    std::cout.rdbuf(original);
+  });
   stdout_checked = true;
 }
 

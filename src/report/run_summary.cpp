@@ -475,7 +475,7 @@ bool holds_run(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name == "log.jsonl" || name == "best.attn" || name == "last.attn" || name == "attn.lock" ||
-        name == "train.log" || name.rfind("score", 0) == 0 || name.rfind("ckpt.", 0) == 0)
+        name == "train.log" || name == "hyp" || name.rfind("score", 0) == 0 || name.rfind("ckpt.", 0) == 0)
       return true;
   }
   return false;

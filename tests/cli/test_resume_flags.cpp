@@ -33,15 +33,21 @@ test::RunResult train(const fs::path& dir, const std::vector<std::string>& more)
   return run_attn(shell_words(args));
 }
 
+// The tiny corpus in dir and a first run of `more` (the tiny run's flags otherwise) into dir/run.
+void first_run(const fs::path& dir, const std::vector<std::string>& more) {
+  test::write_tiny_corpus(dir, "train", 100, 5);
+  test::write_tiny_corpus(dir, "valid", 10, 6);
+  const test::RunResult r = train(dir, more);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+}
+
 }  // namespace
 
 TEST_CASE("resume: changed model flags are refused, naming each; changed training flags are logged", "[cli][train]") {
   test::ScratchDir dir;
-  test::write_tiny_corpus(dir.path(), "train", 100, 5);
-  test::write_tiny_corpus(dir.path(), "valid", 10, 6);
-  test::RunResult r = train(dir.path(), {"--max-updates", "2"});
-  INFO(r.err);
-  REQUIRE(r.status == 0);
+  first_run(dir.path(), {"--max-updates", "2"});
+  test::RunResult r;
   const std::string before = test::slurp(dir.path() / "run" / "last.attn");
   // tiny_train_args has --dim 16 --heads 2 --layers 1 --vocab-size 300 --dropout 0.1.
   struct Case {
@@ -107,13 +113,9 @@ TEST_CASE("train: a run that cannot start leaves no new save dir, log or lock", 
 TEST_CASE("resume: without --arch the checkpoint's arch resumes; only a typed --arch that differs is refused",
           "[cli][train]") {
   test::ScratchDir dir;
-  test::write_tiny_corpus(dir.path(), "train", 100, 5);
-  test::write_tiny_corpus(dir.path(), "valid", 10, 6);
-  test::RunResult r = train(dir.path(), {"--arch", "convsan", "--max-updates", "2"});
-  INFO(r.err);
-  REQUIRE(r.status == 0);
+  first_run(dir.path(), {"--arch", "convsan", "--max-updates", "2"});
   // The default arch (transformer) was compared as if typed.
-  r = train(dir.path(), {"--max-updates", "3"});
+  test::RunResult r = train(dir.path(), {"--max-updates", "3"});
   INFO(r.err);
   REQUIRE(r.status == 0);
   REQUIRE(r.err.find("holds a") == std::string::npos);
@@ -125,13 +127,9 @@ TEST_CASE("resume: without --arch the checkpoint's arch resumes; only a typed --
 
 TEST_CASE("resume: a refused flag is named once, with the checkpoint's value in words", "[cli][train]") {
   test::ScratchDir dir;
-  test::write_tiny_corpus(dir.path(), "train", 100, 5);
-  test::write_tiny_corpus(dir.path(), "valid", 10, 6);
-  test::RunResult r = train(dir.path(), {"--max-updates", "2"});
-  INFO(r.err);
-  REQUIRE(r.status == 0);
+  first_run(dir.path(), {"--max-updates", "2"});
   // --layers sets the encoder's and the decoder's: one difference, said once.
-  r = train(dir.path(), {"--layers", "2", "--max-updates", "4"});
+  test::RunResult r = train(dir.path(), {"--layers", "2", "--max-updates", "4"});
   require_user_error(r, "--layers 2 (the checkpoint: 1)");
   REQUIRE(test::count_occurrences(r.err, "--layers 2") == 1);
   // The checkpoint's decoder mixer is the arch's own (stored as ""): named, not left blank.

@@ -373,6 +373,7 @@ TEST_CASE("report: the table and the plotted points equal the logs of two synthe
 
   // Two runs of the same name are told apart by their parent folders.
   fs::create_directories(s.dir.path() / "other" / "alpha");
+  write_file(s.dir.path() / "other" / "alpha" / "log.jsonl", lines_of({train_line(1, false)}));
   const auto twins = report::read_runs({s.alpha, s.dir.path() / "other" / "alpha"});
   REQUIRE(twins[0].name == s.dir.path().filename().string() + "/alpha");
   REQUIRE(twins[1].name == "other/alpha");

@@ -137,7 +137,7 @@ inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
 // cannot be read.
 std::string read_text(const std::filesystem::path& p, std::int64_t* dropped = nullptr);
 
-// Whether `dir` holds anything of a training run (log, checkpoint, lock, scores).
+// Whether `dir` holds anything of a training run (log, checkpoint, lock, scores, translations in hyp/).
 bool holds_run(const std::filesystem::path& dir);
 
 // Reads a run directory. Throws Error when `dir` does not exist or is not a directory.
