@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
@@ -236,7 +237,39 @@ void AtomicFile::commit() {
 
 void commit_together(std::span<AtomicFile* const> files) {
   for (AtomicFile* file : files) file->prepare();
-  for (AtomicFile* file : files) file->publish();
+  // A rename can still fail after every file is complete (a target replaced
+  // by a directory meanwhile): the files renamed before it then get back what
+  // they held, kept meanwhile as a hard link beside their temporary.
+  struct Previous {
+    bool existed = false;
+    std::filesystem::path kept;  // "" when nothing could be kept
+  };
+  std::vector<Previous> previous(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const AtomicFile& file = *files[i];
+    struct stat status {};
+    if (file.temp_path().empty() || ::stat(file.target_path().c_str(), &status) != 0) continue;
+    previous[i].existed = true;
+    const std::filesystem::path kept = file.temp_path().string() + ".old";
+    ::unlink(kept.c_str());
+    if (S_ISREG(status.st_mode) && ::link(file.target_path().c_str(), kept.c_str()) == 0) previous[i].kept = kept;
+  }
+  std::size_t published = 0;
+  try {
+    for (; published < files.size(); ++published) files[published]->publish();
+  } catch (...) {
+    for (std::size_t i = 0; i < published; ++i) {
+      const AtomicFile& file = *files[i];
+      if (file.temp_path().empty()) continue;  // a device: written, nothing to take back
+      if (!previous[i].kept.empty()) ::rename(previous[i].kept.c_str(), file.target_path().c_str());
+      else if (!previous[i].existed) ::unlink(file.target_path().c_str());
+    }
+    for (std::size_t i = published; i < files.size(); ++i)
+      if (!previous[i].kept.empty()) ::unlink(previous[i].kept.c_str());
+    throw;
+  }
+  for (const Previous& p : previous)
+    if (!p.kept.empty()) ::unlink(p.kept.c_str());
 }
 
 void AtomicFile::prepare() {

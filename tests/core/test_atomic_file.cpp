@@ -258,6 +258,24 @@ TEST_CASE("atomic file: commit_together publishes all or none", "[io]") {
   REQUIRE(contains(message, "/dev/full"));
   REQUIRE(read_text(dir.path() / "a.json") == "new a\n");  // untouched: the other output failed
   REQUIRE(entries(dir.path()) == std::vector<std::string>{"a.json", "b.html"});
+
+  // The second rename fails (its target became a directory after both were written): the first is taken back.
+  message.clear();
+  try {
+    AtomicFile a(dir.path() / "a.json"), c(dir.path() / "c.json"), late(dir.path() / "late.html");
+    a.write(std::string_view("newest a\n"));
+    c.write(std::string_view("new c\n"));
+    late.write(std::string_view("page\n"));
+    fs::create_directories(dir.path() / "late.html" / "inside");
+    AtomicFile* all[] = {&a, &c, &late};
+    commit_together(all);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  INFO(message);
+  REQUIRE(contains(message, "late.html"));
+  REQUIRE(read_text(dir.path() / "a.json") == "new a\n");  // its previous content back
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"a.json", "b.html", "late.html"});  // no c.json, no temporary
 }
 
 TEST_CASE("atomic file: a temporary of a killed writer is swept by the next write of that target only", "[io]") {

@@ -86,7 +86,8 @@ class AtomicFile {
 };
 
 // Several outputs of one command, all or none: every file is prepared before
-// any is renamed, so a write error on one leaves none of them new.
+// any is renamed, so a write error on one leaves none of them new; and when a
+// rename fails, those renamed before it get their previous content back.
 void commit_together(std::span<AtomicFile* const> files);
 
 }  // namespace attn
