@@ -55,28 +55,22 @@ TEST_CASE("preflight: an output that is also an input is refused before any work
   REQUIRE_FALSE(fs::exists(dir / "p.html"));
 }
 
-TEST_CASE("preflight: -o naming a directory is refused before the decode, with what to do", "[cli][io][preflight]") {
+TEST_CASE("preflight: -o or --html naming a directory is refused before the decode; attend writes neither file",
+          "[cli][io][preflight]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string in = dir.write("many.txt", many_lines(20000));
   fs::create_directory(dir / "out");
-  // Refused before 20,000 lines are read, encoded and decoded: the message says what -o is.
-  const RunResult r = run_attn(shell_words({"translate", "-m", model, "-i", in, "-o", (dir / "out").string()}));
-  require_user_error(r, "-o " + (dir / "out").string() + ": is a directory");
-  REQUIRE(fs::is_empty(dir / "out"));
-  REQUIRE_FALSE(has_temporary(dir.path()));
-}
-
-TEST_CASE("preflight: attend -o A --html DIR writes neither file", "[cli][io][preflight]") {
-  ScratchDir dir;
-  const std::string model = tiny_model(dir);
-  const std::string in = dir.write("in.txt", many_lines(50));
-  fs::create_directory(dir / "page");
-  const RunResult r = run_attn(shell_words({"attend", "-m", model, "-i", in, "-o", (dir / "a.json").string(), "--html",
-                                            (dir / "page").string()}));
-  require_user_error(r, "--html " + (dir / "page").string() + ": is a directory");
-  REQUIRE_FALSE(fs::exists(dir / "a.json"));
-  REQUIRE_FALSE(has_temporary(dir.path()));
+  const std::string out = (dir / "out").string(), json = (dir / "a.json").string();
+  // Refused before 20,000 lines are read, encoded and decoded: the message says what the target is.
+  const std::vector<std::vector<std::string>> cases{{"translate", "-m", model, "-i", in, "-o", out},
+                                                    {"attend", "-m", model, "-i", in, "-o", json, "--html", out}};
+  for (const std::vector<std::string>& args : cases) {
+    require_user_error(run_attn(shell_words(args)), args[args.size() - 2] + " " + out + ": is a directory");
+    REQUIRE(fs::is_empty(dir / "out"));
+    REQUIRE_FALSE(fs::exists(json));  // both or neither
+    REQUIRE_FALSE(has_temporary(dir.path()));
+  }
 }
 
 TEST_CASE("preflight: a 255-byte output name works; a longer one is refused before the work", "[cli][io][preflight]") {
