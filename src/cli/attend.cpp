@@ -2,6 +2,7 @@
 // target, with -t) as JSON and as a self-contained HTML page. The work is in
 // decode/maps.h and decode/maps_page.h; this file reads flags and files.
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -10,7 +11,9 @@
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
+#include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
+#include "attn/core/output_preflight.h"
 #include "attn/core/progress.h"
 #include "attn/decode/maps.h"
 #include "attn/decode/maps_page.h"
@@ -42,7 +45,8 @@ int run(const AttendFlags& f) {
   require(f.target.empty() || !f.beam_given,
           "--beam: with -t the given target is scored, nothing is searched; drop --beam or -t");
   require(f.target.empty() || !(is_stdio(f.input) && is_stdio(f.target)), "-i and -t cannot both read stdin");
-  require(f.html.empty() || f.html != f.output, "--html and -o name the same file; give two names");
+  preflight_outputs(std::array{NamedFile{f.output, "-o"}, NamedFile{f.html, "--html"}},
+                    std::array{NamedFile{f.model, "-m"}, NamedFile{f.input, "-i"}, NamedFile{f.target, "-t"}});
   require(f.target.empty() || !f.split_sentences,
           "--split-sentences splits the input but -t gives one target per line; drop one of them");
   decode::MapsSelection selection;
@@ -61,7 +65,8 @@ int run(const AttendFlags& f) {
   const text::SentenceUnits split = text::sentence_units(input_lines, f.split_sentences);
   const std::vector<std::string>& lines = split.texts;
   const std::vector<std::vector<std::int32_t>> sources =
-      encode_lines(loaded.bpe, lines, std::min(f.max_input_len, positions), "input", "--max-input-len");
+      encode_lines(loaded.bpe, lines, std::min(f.max_input_len, positions),
+                   f.split_sentences ? "input sentences" : "input lines", "--max-input-len");
   std::vector<std::string> target_lines;
   std::vector<std::vector<std::int32_t>> targets;
   if (!f.target.empty()) {
@@ -70,7 +75,7 @@ int run(const AttendFlags& f) {
             f.target + " has " + std::to_string(target_lines.size()) + " lines but " +
                 (is_stdio(f.input) ? std::string("the input") : f.input) + " has " + std::to_string(lines.size()) +
                 "; give one target line per source line");
-    targets = encode_lines(loaded.bpe, target_lines, positions - 1, "target", "the model's positions");
+    targets = encode_lines(loaded.bpe, target_lines, positions - 1, "target lines", "the model's positions");
   }
 
   // Outputs: written under temporary names, renamed once complete.
@@ -109,7 +114,9 @@ int run(const AttendFlags& f) {
   progress.finish();
   if (json_writer) json_writer->finish();
   if (page_writer) page_writer->finish();
-  // Both or neither: a failed page leaves no new JSON file either.
+  // Both or neither: a failed page leaves no new JSON file either, and JSON
+  // that did not reach standard output leaves no new page.
+  if (json_file == std::nullopt && json_writer) require_standard_output_written("the attention maps");
   std::vector<AtomicFile*> outputs;
   for (std::optional<AtomicFile>* file : {&json_file, &html_file})
     if (*file) outputs.push_back(&**file);

@@ -2,12 +2,14 @@
 // scripts/average_checkpoints.py), usually the last N of a run: a cheap,
 // reliable gain of a fraction of a BLEU point.
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdio>
 #include <vector>
 
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
+#include "attn/core/output_preflight.h"
 #include "attn/model/model_file.h"
 #include "attn/train/checkpoint.h"
 
@@ -36,6 +38,9 @@ std::vector<std::filesystem::path> pick_inputs(const AverageFlags& f) {
 
 int run(const AverageFlags& f) {
   const std::vector<std::filesystem::path> inputs = pick_inputs(f);
+  std::vector<NamedFile> read;
+  for (const std::filesystem::path& input : inputs) read.push_back({input.string(), "the input"});
+  preflight_outputs(std::array{NamedFile{f.output, "-o"}}, read);
   model::LoadedModel first = model::load_model_file(inputs[0]);
   const std::string config = first.model->config().to_json().dump(), bpe = first.bpe.to_json().dump();
   const auto values = first.model->params().values();

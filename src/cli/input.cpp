@@ -52,9 +52,9 @@ std::vector<std::vector<std::int32_t>> encode_lines(const text::Bpe& bpe, const 
     }
   }
   if (invalid)
-    std::fprintf(stderr, "attn: warning: %ld %s lines are not valid UTF-8 or hold NUL bytes; read as bytes\n", invalid, what.c_str());
+    std::fprintf(stderr, "attn: warning: %ld %s are not valid UTF-8 or hold NUL bytes; read as bytes\n", invalid, what.c_str());
   if (truncated)
-    std::fprintf(stderr, "attn: warning: %ld %s lines longer than %ld subwords were truncated (%s)\n", truncated,
+    std::fprintf(stderr, "attn: warning: %ld %s longer than %ld subwords were truncated (%s)\n", truncated,
                  what.c_str(), long(max_len), flag.c_str());
   return ids;
 }

@@ -18,7 +18,7 @@ std::vector<std::string> read_input(const std::string& path);
 // Encodes every line. Lines longer than max_len subwords are truncated; one
 // warning on stderr counts them (naming `flag`, the option that raises the
 // limit), another counts lines that are not valid UTF-8. `what` names the
-// lines in the warnings ("input", "target").
+// units counted in the warnings ("input lines", "input sentences", "target lines").
 std::vector<std::vector<std::int32_t>> encode_lines(const text::Bpe& bpe, const std::vector<std::string>& lines,
                                                     std::int64_t max_len, const std::string& what,
                                                     const std::string& flag);

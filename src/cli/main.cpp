@@ -12,6 +12,7 @@
 
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
+#include "attn/core/checked_stream.h"
 #include "attn/core/cpu.h"
 #include "attn/core/error.h"
 #include "attn/core/threads.h"
@@ -29,12 +30,23 @@ std::string out_of_memory_advice(const CLI::App& app) {
   return "try smaller inputs";
 }
 
+// Whatever was written to standard output must have arrived (help and
+// version too): a full disk or a closed pipe is an error, not a silent exit 0.
+int with_output_checked(int status) {
+  const std::string failure = attn::standard_output_failure();
+  if (failure.empty()) return status;
+  std::fprintf(stderr, "attn: error: writing to standard output failed (%s); the output is incomplete\n",
+               failure.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // Past a file size limit (ulimit -f) a write fails with EFBIG, which our
   // writers report as one line, instead of the kernel killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  attn::check_standard_output();
   attn::cli::CommonOptions common;
   attn::cli::Action action;
   const std::unique_ptr<CLI::App> app_owner = attn::cli::make_app(common, action);
@@ -54,11 +66,11 @@ int main(int argc, char** argv) {
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-      return app.exit(e);
+      return with_output_checked(app.exit(e));
     } catch (const CLI::CallForAllHelp& e) {
-      return app.exit(e);
+      return with_output_checked(app.exit(e));
     } catch (const CLI::CallForVersion& e) {
-      return app.exit(e);
+      return with_output_checked(app.exit(e));
     } catch (const CLI::ParseError& e) {
       std::fprintf(stderr, "attn: %s (see 'attn --help' or 'attn COMMAND --help')\n", e.what());
       return 2;
@@ -66,15 +78,7 @@ int main(int argc, char** argv) {
     attn::active_isa();  // refuse a bad ATTN_ISA before any work
     attn::remove_temporaries_on_signals();  // Ctrl-C leaves no half-written output behind (train adds its own stop)
     attn::set_threads(common.threads);
-    const int status = action ? action() : 2;
-    // Whatever a command wrote to standard output must have arrived: a full
-    // disk or a closed pipe is an error, not a silent exit 0.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      std::fprintf(stderr, "attn: error: writing to standard output failed (%s); the output is incomplete\n",
-                   std::strerror(errno));
-      return 2;
-    }
-    return status;
+    return with_output_checked(action ? action() : 2);
   } catch (const attn::Error& e) {
     std::fprintf(stderr, "attn: error: %s\n", e.what());
     return 2;

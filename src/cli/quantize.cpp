@@ -3,12 +3,14 @@
 // smaller; every command reads it (loading dequantizes), and with
 // --compute-type int8 the products run on the same int8 values.
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/core/format.h"
+#include "attn/core/output_preflight.h"
 #include "attn/model/model_file.h"
 
 namespace attn::cli {
@@ -21,9 +23,7 @@ struct QuantizeFlags {
 };
 
 int run(const QuantizeFlags& f) {
-  std::error_code ec;
-  require(!std::filesystem::equivalent(f.input, f.output, ec),
-          f.output + ": is the input model; write the int8 model to another file");
+  preflight_outputs(std::array{NamedFile{f.output, "-o"}}, std::array{NamedFile{f.input, "the model"}});
   const model::LoadedModel loaded = model::load_model_file(f.input);
   // The training state stays (attn info shows where the model came from); the
   // optimizer does not: an int8 model is for decoding.

@@ -3,13 +3,16 @@
 // compared by arch over their seeds. The work is in report/run_summary.h,
 // report/comparison.h and report/report_page.h; this file reads flags.
 #include <CLI/CLI.hpp>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
+#include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
+#include "attn/core/output_preflight.h"
 #include "attn/report/comparison.h"
 #include "attn/report/report_page.h"
 #include "attn/report/run_summary.h"
@@ -31,6 +34,9 @@ struct ReportFlags {
 int run(const ReportFlags& f) {
   require(!(f.json && f.output == "-"), "--json and -o - both write to standard output; give -o a file name");
   const std::vector<std::filesystem::path> dirs(f.runs.begin(), f.runs.end());
+  std::vector<NamedFile> read;
+  for (const std::filesystem::path& dir : dirs) read.push_back({(dir / "log.jsonl").string(), "the run's log"});
+  if (!f.json || f.output_given) preflight_outputs(std::array{NamedFile{f.output, "-o"}}, read);
   const std::vector<report::RunSummary> runs = report::read_runs(dirs);
   report::ComparisonOptions options;
   if (!f.refs.empty()) options.refs = f.refs;
@@ -39,13 +45,13 @@ int run(const ReportFlags& f) {
   const report::Comparison comparison = report::compare_seed_runs(runs, options);
   if (f.json) {
     std::printf("%s\n", report::report_json(runs, comparison).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
-    require(std::fflush(stdout) == 0, "cannot write the JSON to standard output");
+    require_standard_output_written("the JSON");
   }
   if (f.json && !f.output_given) return 0;  // --json alone: the table only
   const std::string page = report::report_page(runs, comparison);
   if (f.output == "-") {
     std::fwrite(page.data(), 1, page.size(), stdout);
-    require(std::fflush(stdout) == 0, "cannot write the page to standard output");
+    require_standard_output_written("the page");
     return 0;
   }
   AtomicFile out(f.output);

@@ -5,9 +5,9 @@
 // purpose).
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
@@ -16,7 +16,10 @@
 
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
+#include "attn/core/atomic_file.h"
+#include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
+#include "attn/core/output_preflight.h"
 #include "attn/eval/by_length.h"
 #include "attn/eval/comparison_report.h"
 #include "attn/eval/corpus_metric.h"
@@ -155,7 +158,7 @@ std::string paired_signature(const std::string& signature, const ScoreArgs& args
 
 void write_out(const std::string& out) {
   std::fwrite(out.data(), 1, out.size(), stdout);
-  require(std::fflush(stdout) == 0, "cannot write the scores to standard output");
+  require_standard_output_written("the scores");
 }
 
 void dump_resamples(const std::string& path, const ScoreArgs& args, std::size_t segments,
@@ -188,9 +191,9 @@ void dump_resamples(const std::string& path, const ScoreArgs& args, std::size_t 
     columns.push_back(column);
   }
   dump["metrics"] = columns;
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << dump.dump() << "\n";
-  require(static_cast<bool>(file.flush()), "cannot write --dump-resamples file '" + path + "'");
+  AtomicFile file(path);
+  file.write(dump.dump() + "\n");
+  file.commit();
 }
 
 int run_score(const ScoreArgs& args) {
@@ -198,6 +201,10 @@ int run_score(const ScoreArgs& args) {
   // Options are checked before any file is read, so a typo fails fast.
   const std::vector<eval::CorpusMetric> metrics = make_metrics(args);
   const std::vector<std::string> paths = system_paths(args);
+  std::vector<NamedFile> read;
+  for (const std::string& path : args.references) read.push_back({path, "-r"});
+  for (const std::string& path : paths) read.push_back({path, "-i"});
+  preflight_outputs(std::array{NamedFile{args.dump_resamples, "--dump-resamples"}}, read);
 
   std::vector<std::vector<std::string>> references;
   for (const std::string& path : args.references) {

@@ -1,12 +1,14 @@
 // attn train: flags → TrainOptions → a Trainer run.
 #include <CLI/CLI.hpp>
 
+#include <array>
 #include <cmath>
 #include <optional>
 
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
+#include "attn/core/output_preflight.h"
 #include "attn/model/config.h"
 #include "attn/train/communicator.h"
 #include "attn/train/pause_hooks.h"
@@ -74,9 +76,22 @@ int run(TrainFlags& f) {
   require(o.train_src != o.train_tgt && !std::filesystem::equivalent(o.train_src, o.train_tgt, same_error),
           "the source and target training files are the same file (" + o.train_src.string() +
               "); give the target language with --tgt (e.g. --src de --tgt en)");
+  // An explicit --log-json is checked now, not after the corpus is read and the BPE learned
+  // (one in the save directory, the default's place, is created with it).
+  const auto normal = [](const std::filesystem::path& p) {
+    std::filesystem::path n = std::filesystem::absolute(p).lexically_normal();
+    return n.has_filename() ? n : n.parent_path();
+  };
+  if (!f.log_json.empty() && normal(std::filesystem::path(f.log_json).parent_path()) != normal(f.save_dir))
+    preflight_outputs(std::array{NamedFile{f.log_json, "--log-json"}},
+                      std::array{NamedFile{o.train_src.string(), "the training source"},
+                                 NamedFile{o.train_tgt.string(), "the training target"},
+                                 NamedFile{o.valid_src.string(), "the validation source"},
+                                 NamedFile{o.valid_tgt.string(), "the validation target"}});
   model::ModelConfig& c = o.model;
   c = model::preset(f.arch);
   const auto given = [&f](const char* flag) { return f.command->count(flag) > 0; };
+  o.arch_given = given("--arch");
   if (given("--layers")) c.enc_layers = c.dec_layers = f.layers;
   if (given("--enc-layers")) c.enc_layers = f.enc_layers;
   if (given("--dec-layers")) c.dec_layers = f.dec_layers;

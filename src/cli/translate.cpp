@@ -1,6 +1,7 @@
 // attn translate: one line in, one line out, order kept; batched by length.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <numeric>
@@ -9,7 +10,9 @@
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
 #include "attn/core/atomic_file.h"
+#include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
+#include "attn/core/output_preflight.h"
 #include "attn/core/progress.h"
 #include "attn/text/sentence_split.h"
 #include "attn/text/text_file.h"
@@ -31,6 +34,8 @@ struct TranslateFlags {
 };
 
 int run(const TranslateFlags& f) {
+  preflight_outputs(std::array{NamedFile{f.output, "-o"}},
+                    std::array{NamedFile{f.model, "-m"}, NamedFile{f.input, "-i"}});
   check_search_options(f.search);
   require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
   model::LoadedModel loaded = model::load_model_file(f.model, compute_type_for(f.compute_type));
@@ -46,8 +51,9 @@ int run(const TranslateFlags& f) {
   if (!f.output.empty() && f.output != "-") file.emplace(f.output);
 
   // Longer inputs than the model has positions are cut there too (the warning names the flag).
-  const std::vector<std::vector<std::int32_t>> sources = encode_lines(
-      loaded.bpe, units, std::min(f.max_input_len, model.config().max_positions), "input", "--max-input-len");
+  const std::vector<std::vector<std::int32_t>> sources =
+      encode_lines(loaded.bpe, units, std::min(f.max_input_len, model.config().max_positions),
+                   f.split_sentences ? "input sentences" : "input lines", "--max-input-len");
 
   // Longest first, batches of similar length; empty lines translate to empty lines.
   std::vector<std::size_t> order(units.size());
@@ -107,7 +113,7 @@ int run(const TranslateFlags& f) {
     file->commit();
   } else {
     std::fwrite(out.data(), 1, out.size(), stdout);
-    std::fflush(stdout);
+    require_standard_output_written("the translations");
   }
   return 0;
 }

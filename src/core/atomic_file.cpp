@@ -12,8 +12,11 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
+#include "attn/core/stop_signals.h"
 
 namespace attn {
 namespace {
@@ -25,17 +28,21 @@ std::filesystem::path directory_of(const std::filesystem::path& path) {
   return parent.empty() ? std::filesystem::path(".") : parent;
 }
 
-// Where a write to `path` must land: a symlink's target (followed to the
-// end, relative links against their own directory), so that writing through
-// a link updates what it points to and keeps the link.
-std::filesystem::path resolve_symlinks(std::filesystem::path path) {
-  std::error_code ec;
-  for (int hop = 0; hop < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)); ++hop) {
-    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
-    if (ec) break;
-    path = target.is_absolute() ? target : directory_of(path) / target;
-  }
-  return path;
+// The longest file name `directory` takes (NAME_MAX, 255 on Linux's file systems).
+std::size_t name_max(const std::filesystem::path& directory) {
+  const long limit = ::pathconf(directory.c_str(), _PC_NAME_MAX);
+  return limit > 0 ? static_cast<std::size_t>(limit) : 255;
+}
+
+// Room a temporary name needs beside the final name: "." + ".tmp-" + pid + "-" + counter.
+constexpr std::size_t kTempNameRoom = 32;
+
+// The part of the final name a temporary carries: all of it, or as much as
+// leaves the temporary name within the directory's limit, so that any legal
+// final name (255 bytes too) can be written.
+std::string temp_stem(const std::string& final_name, std::size_t limit) {
+  if (limit <= kTempNameRoom || final_name.size() + kTempNameRoom <= limit) return final_name;
+  return final_name.substr(0, limit - kTempNameRoom);
 }
 
 // The temporaries of live AtomicFiles, for the signal handler: slots of
@@ -79,49 +86,65 @@ void sync_directory(const std::filesystem::path& directory) {
 
 }  // namespace
 
+std::filesystem::path resolve_symlinks(std::filesystem::path path) {
+  std::error_code ec;
+  for (int hop = 0; hop < 40 && std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)); ++hop) {
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    if (ec) break;
+    path = target.is_absolute() ? target : directory_of(path) / target;
+  }
+  return path;
+}
+
+bool written_in_place(const std::filesystem::path& path) {
+  // Devices, FIFOs, and /dev/stdout or /proc/self/fd/N whatever they lead to
+  // (a file a shell redirected to is open already: replacing it would lose the output).
+  struct stat existing {};
+  const std::string text = path.string();
+  const bool special = text.rfind("/dev/", 0) == 0 || text.rfind("/proc/", 0) == 0;
+  return (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) ||
+         (special && ::access(path.c_str(), F_OK) == 0);
+}
+
 void remove_abandoned_temporaries(const std::filesystem::path& directory, const std::string& of_file) {
   std::error_code ec;
+  const std::string stem = temp_stem(of_file, name_max(directory));
   for (const std::filesystem::directory_entry& entry : std::filesystem::directory_iterator(directory, ec)) {
     const std::string name = entry.path().filename().string();  // ".<final name>.tmp-<pid>-<n>"
     const std::size_t tag = name.rfind(kTempTag);
     if (name.empty() || name[0] != '.' || tag == std::string::npos) continue;
-    if (!of_file.empty() && name.compare(1, tag - 1, of_file) != 0) continue;
+    if (!of_file.empty() && name.compare(1, tag - 1, stem) != 0) continue;
     const long pid = std::strtol(name.c_str() + tag + kTempTag.size(), nullptr, 10);
     if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(entry.path(), ec);
   }
 }
 
 void remove_temporaries_on_signals() {
-  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP}) ::signal(signal_number, remove_temporaries_and_reraise);
+  for (const int signal_number : stop_signals()) ::signal(signal_number, remove_temporaries_and_reraise);
 }
 
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   if (final_path_.filename().empty())
     throw Error("cannot write '" + final_path_.string() + "': the path names a directory, not a file");
-  // Devices, FIFOs, and /dev/stdout or /proc/self/fd/N whatever they lead to
-  // (a file a shell redirected to is open already: replacing it would lose the output).
-  struct stat existing {};
-  const std::string text = final_path_.string();
-  const bool special = text.rfind("/dev/", 0) == 0 || text.rfind("/proc/", 0) == 0;
-  if ((::stat(final_path_.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) ||
-      (special && ::access(final_path_.c_str(), F_OK) == 0)) {
+  if (written_in_place(final_path_)) {
     in_place_ = true;
     target_path_ = final_path_;
-    stream_ = std::fopen(final_path_.c_str(), "wb");
-    if (!stream_)
-      throw Error("cannot write " + final_path_.string() + ": " + std::strerror(errno));
+    fd_ = ::open(final_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd_ < 0) throw Error("cannot write " + final_path_.string() + ": " + std::strerror(errno));
+    open_stream();
     return;
   }
   target_path_ = resolve_symlinks(final_path_);
   const std::filesystem::path directory = directory_of(target_path_);
   remove_abandoned_temporaries(directory, target_path_.filename().string());
+  const std::string stem = temp_stem(target_path_.filename().string(), name_max(directory));
   // pid + process-wide counter make the name unique between threads and
   // processes; O_EXCL makes sure we never adopt someone else's file.
   static std::atomic<unsigned> counter{0};
   int fd = -1;
   for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
     std::string name = ".";
-    name += target_path_.filename().string();
+    name += stem;
     name += kTempTag + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     temp_path_ = directory / name;
     // Listed for the signal handler before it exists: a signal between the
@@ -145,18 +168,37 @@ AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move
     throw Error("cannot write " + final_path_.string() + ": " + std::strerror(error_number) +
                 " (creating a temporary file in " + directory.string() + ")");
   }
-  stream_ = ::fdopen(fd, "wb");
-  if (!stream_) {
-    const int error_number = errno;
-    ::close(fd);
-    ::unlink(temp_path_.c_str());
-    forget_temporary(std::exchange(signal_slot_, -1));
-    throw Error("cannot write " + final_path_.string() + ": " + std::strerror(error_number));
+  fd_ = fd;
+  // A replaced file keeps its mode and owner: replacing must not widen who can read it.
+  struct stat replaced {};
+  if (::stat(target_path_.c_str(), &replaced) == 0 && S_ISREG(replaced.st_mode)) {
+    (void)::fchown(fd_, replaced.st_uid, replaced.st_gid);  // only root may give a file away; best effort
+    if (::fchmod(fd_, replaced.st_mode & 07777) != 0) {
+      const int error_number = errno;
+      ::close(std::exchange(fd_, -1));
+      ::unlink(temp_path_.c_str());
+      forget_temporary(std::exchange(signal_slot_, -1));
+      throw Error("cannot write " + final_path_.string() + ": " + std::strerror(error_number) +
+                  " (keeping the permissions of the file it replaces)");
+    }
   }
+  open_stream();
+}
+
+void AtomicFile::open_stream() {
+  stream_ = open_checked_stream(fd_, &first_write_errno_);
+  if (stream_) return;
+  const int error_number = errno;
+  ::close(std::exchange(fd_, -1));
+  if (!in_place_) ::unlink(temp_path_.c_str());
+  forget_temporary(std::exchange(signal_slot_, -1));
+  committed_ = true;
+  throw Error("cannot write " + final_path_.string() + ": " + std::strerror(error_number));
 }
 
 AtomicFile::~AtomicFile() {
   if (stream_) std::fclose(stream_);
+  else if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !in_place_) ::unlink(temp_path_.c_str());
   forget_temporary(signal_slot_);
 }
@@ -168,9 +210,8 @@ std::FILE* AtomicFile::stream() {
 
 void AtomicFile::write(std::span<const std::byte> bytes) {
   if (bytes.empty()) return;
-  errno = 0;
-  if (std::fwrite(bytes.data(), 1, bytes.size(), stream()) != bytes.size() && first_write_errno_ == 0)
-    first_write_errno_ = errno != 0 ? errno : EIO;
+  // A failure is recorded by the stream itself (core/checked_stream.h) and reported by commit().
+  std::fwrite(bytes.data(), 1, bytes.size(), stream());
 }
 
 void AtomicFile::write(std::string_view text) { write(std::as_bytes(std::span(text.data(), text.size()))); }
@@ -179,6 +220,7 @@ void AtomicFile::fail(const std::string& what, int error_number) {
   if (stream_) {
     std::fclose(stream_);
     stream_ = nullptr;
+    fd_ = -1;
   }
   committed_ = true;  // nothing left for the destructor to clean up
   forget_temporary(std::exchange(signal_slot_, -1));
@@ -195,18 +237,54 @@ void AtomicFile::commit() {
 
 void commit_together(std::span<AtomicFile* const> files) {
   for (AtomicFile* file : files) file->prepare();
-  for (AtomicFile* file : files) file->publish();
+  // A rename can still fail after every file is complete (a target replaced
+  // by a directory meanwhile): the files renamed before it then get back what
+  // they held, kept meanwhile as a hard link beside their temporary.
+  struct Previous {
+    bool existed = false;
+    std::filesystem::path kept;  // "" when nothing could be kept
+  };
+  std::vector<Previous> previous(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const AtomicFile& file = *files[i];
+    struct stat status {};
+    if (file.temp_path().empty() || ::stat(file.target_path().c_str(), &status) != 0) continue;
+    previous[i].existed = true;
+    const std::filesystem::path kept = file.temp_path().string() + ".old";
+    ::unlink(kept.c_str());
+    if (S_ISREG(status.st_mode) && ::link(file.target_path().c_str(), kept.c_str()) == 0) previous[i].kept = kept;
+  }
+  std::size_t published = 0;
+  try {
+    for (; published < files.size(); ++published) files[published]->publish();
+  } catch (...) {
+    for (std::size_t i = 0; i < published; ++i) {
+      const AtomicFile& file = *files[i];
+      if (file.temp_path().empty()) continue;  // a device: written, nothing to take back
+      if (!previous[i].kept.empty()) ::rename(previous[i].kept.c_str(), file.target_path().c_str());
+      else if (!previous[i].existed) ::unlink(file.target_path().c_str());
+    }
+    for (std::size_t i = published; i < files.size(); ++i)
+      if (!previous[i].kept.empty()) ::unlink(previous[i].kept.c_str());
+    throw;
+  }
+  for (const Previous& p : previous)
+    if (!p.kept.empty()) ::unlink(p.kept.c_str());
 }
 
 void AtomicFile::prepare() {
   if (committed_ || !stream_) throw std::logic_error("AtomicFile::commit called twice");
   errno = 0;
-  if (std::fflush(stream_) != 0) fail("", errno != 0 ? errno : EIO);
-  if (std::ferror(stream_)) fail("", first_write_errno_ != 0 ? first_write_errno_ : EIO);
-  if (!in_place_ && ::fsync(::fileno(stream_)) != 0) fail("", errno);
-  const int close_status = std::fclose(stream_);
+  const bool flushed = std::fflush(stream_) == 0;
+  const int flush_errno = errno;
+  // The stream recorded the real errno of the first failed write (ENOSPC, EFBIG…).
+  if (!flushed || std::ferror(stream_))
+    fail("", first_write_errno_ != 0 ? first_write_errno_ : (flush_errno != 0 ? flush_errno : EIO));
+  if (!in_place_ && ::fsync(fd_) != 0) fail("", errno);
+  const int close_status = std::fclose(stream_);  // closes fd_
   stream_ = nullptr;
-  if (close_status != 0) fail("", errno != 0 ? errno : EIO);
+  fd_ = -1;
+  if (close_status != 0) fail("", first_write_errno_ != 0 ? first_write_errno_ : EIO);
 }
 
 void AtomicFile::publish() {

@@ -416,7 +416,7 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   std::uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = header_size << 8 | length_bytes[i];
   if (header_size > file_size - 8)
-    reader.not_attn("its header length " + std::to_string(header_size) + " exceeds the file size " +
+    reader.not_attn("its header length " + std::to_string(header_size) + " plus the 8-byte length prefix exceeds the file size " +
                     std::to_string(file_size) + "; or the file was truncated");
   if (header_size > kMaxHeaderBytes)
     reader.not_attn("its header length " + std::to_string(header_size) + " exceeds the 100 MB limit");

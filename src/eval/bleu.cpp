@@ -233,14 +233,18 @@ std::string Bleu::signature(ReferenceCount nrefs) const {
 }
 
 ReferenceCount count_references(std::span<const std::vector<std::string>> references) {
+  // sacreBLEU counts the non-empty references of each segment; a segment with
+  // none it cannot score at all, so such segments do not make the count vary:
+  // one reference file is nrefs:1 whatever its blank lines.
   std::set<int> counts;
   const std::size_t segments = references.empty() ? 0 : references.front().size();
   for (std::size_t i = 0; i < segments; ++i) {
     int count = 0;
     for (const auto& stream : references)
       if (i < stream.size() && !stream[i].empty()) ++count;
-    counts.insert(count);
+    if (count > 0) counts.insert(count);
   }
+  if (counts.empty()) return static_cast<ReferenceCount>(references.size());
   return counts.size() == 1 ? *counts.begin() : -1;
 }
 

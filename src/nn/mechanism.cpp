@@ -138,7 +138,9 @@ json parse_option(const OptionField& option, const std::string& text) {
       } catch (const std::exception&) {
         used = 0;
       }
-      require(used == text.size() && !text.empty(), flag + " expects a number (got '" + text + "')");
+      // NaN and infinity are numbers to stod but no option's value (and JSON would show NaN as null).
+      require(used == text.size() && !text.empty() && std::isfinite(v),
+              flag + " expects a finite number (got '" + text + "')");
       value = v;
       break;
     }

@@ -1,10 +1,15 @@
 #include "attn/report/run_summary.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -54,12 +59,47 @@ std::string string_field(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(p.string() + ": cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+std::string read_text(const fs::path& p, std::int64_t* dropped) {
+  // A FIFO would block the report forever and /dev/zero fill the memory:
+  // only regular files are read, opened without blocking and checked again.
+  struct stat status {};
+  if (::stat(p.c_str(), &status) != 0) throw Error(p.string() + ": cannot be read (" + std::strerror(errno) + ")");
+  if (!S_ISREG(status.st_mode)) throw Error(p.string() + ": not a regular file; not read");
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw Error(p.string() + ": cannot be read (" + std::strerror(errno) + ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) throw Error(p.string() + ": not a regular file; not read");
+  std::string text;
+  std::size_t line_start = 0;  // in text, of the line being read
+  bool skipping = false;       // inside a line past kMaxLineBytes
+  std::int64_t long_lines = 0;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(p.string() + ": cannot be read (" + std::strerror(errno) + ")");
+    if (n == 0) break;
+    for (std::string_view chunk(buffer, static_cast<std::size_t>(n)); !chunk.empty();) {
+      const std::size_t newline = chunk.find('\n');
+      const std::string_view part = chunk.substr(0, newline == std::string_view::npos ? chunk.size() : newline + 1);
+      chunk.remove_prefix(part.size());
+      if (!skipping) text.append(part);
+      if (!skipping && text.size() - line_start > kMaxLineBytes) {
+        text.resize(line_start);  // the line so far goes; the rest of it is not kept
+        skipping = true;
+        ++long_lines;
+      }
+      if (newline != std::string_view::npos) {
+        skipping = false;
+        line_start = text.size();
+      }
+    }
+  }
+  if (dropped) *dropped = long_lines;
+  return text;
 }
 
 ParsedLog parse_log(std::string_view text) {
@@ -96,6 +136,7 @@ ParsedLog parse_log(std::string_view text) {
       continue;
     }
     if (e.split == "model") {
+      log.framed = true;
       const auto config = j.find("config");
       log.arch = arch_label(string_field(j, "arch"),
                             config != j.end() && config->is_object() ? string_field(*config, "decoder_mixer") : "");
@@ -200,6 +241,10 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
     s.peak_rss_source = "train.log";
   }
 
+  // Only a process holding the save dir's lock is training it, whatever the log's age says.
+  s.in_progress = facts.lock == RunFacts::Lock::held;
+  if (!facts.has_log && s.in_progress)
+    s.notes.push_back("in progress: a process holds its attn.lock but has not written log.jsonl yet");
   if (facts.has_log) {
     const bool any = !log.train.empty() || !log.valid.empty();
     if (log.lines == 0)
@@ -210,24 +255,25 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
       s.notes.push_back("no validation yet: best BLEU, and the update and time at best, are not known");
     else if (!log.valid.empty() && !best)
       s.notes.push_back("the validations logged no BLEU");
-    if (any && log.end_reason == "interrupted") {
-      s.notes.push_back("stopped by SIGINT/SIGTERM at update " + std::to_string(s.updates.value_or(0)) +
+    // A log whose processes frame their part with model and end records (or a
+    // run with a lock file) stopped without an end record only when killed.
+    // Older logs had no end records: for them a log newer than the last
+    // checkpoint tells it (the trainer saved last.attn after its last line).
+    const bool framed = log.framed || facts.lock != RunFacts::Lock::none;
+    const std::string at = "update " + std::to_string(s.updates.value_or(0)) + ", " +
+                           format_duration(s.elapsed_s.value_or(0.0)) + " of training";
+    if (s.in_progress) {
+      s.notes.push_back(any ? "in progress: the numbers are as of " + at + " (the log was written " +
+                                  format_fixed(std::max(0.0, facts.log_age_s), 0) + " s ago)"
+                            : "in progress: a process holds its attn.lock but has logged no update yet");
+    } else if (any && log.end_reason == "interrupted") {
+      s.notes.push_back("stopped by SIGINT/SIGTERM/SIGHUP at update " + std::to_string(s.updates.value_or(0)) +
                         "; attn train with the same --save-dir resumes it");
-    } else if (any && log.end_reason.empty() && facts.log_after_checkpoint) {
-      const std::string at = "update " + std::to_string(s.updates.value_or(0)) + ", " +
-                             format_duration(s.elapsed_s.value_or(0.0)) + " of training";
-      const bool live = facts.lock == RunFacts::Lock::none ? facts.log_age_s < kInProgressAgeS
-                                                           : facts.lock == RunFacts::Lock::held;
-      if (live) {
-        s.in_progress = true;
-        s.notes.push_back("in progress: the numbers are as of " + at + " (the log was written " +
-                          format_fixed(std::max(0.0, facts.log_age_s), 0) + " s ago)");
-      } else {
-        s.notes.push_back("stopped without an end record at " + at +
-                          (facts.lock == RunFacts::Lock::free ? " (no process holds its attn.lock)" : "") +
-                          ": killed, or its machine stopped; attn train with the same --save-dir resumes it "
-                          "from its last checkpoint");
-      }
+    } else if (any && log.end_reason.empty() && (framed || facts.log_after_checkpoint)) {
+      s.notes.push_back("stopped without an end record at " + at +
+                        (facts.lock == RunFacts::Lock::free ? " (no process holds its attn.lock)" : "") +
+                        ": killed, or its machine stopped; attn train with the same --save-dir resumes it "
+                        "from its last checkpoint");
     }
   }
   return s;
@@ -358,13 +404,16 @@ RunSummary read_run(const fs::path& dir) {
   RunFacts facts;
   const fs::path log_path = dir / "log.jsonl";
   ParsedLog log;
+  if (fs::exists(dir / "attn.lock")) facts.lock = DirLock::holder(dir) ? RunFacts::Lock::held : RunFacts::Lock::free;
   if (fs::exists(log_path)) {
     try {
-      log = parse_log(read_text(log_path));
+      std::int64_t long_lines = 0;
+      log = parse_log(read_text(log_path, &long_lines));
+      if (long_lines > 0)
+        log.notes.push_back("log.jsonl: " + plural(long_lines, "line is", "lines are") + " longer than " +
+                            std::to_string(kMaxLineBytes >> 20) + " MiB, not a log record; skipped");
       facts.has_log = true;
       facts.log_age_s = age_seconds(fs::last_write_time(log_path));
-      if (fs::exists(dir / "attn.lock"))
-        facts.lock = DirLock::holder(dir) ? RunFacts::Lock::held : RunFacts::Lock::free;
     } catch (const Error& e) {
       facts.notes.push_back(e.what());
     }
@@ -384,6 +433,10 @@ RunSummary read_run(const fs::path& dir) {
   }
   for (const fs::path& p : {best, last}) {
     if (!facts.model_file.empty() || !fs::exists(p)) continue;
+    if (!fs::is_regular_file(p, ec)) {
+      facts.notes.push_back(p.string() + ": not a regular file; arch and parameters not read from it");
+      continue;
+    }
     try {
       const model::LoadedModel loaded = model::load_model_file(p);
       const model::ModelConfig& c = loaded.model->config();
@@ -417,11 +470,25 @@ RunSummary read_run(const fs::path& dir) {
   return summarise_run(name, dir.string(), log, facts);
 }
 
+bool holds_run(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "log.jsonl" || name == "best.attn" || name == "last.attn" || name == "attn.lock" ||
+        name == "train.log" || name == "hyp" || name.rfind("score", 0) == 0 || name.rfind("ckpt.", 0) == 0)
+      return true;
+  }
+  return false;
+}
+
 std::vector<RunSummary> read_runs(const std::vector<fs::path>& dirs) {
   // Every directory is checked before any is read, so a typo fails fast.
   for (const fs::path& d : dirs) {
     std::error_code ec;
     if (!fs::exists(d, ec)) throw Error(d.string() + ": no such run directory");
+    if (fs::is_directory(d, ec) && !holds_run(d))
+      throw Error(d.string() + ": holds no training run (no log.jsonl, best.attn or last.attn); give the --save-dir "
+                               "of an attn train run");
   }
   std::vector<RunSummary> runs;
   for (const fs::path& d : dirs) runs.push_back(read_run(d));

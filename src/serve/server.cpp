@@ -5,11 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <csignal>
 #include <cstring>
 #include <thread>
 
 #include "attn/core/error.h"
+#include "attn/core/stop_signals.h"
 #include "attn/serve/page.h"
 
 namespace attn::serve {
@@ -114,9 +116,9 @@ void serve_until_signal(HttpServer& server, const std::function<void()>& on_stop
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  struct sigaction old_int {}, old_term {};
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
+  // Every stop signal drains the queue (SIGHUP too: a closed terminal).
+  std::array<struct sigaction, 8> previous{};
+  for (std::size_t i = 0; i < stop_signals().size(); ++i) ::sigaction(stop_signals()[i], &action, &previous[i]);
   std::thread watcher([&] {
     pollfd p{fds[0], POLLIN, 0};
     while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
@@ -134,8 +136,7 @@ void serve_until_signal(HttpServer& server, const std::function<void()>& on_stop
   const ssize_t ignored = ::write(fds[1], &quit, 1);
   (void)ignored;
   watcher.join();
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
+  for (std::size_t i = 0; i < stop_signals().size(); ++i) ::sigaction(stop_signals()[i], &previous[i], nullptr);
   ::close(fds[0]);
   ::close(fds[1]);
   stop_pipe_write = -1;

@@ -1,8 +1,10 @@
 #include "attn/train/run_flags.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "attn/core/error.h"
+#include "attn/model/presets.h"
 #include "attn/train/trainer.h"
 
 namespace attn::train {
@@ -52,7 +54,9 @@ nlohmann::json training_flags(const TrainOptions& o) {
 void check_model_flags(const std::filesystem::path& file, const model::ModelConfig& config, const nlohmann::json& stored,
                        const std::vector<GivenModelFlag>& given) {
   const nlohmann::json held = every_value(config);
-  std::string differences;
+  // A flag that sets several keys (--layers: encoder and decoder) is named
+  // once, with the checkpoint's values it differs from.
+  std::vector<std::pair<std::string, std::vector<std::string>>> differing;  // "--layers 2", {"3"}
   for (const GivenModelFlag& g : given) {
     nlohmann::json was;
     if (g.key == "vocab_size") {
@@ -62,7 +66,21 @@ void check_model_flags(const std::filesystem::path& file, const model::ModelConf
       was = held.value(g.key, nlohmann::json());
     }
     if (was == g.value) continue;
-    differences += (differences.empty() ? "" : ", ") + g.flag + " " + shown(g.value) + " (the checkpoint: " + shown(was) + ")";
+    // An empty decoder mixer is the arch's own: say which one.
+    const std::string held_text = g.key == "decoder_mixer" && was == ""
+                                      ? std::string(model::find_preset(config.arch).decoder) + ", the " + config.arch +
+                                            " arch's own"
+                                      : shown(was);
+    const std::string typed = g.flag + " " + shown(g.value);
+    auto it = std::find_if(differing.begin(), differing.end(), [&](const auto& d) { return d.first == typed; });
+    if (it == differing.end()) it = differing.insert(differing.end(), {typed, {}});
+    if (std::find(it->second.begin(), it->second.end(), held_text) == it->second.end()) it->second.push_back(held_text);
+  }
+  std::string differences;
+  for (const auto& [typed, held_values] : differing) {
+    std::string values;
+    for (const std::string& v : held_values) values += (values.empty() ? "" : " and ") + v;
+    differences += (differences.empty() ? "" : ", ") + typed + " (the checkpoint: " + values + ")";
   }
   if (!differences.empty())
     throw Error(file.string() + " holds a model trained with other model flags: " + differences +

@@ -1,10 +1,15 @@
 #include "attn/train/train_log.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
 
 namespace attn::train {
@@ -20,9 +25,17 @@ double peak_rss_mb() {
 
 TrainLog::TrainLog(const std::filesystem::path& json_path, bool quiet)
     : progress_(stderr_is_terminal() && !quiet), quiet_(quiet) {
-  if (!json_path.empty()) {
-    json_ = std::fopen(json_path.c_str(), "a");
-    if (!json_) throw Error(json_path.string() + ": cannot open the JSON log for writing");
+  if (json_path.empty()) return;
+  json_path_ = json_path;
+  const int fd = ::open(json_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw Error("cannot write the JSON log " + json_path.string() + ": " + std::strerror(errno) +
+                "; give --log-json a writable file");
+  json_ = open_checked_stream(fd, &json_errno_);
+  if (!json_) {
+    const int error_number = errno;
+    ::close(fd);
+    throw Error("cannot write the JSON log " + json_path.string() + ": " + std::strerror(error_number));
   }
 }
 
@@ -49,7 +62,12 @@ void TrainLog::write_json(const LogRecord& r) {
 
 void TrainLog::write_line(const std::string& json_text) {
   std::fprintf(json_, "%s\n", json_text.c_str());
-  std::fflush(json_);
+  // Each line is flushed (attn report reads the log of a live run) and checked:
+  // a log that silently stays empty is a run nobody can follow or report.
+  if (std::fflush(json_) == 0 && !std::ferror(json_)) return;
+  const int error_number = json_errno_ != 0 ? json_errno_ : EIO;
+  std::clearerr(json_);
+  throw LogWriteError("cannot write the JSON log " + json_path_.string() + ": " + std::strerror(error_number));
 }
 
 void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update,

@@ -1,6 +1,7 @@
 #include "attn/train/trainer.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "attn/core/dir_lock.h"
 #include "attn/core/error.h"
 #include "attn/core/format.h"
+#include "attn/core/stop_signals.h"
 #include "attn/decode/search.h"
 #include "attn/eval/bleu.h"
 #include "attn/kernels/products.h"
@@ -39,24 +41,23 @@ namespace {
 std::atomic<int> g_stop_signal{0};
 extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
 
-// Installs SIGINT/SIGTERM handlers for the lifetime of a training run.
+// Installs the stop signals' handlers (SIGINT, SIGTERM, SIGHUP: a closed
+// terminal must not lose the updates since the last checkpoint) for the
+// lifetime of a training run.
 class StopSignals {
  public:
   StopSignals() {
     g_stop_signal.store(0);
-    previous_int_ = std::signal(SIGINT, on_stop_signal);
-    previous_term_ = std::signal(SIGTERM, on_stop_signal);
+    for (std::size_t i = 0; i < stop_signals().size(); ++i) previous_[i] = std::signal(stop_signals()[i], on_stop_signal);
   }
   ~StopSignals() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
+    for (std::size_t i = 0; i < stop_signals().size(); ++i) std::signal(stop_signals()[i], previous_[i]);
   }
   bool requested() const { return g_stop_signal.load() != 0; }
   int which() const { return g_stop_signal.load(); }
 
  private:
-  void (*previous_int_)(int) = SIG_DFL;
-  void (*previous_term_)(int) = SIG_DFL;
+  std::array<void (*)(int), 8> previous_{};
 };
 
 using Clock = std::chrono::steady_clock;
@@ -154,6 +155,18 @@ class Trainer::Run {
 
   TrainResult run() {
     open();
+    try {
+      return train();
+    } catch (const LogWriteError& e) {
+      // The log is lost, the training need not be: keep it resumable.
+      checkpoint();
+      throw Error(std::string(e.what()) + "; training stopped, a resumable checkpoint is in " + last_path_.string() +
+                  " (free space, or give --log-json another file, and run the same command again)");
+    }
+  }
+
+ private:
+  TrainResult train() {
     bool stop = false;
     while (!stop && (o_.max_epochs <= 0 || state_.epoch <= o_.max_epochs) && !limits_reached()) {
       if (o_.join_pairs > 1) joined_ = join_pairs(train_, o_.join_pairs, o_.max_len, o_.seed, state_.epoch);
@@ -182,7 +195,6 @@ class Trainer::Run {
     return finish();
   }
 
- private:
   // Checks the options, reads the data (a bad corpus fails before any work)
   // and resumes the model, its BPE and the training state from a checkpoint,
   // or starts them.
@@ -261,7 +273,7 @@ class Trainer::Run {
   // The checkpoint to resume from, refused when it holds another model than the flags ask for.
   model::LoadedModel open_checkpoint(const fs::path& from) {
     model::LoadedModel loaded = model::load_model_file(from);
-    if (loaded.model->config().arch != o_.model.arch)
+    if (o_.arch_given && loaded.model->config().arch != o_.model.arch)
       throw Error(from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
                   o_.model.arch + "'; use another --save-dir or the same --arch");
     check_model_flags(from, loaded.model->config(), read_train_state(loaded).flags, o_.model_flags_given);

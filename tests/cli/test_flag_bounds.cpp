@@ -194,6 +194,15 @@ TEST_CASE("flags: every mechanism option refuses NaN, infinities and non-numbers
     }
 }
 
+TEST_CASE("flags: a mechanism option's NaN or infinity is echoed as typed, never as JSON's null", "[cli][flags]") {
+  for (const char* bad : {"nan", "inf", "-inf", "NaN"}) {
+    INFO(bad);
+    const std::string error = parse_error("train", "--muse-tap-dropout", bad);
+    CHECK(error.find("(got '" + std::string(bad) + "')") != std::string::npos);
+    CHECK(error.find("null") == std::string::npos);
+  }
+}
+
 TEST_CASE("flags: the bounds accept their ends and refuse what is just outside", "[cli][flags]") {
   using attn::cli::allows;
   const attn::cli::Bounds closed = attn::cli::within(1, 64), open = attn::cli::above(0, 10);

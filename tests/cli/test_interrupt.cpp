@@ -144,3 +144,17 @@ TEST_CASE("save dir lock: a second training into a running one's save dir stops 
   REQUIRE(again.wait() == 0);
   REQUIRE(saved_update(run / "last.attn") == 6);
 }
+
+TEST_CASE("interrupt (real signals): SIGHUP (a closed terminal) saves a resumable checkpoint as SIGTERM does",
+          "[train][cli][signals]") {
+  test::ScratchDir dir;
+  test::write_tiny_corpus(dir.path(), "train", 300, 1);
+  test::write_tiny_corpus(dir.path(), "valid", 20, 2);
+  const std::vector<std::string> budget{"--max-updates", "12", "--valid-every", "4"};
+  REQUIRE(interrupt_at(dir.path(), "hup", budget, "update:5", SIGHUP) == 128 + SIGHUP);
+  REQUIRE(saved_update(dir.path() / "hup" / "last.attn") == 5);
+  REQUIRE(test::slurp(dir.path() / "hup" / "log.jsonl").find(R"("reason":"interrupted")") != std::string::npos);
+  test::ChildProcess finish(test::tiny_train_args(dir.path(), "hup", budget), dir.path() / "hup.out");
+  REQUIRE(finish.wait() == 0);
+  REQUIRE(saved_update(dir.path() / "hup" / "last.attn") == 12);
+}

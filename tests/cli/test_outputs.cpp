@@ -13,22 +13,13 @@
 #include "attn/model/model_file.h"
 #include "child_process.h"
 #include "run_attn.h"
+#include "tiny_model.h"
 
 using namespace attn;
 using namespace attn::test;  // run_attn, require_user_error, shell_words, ScratchDir
 namespace fs = std::filesystem;
 
 namespace {
-
-// A tiny trained model in dir/run/last.attn (two updates: enough to decode).
-std::string tiny_model(const test::ScratchDir& dir) {
-  test::write_tiny_corpus(dir.path(), "train", 60, 5);
-  test::write_tiny_corpus(dir.path(), "valid", 5, 6);
-  const test::RunResult r = run_attn(shell_words(test::tiny_train_args(dir.path(), "run", {"--max-updates", "2"})));
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  return (dir.path() / "run" / "last.attn").string();
-}
 
 std::vector<std::string> names_in(const fs::path& directory) {
   std::vector<std::string> names;

@@ -101,7 +101,7 @@ TEST_CASE("quantize (cli): a missing or damaged input, the input as output, a da
   test::require_user_error(test::run_attn("quantize " + (dir.path() / "missing.attn").string() + " -o " + out),
                            "no such file");
   const auto before = fs::file_size(m.fp32);
-  test::require_user_error(test::run_attn("quantize " + m.fp32 + " -o " + m.fp32), "is the input model");
+  test::require_user_error(test::run_attn("quantize " + m.fp32 + " -o " + m.fp32), "is the same file as the model");
   REQUIRE(fs::file_size(m.fp32) == before);
   test::require_user_error(test::run_attn("quantize " + m.fp32), "--output");
   REQUIRE_FALSE(fs::exists(out));

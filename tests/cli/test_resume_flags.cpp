@@ -33,15 +33,21 @@ test::RunResult train(const fs::path& dir, const std::vector<std::string>& more)
   return run_attn(shell_words(args));
 }
 
+// The tiny corpus in dir and a first run of `more` (the tiny run's flags otherwise) into dir/run.
+void first_run(const fs::path& dir, const std::vector<std::string>& more) {
+  test::write_tiny_corpus(dir, "train", 100, 5);
+  test::write_tiny_corpus(dir, "valid", 10, 6);
+  const test::RunResult r = train(dir, more);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+}
+
 }  // namespace
 
 TEST_CASE("resume: changed model flags are refused, naming each; changed training flags are logged", "[cli][train]") {
   test::ScratchDir dir;
-  test::write_tiny_corpus(dir.path(), "train", 100, 5);
-  test::write_tiny_corpus(dir.path(), "valid", 10, 6);
-  test::RunResult r = train(dir.path(), {"--max-updates", "2"});
-  INFO(r.err);
-  REQUIRE(r.status == 0);
+  first_run(dir.path(), {"--max-updates", "2"});
+  test::RunResult r;
   const std::string before = test::slurp(dir.path() / "run" / "last.attn");
   // tiny_train_args has --dim 16 --heads 2 --layers 1 --vocab-size 300 --dropout 0.1.
   struct Case {
@@ -102,4 +108,32 @@ TEST_CASE("train: a run that cannot start leaves no new save dir, log or lock", 
   std::vector<std::string> left;
   for (const auto& e : fs::directory_iterator(run)) left.push_back(e.path().filename().string());
   REQUIRE(left == std::vector<std::string>{"notes.txt"});
+}
+
+TEST_CASE("resume: without --arch the checkpoint's arch resumes; only a typed --arch that differs is refused",
+          "[cli][train]") {
+  test::ScratchDir dir;
+  first_run(dir.path(), {"--arch", "convsan", "--max-updates", "2"});
+  // The default arch (transformer) was compared as if typed.
+  test::RunResult r = train(dir.path(), {"--max-updates", "3"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.find("holds a") == std::string::npos);
+  const std::string log = test::slurp(dir.path() / "run" / "log.jsonl");
+  REQUIRE(log.rfind(R"("arch":"convsan")") > log.find(R"("reason":"finished")"));  // the second process: convsan too
+  require_user_error(train(dir.path(), {"--arch", "transformer", "--max-updates", "4"}),
+                     "holds a 'convsan' model but --arch is 'transformer'");
+}
+
+TEST_CASE("resume: a refused flag is named once, with the checkpoint's value in words", "[cli][train]") {
+  test::ScratchDir dir;
+  first_run(dir.path(), {"--max-updates", "2"});
+  // --layers sets the encoder's and the decoder's: one difference, said once.
+  test::RunResult r = train(dir.path(), {"--layers", "2", "--max-updates", "4"});
+  require_user_error(r, "--layers 2 (the checkpoint: 1)");
+  REQUIRE(test::count_occurrences(r.err, "--layers 2") == 1);
+  // The checkpoint's decoder mixer is the arch's own (stored as ""): named, not left blank.
+  r = train(dir.path(), {"--decoder-mixer", "csan", "--max-updates", "4"});
+  require_user_error(r, "--decoder-mixer csan (the checkpoint: mha, the transformer arch's own)");
+  REQUIRE(r.err.find("(the checkpoint: )") == std::string::npos);
 }

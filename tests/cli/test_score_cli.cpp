@@ -137,6 +137,21 @@ TEST_CASE("attn score: a blank reference line is scored as sacreBLEU scores it: 
   REQUIRE(with_blank.out == without.out);
 }
 
+TEST_CASE("attn score: one reference file is nrefs:1 in every signature, blank lines or not", "[eval][cli]") {
+  ScratchDir dir;
+  dir.write("hyp.txt", "the cat sat on the mat\n\na dog barks\n");
+  dir.write("ref.txt", "the cat sat on a mat\n\na dog barked\n");
+  dir.write("blank.txt", "\n\n\n");
+  for (const char* ref : {"ref.txt", "blank.txt"}) {
+    const Run run = run_score(dir, std::string("-r ") + ref + " -i hyp.txt -m bleu,chrf,ter -f text");
+    INFO(ref << ": " << run.err << run.out);
+    REQUIRE(run.status == 0);
+    REQUIRE(attn::test::count_occurrences(run.out, "nrefs:1|") == 3);
+    REQUIRE(run.out.find("nrefs:var") == std::string::npos);
+    REQUIRE(run.out.find("nrefs:0") == std::string::npos);
+  }
+}
+
 TEST_CASE("attn score adds TER, chrF++ and the intl tokenizer with sacreBLEU's names", "[eval][cli]") {
   ScratchDir dir;
   dir.write("hyp.txt", "d e f g h a b c\n");

@@ -29,6 +29,14 @@ TEST_CASE("translate --split-sentences: each sentence alone, joined again on its
   const std::string first = one_by_one.out.substr(0, one_by_one.out.find('\n'));
   const std::string second = one_by_one.out.substr(first.size() + 1, one_by_one.out.size() - first.size() - 2);
   REQUIRE(split.out == first + " " + second + "\n\n" + first + "\n");
+  // A truncation warning counts what was cut: sentences, not input lines.
+  std::string long_sentence = "Red";
+  for (int i = 0; i < 300; ++i) long_sentence += " cat dog";
+  const std::string two_long = dir.write("two_long.txt", long_sentence + ". " + long_sentence + ".\n");
+  const RunResult cut = run_attn(shell_words({"translate", "-m", model, "-i", two_long, "--split-sentences"}));
+  INFO(cut.err);
+  REQUIRE(cut.status == 0);
+  REQUIRE(cut.err.find("2 input sentences longer than 250 subwords were truncated") != std::string::npos);
   require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", joined, "--split-sentences", "--beam", "4",
                                            "--nbest", "2"})),
                      "--split-sentences");

@@ -258,6 +258,24 @@ TEST_CASE("atomic file: commit_together publishes all or none", "[io]") {
   REQUIRE(contains(message, "/dev/full"));
   REQUIRE(read_text(dir.path() / "a.json") == "new a\n");  // untouched: the other output failed
   REQUIRE(entries(dir.path()) == std::vector<std::string>{"a.json", "b.html"});
+
+  // The second rename fails (its target became a directory after both were written): the first is taken back.
+  message.clear();
+  try {
+    AtomicFile a(dir.path() / "a.json"), c(dir.path() / "c.json"), late(dir.path() / "late.html");
+    a.write(std::string_view("newest a\n"));
+    c.write(std::string_view("new c\n"));
+    late.write(std::string_view("page\n"));
+    fs::create_directories(dir.path() / "late.html" / "inside");
+    AtomicFile* all[] = {&a, &c, &late};
+    commit_together(all);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  INFO(message);
+  REQUIRE(contains(message, "late.html"));
+  REQUIRE(read_text(dir.path() / "a.json") == "new a\n");  // its previous content back
+  REQUIRE(entries(dir.path()) == std::vector<std::string>{"a.json", "b.html", "late.html"});  // no c.json, no temporary
 }
 
 TEST_CASE("atomic file: a temporary of a killed writer is swept by the next write of that target only", "[io]") {
@@ -293,4 +311,49 @@ TEST_CASE("atomic file: SIGINT and SIGTERM remove the temporaries of live writer
     REQUIRE(WTERMSIG(status) == signal_number);
     REQUIRE(entries(dir.path()).empty());
   }
+}
+
+TEST_CASE("atomic file: a replaced file keeps its permissions; any legal name, 255 bytes too, is written", "[io]") {
+  TempDir dir;
+  const fs::path secret = dir.path() / "secret.txt";
+  { std::ofstream(secret) << "old\n"; }
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  const mode_t old_umask = ::umask(022);
+  {
+    AtomicFile out(secret);
+    out.write(std::string_view("new\n"));
+    out.commit();
+  }
+  ::umask(old_umask);
+  REQUIRE(read_text(secret) == "new\n");
+  REQUIRE((fs::status(secret).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+
+  for (const std::size_t length : {200, 230, 245, 254, 255}) {
+    INFO(length);
+    const fs::path name = dir.path() / std::string(length, 'n');
+    AtomicFile out(name);
+    REQUIRE(out.temp_path().filename().string().size() <= 255);
+    out.write(std::string_view("text\n"));
+    out.commit();
+    REQUIRE(read_text(name) == "text\n");
+  }
+  REQUIRE(entries(dir.path()).size() == 6);  // no temporary left
+}
+
+TEST_CASE("atomic file: a failed write says the OS's reason even when stdio's flag is all that is left", "[io]") {
+  if (!fs::exists("/dev/full")) return;
+  std::string message;
+  try {
+    AtomicFile out("/dev/full");
+    // Written through the stream and flushed by hand, as the map writers do: the error is sticky, errno gone.
+    for (int i = 0; i < 1000; ++i) std::fprintf(out.stream(), "line %d of a long page\n", i);
+    std::fflush(out.stream());
+    errno = 0;
+    out.commit();
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  INFO(message);
+  REQUIRE(contains(message, "No space left on device"));
+  REQUIRE_FALSE(contains(message, "Input/output error"));
 }

@@ -317,6 +317,9 @@ TEST_CASE("safetensors: every kind of bad file is a one-line Error that says wha
   SECTION("header length beyond the file") {
     REQUIRE(contains(read_error(dir, u64_le(100) + "{}"), "exceeds the file size"));
     REQUIRE(contains(read_error(dir, u64_le(~std::uint64_t{0}) + "{}"), "exceeds the file size"));
+    // One byte short: the length counts the 8-byte prefix beside the header (3 + 8 > 10).
+    const std::string short_by_one = read_error(dir, u64_le(3) + "{}");
+    REQUIRE(contains(short_by_one, "header length 3 plus the 8-byte length prefix exceeds the file size 10"));
     // A text file given by mistake: its first 8 bytes make a huge length.
     REQUIRE(contains(read_error(dir, "the cat sat on the mat\n"), "not an attn model file"));
   }

@@ -10,6 +10,8 @@
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
 #pragma GCC diagnostic ignored "-Warray-bounds"
 #endif
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -371,6 +373,7 @@ TEST_CASE("report: the table and the plotted points equal the logs of two synthe
 
   // Two runs of the same name are told apart by their parent folders.
   fs::create_directories(s.dir.path() / "other" / "alpha");
+  write_file(s.dir.path() / "other" / "alpha" / "log.jsonl", lines_of({train_line(1, false)}));
   const auto twins = report::read_runs({s.alpha, s.dir.path() / "other" / "alpha"});
   REQUIRE(twins[0].name == s.dir.path().filename().string() + "/alpha");
   REQUIRE(twins[1].name == "other/alpha");
@@ -442,6 +445,7 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
   fs::last_write_time(killed / "log.jsonl", fs::file_time_type::clock::now() - std::chrono::hours(2));
   write_file(nolog / "best.attn", "not a model file at all");
 
+  const DirLock trainer(running);  // a live trainer holds its save dir's lock
   const std::vector<report::RunSummary> runs = report::read_runs({novalid, running, corrupt, empty, nolog, killed});
   REQUIRE(runs.size() == 6);
   for (const auto& r : runs) {
@@ -508,6 +512,7 @@ TEST_CASE("report: a log's model and end records stand in for model files, and t
   write_file(stopped / "log.jsonl", lines_of(records) + interrupted.dump() + "\n");
   write_file(resumed / "log.jsonl", lines_of(records) + interrupted.dump() + "\n" + train_line(13, true).dump() + "\n");
 
+  const DirLock resumed_trainer(resumed);
   const std::vector<report::RunSummary> runs = report::read_runs({archived, stopped, resumed});
   INFO("archived: " << notes_of(runs[0]) << "stopped: " << notes_of(runs[1]) << "resumed: " << notes_of(runs[2]));
   REQUIRE(runs[0].arch == "muse + mha decoder");
@@ -515,7 +520,7 @@ TEST_CASE("report: a log's model and end records stand in for model files, and t
   REQUIRE(runs[0].notes.empty());
   REQUIRE(*runs[0].best_valid_bleu == 4.0);
   REQUIRE(*runs[0].updates == 12);
-  REQUIRE(has_note(runs[1], "stopped by SIGINT/SIGTERM at update 12"));
+  REQUIRE(has_note(runs[1], "stopped by SIGINT/SIGTERM/SIGHUP at update 12"));
   REQUIRE_FALSE(runs[1].in_progress);
   REQUIRE(runs[2].in_progress);
   REQUIRE(*runs[2].updates == 13);
@@ -735,4 +740,61 @@ TEST_CASE("progress: the sentence counter's text, and translate and attend draw 
     REQUIRE(test::count_occurrences(screen, "30/30 sentences (100%)") == 1);  // the final count is drawn once
     REQUIRE(screen.find("\r\033[K") != std::string::npos);
   }
+}
+
+TEST_CASE("report: in progress is decided by the lock alone; a run killed mid-training is noted", "[report]") {
+  test::ScratchDir dir;
+  const json model_record = {{"split", "model"}, {"update", 0}, {"elapsed_s", 0.0}, {"arch", "transformer"},
+                             {"parameters", 1000}};
+  std::vector<json> records{model_record};
+  for (int u = 1; u <= 6; ++u) records.push_back(train_line(u, true));
+  records.push_back(valid_line(6, 3.0));
+  const fs::path live = dir.path() / "live", killed = dir.path() / "killed";
+  for (const fs::path& run : {live, killed}) {
+    fs::create_directories(run);
+    write_file(run / "log.jsonl", lines_of(records));
+    // The checkpoint after the log, as the trainer writes them at a validation: the log is not newer.
+    fs::last_write_time(run / "log.jsonl", fs::file_time_type::clock::now() - std::chrono::minutes(1));
+    write_model(run / "last.attn", "transformer");
+  }
+  { DirLock released(killed); }  // SIGKILLed mid-training: the kernel let its lock go
+  const DirLock holding(live);
+  const std::vector<report::RunSummary> runs = report::read_runs({live, killed});
+  INFO(notes_of(runs[0]) << " || " << notes_of(runs[1]));
+  REQUIRE(runs[0].in_progress);
+  REQUIRE(has_note(runs[0], "in progress"));
+  REQUIRE_FALSE(runs[1].in_progress);
+  REQUIRE(has_note(runs[1], "stopped without an end record at update 6"));
+  REQUIRE(has_note(runs[1], "no process holds its attn.lock"));
+}
+
+TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line is skipped", "[report][io]") {
+  test::ScratchDir dir;
+  const fs::path fifo = dir.path() / "fifo", zero = dir.path() / "zero", long_line = dir.path() / "long";
+  for (const fs::path& run : {fifo, zero, long_line}) {
+    fs::create_directories(run);
+    write_model(run / "last.attn", "transformer");
+  }
+  REQUIRE(::mkfifo((fifo / "log.jsonl").c_str(), 0644) == 0);  // no writer: opening it would block for ever
+  fs::create_symlink("/dev/zero", zero / "log.jsonl");          // reading it to the end never ends
+  write_file(long_line / "log.jsonl", std::string(3 << 20, 'x') + "\n" + lines_of({train_line(1, true)}));
+  // The real binary, bounded in time and memory: the old reader hung on the FIFO and filled memory from /dev/zero.
+  const test::RunResult r = run_attn("report " + fifo.string() + " " + zero.string() + " " + long_line.string() +
+                                         " --json",
+                                     "", "ulimit -v 4000000; timeout 60 ");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const json table = json::parse(r.out);
+  REQUIRE(table["runs"][0]["notes"].dump().find("not a regular file") != std::string::npos);
+  REQUIRE(table["runs"][1]["notes"].dump().find("not a regular file") != std::string::npos);
+  REQUIRE(table["runs"][2]["notes"].dump().find("longer than 1 MiB") != std::string::npos);
+  REQUIRE(table["runs"][2]["updates"] == 1);
+}
+
+TEST_CASE("report: a folder that holds no run is said, exit status 2", "[report]") {
+  test::ScratchDir dir;
+  fs::create_directories(dir.path() / "empty");
+  write_file(dir.path() / "notes.txt", "not a run\n");
+  require_user_error(run_attn("report " + (dir.path() / "empty").string() + " --json"), "holds no training run");
+  require_user_error(run_attn("report " + dir.path().string() + " --json"), "holds no training run");
 }

@@ -1,7 +1,7 @@
 // attn serve over loopback with a real HTTP client (issue 23): the answers
 // equal what `attn translate` and `attn attend` print for the same input;
 // every bad request gets a JSON error with a 4xx status and the server lives
-// on; the queue's limits and timeouts answer 429 / 503; SIGTERM lets the
+// on; the queue's limits and timeouts answer 429 / 503; SIGTERM (or SIGHUP) lets the
 // requests in flight finish and exits 0.
 #include <atomic>
 #include <csignal>
@@ -233,28 +233,31 @@ TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[s
   require_refused(first.get(), 503, "--timeout");
 }
 
-TEST_CASE("serve: SIGTERM answers the requests in flight, then exits 0", "[serve]") {
-  // Requests wait up to 1.5 s for company, so one is in flight when the signal comes.
-  ServeProcess server({"--max-wait-ms", "1500"});
-  auto c = server.client();
-  std::atomic<bool> sent{false};
-  auto in_flight = std::async(std::launch::async, [&] {
-    auto own = server.client();
-    sent = true;
-    return post(*own, "/v1/translate", R"({"model": "csan", "sentences": ["red cat sees"]})");
-  });
-  REQUIRE(server.child().wait_until([&] {
-    auto h = c->Get("/healthz");
-    return sent && h && json::parse(h->body)["queued_sentences"] == 1;
-  }, 10.0));
-  server.child().signal(SIGTERM);
-  const httplib::Result answered = in_flight.get();
-  REQUIRE(answered);
-  REQUIRE(answered->status == 200);
-  REQUIRE(json::parse(answered->body)["translations"].size() == 1);
-  REQUIRE(server.child().wait() == 0);
-  INFO(server.log());
-  REQUIRE(server.log().find("attn serve: stopped") != std::string::npos);
+TEST_CASE("serve: SIGTERM or SIGHUP (a closed terminal) answers the requests in flight, then exits 0", "[serve]") {
+  for (const int stop : {SIGTERM, SIGHUP}) {
+    INFO("signal " << stop);
+    // Requests wait up to 1.5 s for company, so one is in flight when the signal comes.
+    ServeProcess server({"--max-wait-ms", "1500"});
+    auto c = server.client();
+    std::atomic<bool> sent{false};
+    auto in_flight = std::async(std::launch::async, [&] {
+      auto own = server.client();
+      sent = true;
+      return post(*own, "/v1/translate", R"({"model": "csan", "sentences": ["red cat sees"]})");
+    });
+    REQUIRE(server.child().wait_until([&] {
+      auto h = c->Get("/healthz");
+      return sent && h && json::parse(h->body)["queued_sentences"] == 1;
+    }, 10.0));
+    server.child().signal(stop);
+    const httplib::Result answered = in_flight.get();
+    REQUIRE(answered);
+    REQUIRE(answered->status == 200);
+    REQUIRE(json::parse(answered->body)["translations"].size() == 1);
+    REQUIRE(server.child().wait() == 0);
+    INFO(server.log());
+    REQUIRE(server.log().find("attn serve: stopped") != std::string::npos);
+  }
 }
 
 TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer right", "[serve][load]") {

@@ -15,6 +15,10 @@
 // in the target's directory) and the link stays. A temporary left by a
 // process killed while writing this target is removed on the next write.
 //
+// A replaced file's permissions and owner are kept. The temporary name is
+// ".<final name>.tmp-<pid>-<n>", the final name shortened in it when needed,
+// so any name the directory takes (255 bytes) can be written.
+//
 // A final path that exists and is not a regular file (/dev/null, /dev/stdout,
 // a FIFO) is written in place: renaming over it would replace the device with
 // a file. Its errors (ENOSPC from /dev/full) still surface from commit().
@@ -27,6 +31,14 @@
 #include <string_view>
 
 namespace attn {
+
+// Where a write to `path` lands: a symlink's target (followed to the end,
+// relative links against their own directory).
+std::filesystem::path resolve_symlinks(std::filesystem::path path);
+
+// True when `path` is written in place, not replaced: an existing device or
+// FIFO, or a /dev/ or /proc/ name (/dev/stdout, /proc/self/fd/N).
+bool written_in_place(const std::filesystem::path& path);
 
 // Removes the temporary files that AtomicFiles of processes now gone left in
 // `directory` (killed while writing), of every target or only of `of_file`
@@ -60,19 +72,22 @@ class AtomicFile {
 
  private:
   [[noreturn]] void fail(const std::string& what, int error_number);
+  void open_stream();  // the checked stream on fd_; throws Error
 
   std::filesystem::path final_path_;
   std::filesystem::path target_path_;
   std::filesystem::path temp_path_;
+  int fd_ = -1;                // owned by stream_ once that is open
   std::FILE* stream_ = nullptr;
-  int first_write_errno_ = 0;  // errno of the first short write, 0 if none
+  int first_write_errno_ = 0;  // errno of the first failed write, 0 if none (set by the stream)
   bool committed_ = false;
   bool in_place_ = false;  // a device or FIFO: no temporary, no rename
   int signal_slot_ = -1;   // in the signal handler's list of temporaries
 };
 
 // Several outputs of one command, all or none: every file is prepared before
-// any is renamed, so a write error on one leaves none of them new.
+// any is renamed, so a write error on one leaves none of them new; and when a
+// rename fails, those renamed before it get their previous content back.
 void commit_together(std::span<AtomicFile* const> files);
 
 }  // namespace attn

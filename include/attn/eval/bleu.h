@@ -93,7 +93,8 @@ class Bleu {
 };
 
 // The signature's nrefs value for a corpus (see ReferenceCount): counts the
-// non-empty references of each segment.
+// non-empty references of each segment, segments with none left out (the
+// number of reference streams when every segment has none).
 ReferenceCount count_references(std::span<const std::vector<std::string>> references);
 
 // The signature's version field: "attn-" and this program's version. Not

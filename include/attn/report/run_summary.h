@@ -43,9 +43,10 @@ struct ParsedLog {
   // From the newest "model" record (written by each training process as it
   // starts): what the run trains, for a log read without its model files.
   std::string arch;  // "" when the log has no model record
+  bool framed = false;  // it has a model record: its processes also write end records
   std::optional<std::int64_t> parameters;
   // "finished" or "interrupted" when the newest record is an "end" record
-  // (the process stopped on its own or on SIGINT/SIGTERM); "" otherwise.
+  // (the process stopped on its own or on a stop signal); "" otherwise.
   std::string end_reason;
   std::vector<std::string> notes;
 };
@@ -78,14 +79,12 @@ struct TestScores {
 struct RunFacts {
   bool has_log = false;
   // Seconds since the log was last written, and whether it was written after
-  // the newest checkpoint (last.attn, else best.attn): the trainer saves
-  // last.attn after its final log line, so a log newer than it means the run
-  // is still going (or was killed).
+  // the newest checkpoint (last.attn, else best.attn): for logs older than
+  // end records, a log newer than it means the run was killed.
   double log_age_s = 0.0;
   bool log_after_checkpoint = false;
   // SAVE_DIR/attn.lock (core/dir_lock.h): held while attn train runs, so it
-  // tells a live run from a killed one. Runs older than the lock have none;
-  // for them the log's age decides.
+  // alone tells a live run from a stopped one.
   enum class Lock { none, held, free } lock = Lock::none;
   std::string arch;                       // "" unknown
   std::optional<std::int64_t> parameters;
@@ -94,9 +93,6 @@ struct RunFacts {
   std::optional<TestScores> test;
   std::vector<std::string> notes;         // from reading the files
 };
-
-// A run older than this with a log newer than its checkpoint was killed, not running.
-inline constexpr double kInProgressAgeS = 300.0;
 
 struct RunSummary {
   std::string name;  // the directory's name
@@ -112,7 +108,7 @@ struct RunSummary {
   std::optional<std::int64_t> updates;  // the last update logged
   std::optional<double> elapsed_s;      // wall time at the last line logged
   std::optional<TestScores> test;
-  bool in_progress = false;
+  bool in_progress = false;  // a process holds the save dir's lock
   std::vector<SeriesPoint> train_loss, valid_ppl, valid_bleu;  // what the plots draw
   std::vector<std::string> notes;
 };
@@ -132,13 +128,23 @@ std::optional<TestScore> parse_score_file(std::string_view text);
 // log, in MB.
 std::optional<double> parse_time_peak_rss_mb(std::string_view text);
 
-// The whole file. Throws Error naming it when it cannot be read.
-std::string read_text(const std::filesystem::path& p);
+// Lines longer than this are not read (a log record is a few kB).
+inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
+// The whole file, but for lines longer than kMaxLineBytes, which are left out
+// and counted in *dropped. Only regular files are read (a FIFO would block,
+// /dev/zero never end). Throws Error naming the file otherwise, or when it
+// cannot be read.
+std::string read_text(const std::filesystem::path& p, std::int64_t* dropped = nullptr);
+
+// Whether `dir` holds anything of a training run (log, checkpoint, lock, scores, translations in hyp/).
+bool holds_run(const std::filesystem::path& dir);
 
 // Reads a run directory. Throws Error when `dir` does not exist or is not a directory.
 RunSummary read_run(const std::filesystem::path& dir);
 
 // Reads every run; names repeated across directories get their parent's name.
+// Throws Error when a directory is missing or holds no run.
 std::vector<RunSummary> read_runs(const std::vector<std::filesystem::path>& dirs);
 
 // The table as JSON: {"runs": [{name, dir, arch, parameters, ..., notes}]}.

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "attn/core/error.h"
 #include "attn/core/progress.h"
 #include "attn/model/config.h"
 
@@ -37,9 +38,18 @@ struct LogRecord {
   std::int64_t target_tokens = 0;
 };
 
+// A write to the JSON log failed (a full disk, /dev/full): the trainer saves
+// a checkpoint before it stops on it.
+class LogWriteError : public Error {
+ public:
+  using Error::Error;
+};
+
 class TrainLog {
  public:
   // json_path empty: no JSON log. The JSON log is appended to (resumed runs).
+  // Every JSON record is written and flushed at once, or LogWriteError is
+  // thrown with the OS's reason.
   TrainLog(const std::filesystem::path& json_path, bool quiet);
   ~TrainLog();
   // A training record: the progress line (terminal) or, every log_every updates, a log line.
@@ -59,6 +69,8 @@ class TrainLog {
   StatusLine progress_;  // drawn only on a terminal
   bool quiet_ = false;
   std::FILE* json_ = nullptr;
+  std::filesystem::path json_path_;
+  int json_errno_ = 0;  // of the first failed write to the JSON log (core/checked_stream.h)
 };
 
 }  // namespace attn::train

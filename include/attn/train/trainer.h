@@ -1,6 +1,6 @@
 // The training loop: data, BPE, model, Adam, validation with BLEU, early
 // stopping, checkpoints (last, best, --keep-last), exact resume, and a clean
-// stop on SIGINT/SIGTERM.
+// stop on SIGINT, SIGTERM or SIGHUP (core/stop_signals.h).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +20,9 @@ struct TrainOptions {
   std::filesystem::path log_json;   // empty: none
   std::filesystem::path resume;     // empty: save_dir/last.attn when it exists
   model::ModelConfig model;         // preset + overrides (ignored on resume)
+  // Whether --arch was typed: only a typed arch that differs from a resumed
+  // checkpoint's is refused; otherwise the checkpoint's arch is the run's.
+  bool arch_given = true;
   // The model flags typed, which a resumed checkpoint must match (train/run_flags.h).
   std::vector<GivenModelFlag> model_flags_given;
   std::int64_t vocab_size = 8000;
@@ -54,7 +57,7 @@ struct TrainOptions {
 struct TrainResult {
   std::int64_t updates = 0, epochs_done = 0;
   bool interrupted = false;
-  int signal = 0;  // SIGINT or SIGTERM when a signal stopped the run
+  int signal = 0;  // the stop signal (SIGINT, SIGTERM, SIGHUP) that stopped the run
   double best_metric = 0.0;
   std::filesystem::path last, best;
 };
