@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # attn against its PyTorch twin (tools/twin), side by side in one run, one
-# table per architecture (issue 8; issue 4 for MUSE): the reference preset
+# table per architecture: the reference preset
 # (d 256, 3+3 layers, 4 heads, FFN 1024, joint BPE 8,000), Multi30k de→en.
 #
 #   tools/bench.sh [--json] DATA_DIR [ARCHS...]      (default archs: transformer muse convsan2d fastdisa)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Decoding speed and quality by compute type (issue 22 item 3): `attn
+# Decoding speed and quality by compute type: `attn
 # translate --compute-type fp32|bf16|int8` on one model, side by side in one
 # run, rounds alternating the types (fp32, bf16, int8, fp32, …) so the
 # machine's drift hits all alike; medians of sentences/s, ratios to fp32,

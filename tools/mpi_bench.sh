@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-parallel training on this machine (issue 11): the reference preset on
+# Data-parallel training on this machine: the reference preset on
 # Multi30k, --update-freq 2 (two batches of --max-tokens 4096 per update) in
 # three layouts: 1 rank × 1 thread, 1 rank × 2 threads, 2 ranks × 1 thread
 # (make MPI=1's binary under mpirun). Prints the median target tokens/s of

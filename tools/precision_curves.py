@@ -118,7 +118,7 @@ def main():
         print(f"{t:>7.1f} {r['update']:>12} {r['bleu']:>7.2f} {b['update'] if b else '-':>11} "
               f"{b['bleu'] if b else math.nan:>7.2f}")
 
-    # The measure users feel (issue 22): minutes of training to the first validation at a BLEU.
+    # The measure users feel: minutes of training to the first validation at a BLEU.
     print("\nminutes to validation BLEU (resolution: one validation interval)")
     bleu_minutes.report([os.path.join(a.base, "log.jsonl"), os.path.join(a.other, "log.jsonl")], a.targets,
                         a.speeds, names=["base", "other"])

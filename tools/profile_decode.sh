@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where beam search spends its time, per compute type, and what that allows int8 (issue 22).
+# Where beam search spends its time, per compute type, and what that allows int8.
 #
 #   tools/profile_decode.sh MODEL SOURCES [SENTENCES]       (default: the first 300 lines of SOURCES)
 #

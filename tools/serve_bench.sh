@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# attn serve under load against attn translate on the same sentences (issue 23;
-# make bench runs it): 16 clients sending one sentence per request for 20 s
+# attn serve under load against attn translate on the same sentences (make
+# bench runs it): 16 clients sending one sentence per request for 20 s
 # against translate's batches of 64, rounds alternating, medians.
 #   tools/serve_bench.sh MODEL SRC        (env: CLIENTS=16 DURATION=20 ROUNDS=2 THREADS=2 BEAM=5 BUILD=build
 #                                          SERVE_ARGS="--decoders 2": more flags for attn serve)

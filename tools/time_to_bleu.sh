@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Minutes of attn training to reach a validation BLEU (issue 22): Multi30k, FP32 and bf16.
+# Minutes of attn training to reach a validation BLEU: Multi30k, FP32 and bf16.
 #
 #   tools/time_to_bleu.sh DATA_DIR                 train once per precision, then report
 #   tools/time_to_bleu.sh --report LOG.jsonl ...   report from existing attn train logs only

@@ -27,7 +27,7 @@ namespace {
 // and on these VMs a fresh huge page costs milliseconds (the host backs it
 // anew): training's first update took 4.2 s instead of 1.1 s, 200 sentences
 // of beam search 2.1–3.8 s instead of 2.0 s, steady-state steps the same
-// (Intel Xeon host, 2026-12-03, docs/results.md "Session 18").
+// (Intel Xeon host, 2026-12-03, docs/results/kernels.md "Large blocks and fresh pages").
 constexpr std::size_t kMapFrom = std::size_t{4} << 20;
 }  // namespace
 

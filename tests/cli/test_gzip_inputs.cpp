@@ -1,4 +1,4 @@
-// gzip-compressed inputs on the command line (issue 23): train, translate,
+// gzip-compressed inputs on the command line: train, translate,
 // attend and score read `.gz` files as their content; a damaged one is exit 2
 // naming it.
 #include <zlib.h>

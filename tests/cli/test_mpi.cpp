@@ -1,4 +1,4 @@
-// Data-parallel training under mpirun (issue 11), run when `make test` found
+// Data-parallel training under mpirun, run when `make test` found
 // MPI and built build/attn-mpi (ATTN_MPI_BIN): 2 ranks train, bit for bit,
 // what one process trains with --update-freq 2 (the same batches, split
 // between the ranks), for a Transformer and for MUSE; a run resumes from 2
@@ -125,7 +125,7 @@ TEST_CASE("mpi: 2 ranks train what 1 process trains with --update-freq 2; resume
 }
 
 // The MPI build as one process (no mpirun) once summed the earlier batches of
-// an update twice when --update-freq > 1 (issue 21 item 13).
+// an update twice when --update-freq > 1.
 TEST_CASE("mpi: world sizes 1 (no mpirun), 2 and 3 train what the default build trains, --update-freq 1 to 4",
           "[mpi][train][slow]") {
   if (!mpi_binary()) {

@@ -1,4 +1,4 @@
-// Outputs are written fully or not at all (issue 21 items 3, 6, 7 and 10):
+// Outputs are written fully or not at all:
 // through symlinks, never replacing a device, nothing left by Ctrl-C, no
 // partial set of outputs on failure, an unwritable -o said before the work.
 #include <algorithm>

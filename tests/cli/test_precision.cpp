@@ -1,4 +1,4 @@
-// The precision flags (issue 22): train --precision bf16 trains and its
+// The precision flags: train --precision bf16 trains and its
 // checkpoint resumes in FP32 with the change logged; translate and attend
 // take --compute-type bf16 and int8; other values are refused.
 #include <string>

@@ -1,4 +1,4 @@
-// Resuming into a save dir (issue 21 items 5 and 7): a model flag that
+// Resuming into a save dir: a model flag that
 // differs from the checkpoint's model is refused, naming every difference;
 // training flags may change and the log says which did; a run that cannot
 // start leaves no new file behind.

@@ -1,4 +1,4 @@
-// translate --split-sentences (issue 23): a line of several sentences is
+// translate --split-sentences: a line of several sentences is
 // translated sentence by sentence and joined again; one output line per input
 // line whatever the split; --nbest above 1 is refused with it.
 #include <string>

@@ -1,4 +1,4 @@
-// Low precision (issue 22): with the GEMM precision at bf16, every arch's loss
+// Low precision: with the GEMM precision at bf16, every arch's loss
 // and the gradient of every parameter tensor stay within a stated distance of
 // the FP32 ones, and do differ from them (the switch acts); with int8 weight
 // products, the decoder's log-probabilities do too.

@@ -1,4 +1,4 @@
-// attn serve over loopback with a real HTTP client (issue 23): the answers
+// attn serve over loopback with a real HTTP client: the answers
 // equal what `attn translate` and `attn attend` print for the same input;
 // every bad request gets a JSON error with a 4xx status and the server lives
 // on; the queue's limits and timeouts answer 429 / 503; SIGTERM (or SIGHUP) lets the

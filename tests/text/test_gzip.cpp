@@ -1,4 +1,4 @@
-// gzip-compressed text (issue 23): read as its content wherever attn reads
+// gzip-compressed text: read as its content wherever attn reads
 // text, detected by the magic bytes; damaged data is an error naming the file.
 #include <zlib.h>
 

@@ -31,7 +31,7 @@ namespace attn::serve {
 struct BatchOptions {
   // Two decoders of one thread each, batches of at most 16: on 2 cores, 16 clients
   // sending one sentence each got 1.5x the sentences/s of one decoder on both
-  // threads with batches of 64 (docs/results.md, session 11), and 64 clients 1.2x.
+  // threads with batches of 64 (docs/results/decoding-speed.md), and 64 clients 1.2x.
   std::int64_t max_batch = 16;                     // sentences decoded together
   std::chrono::microseconds max_wait{5000};        // how long a lone sentence waits for company
   std::int64_t max_queued = 1024;                  // sentences waiting, over all jobs

@@ -1,5 +1,5 @@
 // The ranks of a data-parallel training run and the few collective operations
-// it needs (issue 11). attn train under `mpirun -np N` (a binary built with
+// it needs. attn train under `mpirun -np N` (a binary built with
 // `make MPI=1`) is one rank of N; otherwise it is rank 0 of 1 and every
 // operation below is the identity. Only the main thread calls these.
 //
