@@ -203,7 +203,8 @@ class Session : public std::enable_shared_from_this<Session> {
         self->counted_ = false;
         --self->s_.in_flight;
       }
-      if (ec || !keep_alive) return self->close();
+      if (ec) return self->close();
+      if (!keep_alive) return self->linger();
       self->read_header();
     });
   }
@@ -212,6 +213,23 @@ class Session : public std::enable_shared_from_this<Session> {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.close();
+  }
+
+  // After a refusal the client may still be sending the body it was refused
+  // for: closing at once would reset the connection and lose the answer, so
+  // what it sends is read and dropped for a moment first.
+  void linger() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(1));
+    buffer_.clear();
+    drop_more();
+  }
+  void drop_more() {
+    stream_.async_read_some(buffer_.prepare(65536), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->stream_.close();
+      self->drop_more();
+    });
   }
 
   HttpServer::State& s_;
