@@ -51,8 +51,9 @@ class RawConnection {
     return true;
   }
 
-  // One answer: its status line, header and Content-Length body; nullopt when
-  // none came whole within `seconds` or the connection closed first.
+  // One answer: its status line, header and Content-Length body (none for an
+  // answer to HEAD); nullopt when none came whole within `seconds` or the
+  // connection closed first.
   struct Answer {
     int status = 0;
     std::string head, body;
@@ -67,8 +68,9 @@ class RawConnection {
       return v.substr(v.find_first_not_of(' '));
     }
   };
-  std::optional<Answer> read_answer(double seconds = 10.0) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::optional<Answer> read_answer(double seconds = 10.0, bool to_head = false) {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
     for (;;) {
       const std::size_t end = pending_.find("\r\n\r\n");
       if (end != std::string::npos) {
@@ -76,7 +78,7 @@ class RawConnection {
         a.head = pending_.substr(0, end + 2);
         a.status = std::atoi(a.head.c_str() + 9);
         const std::string length = a.header("Content-Length");
-        const std::size_t n = length.empty() ? 0 : std::stoul(length);
+        const std::size_t n = length.empty() || to_head ? 0 : std::stoul(length);
         if (pending_.size() >= end + 4 + n) {
           a.body = pending_.substr(end + 4, n);
           pending_.erase(0, end + 4 + n);
@@ -88,7 +90,8 @@ class RawConnection {
   }
   // Whether the server closes the connection within `seconds` (reading and dropping what it sends).
   bool closed_within(double seconds) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
     while (receive(until)) {
     }
     return eof_;

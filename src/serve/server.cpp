@@ -74,7 +74,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return on_read_error(ec);
     const auto& req = parser_->get();
     head_only_ = req.method() == http::verb::head;
-    if (std::optional<HttpReply> refused = check(req)) return send(std::move(*refused), false);
+    // A refused request without a body leaves the connection clean for the next one.
+    if (std::optional<HttpReply> refused = check(req)) return send(std::move(*refused), parser_->is_done() && req.keep_alive());
     if (beast::iequals(req[http::field::expect], "100-continue")) {
       // Only now that the request is accepted does the client send its body.
       static const std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -114,6 +115,12 @@ class Session : public std::enable_shared_from_this<Session> {
     if (fields > s_.options.max_headers)
       return error_reply(431, "the request has " + std::to_string(fields) + " header fields; at most " +
                                   std::to_string(s_.options.max_headers) + " are read");
+    // Beast takes repeated equal lengths, as RFC 9110 allows; a proxy in front
+    // may not read them alike, so only one is taken.
+    if (req.count(http::field::content_length) > 1)
+      return error_reply(400, "the request could not be read: it has " +
+                                  std::to_string(req.count(http::field::content_length)) +
+                                  " Content-Length headers; send one");
     const auto host = req.find(http::field::host);
     if (host == req.end() || !s_.hosts.accepts(sv(host->value())))
       return error_reply(403, "the Host header " + std::string(host == req.end() ? "is missing" : "names " +
@@ -216,19 +223,24 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // After a refusal the client may still be sending the body it was refused
-  // for: closing at once would reset the connection and lose the answer, so
-  // what it sends is read and dropped for a moment first.
+  // for: closing at once would reset the connection and lose the answer. So
+  // for a second what it sends is read and dropped: the rest of a declared
+  // Content-Length up to 16 MB (a plain client sending a large body then
+  // reads its 413), else 64 KB (a chunked flood is not read on).
   void linger() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(std::chrono::seconds(1));
+    std::uint64_t budget = 64 << 10;
+    if (parser_ && parser_->is_header_done() && parser_->content_length())
+      budget = std::min<std::uint64_t>(*parser_->content_length(), 16 << 20);
     buffer_.clear();
-    drop_more();
+    drop_more(budget);
   }
-  void drop_more() {
-    stream_.async_read_some(buffer_.prepare(65536), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) return self->stream_.close();
-      self->drop_more();
+  void drop_more(std::uint64_t budget) {
+    stream_.async_read_some(buffer_.prepare(65536), [self = shared_from_this(), budget](beast::error_code ec, std::size_t n) {
+      if (ec || n >= budget) return self->stream_.close();
+      self->drop_more(budget - n);
     });
   }
 
