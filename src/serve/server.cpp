@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -232,8 +233,13 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(std::chrono::seconds(1));
     std::uint64_t budget = 64 << 10;
-    if (parser_ && parser_->is_header_done() && parser_->content_length())
-      budget = std::min<std::uint64_t>(*parser_->content_length(), 16 << 20);
+    if (parser_) {
+      // The fields read so far, even when the header ended in an error (a length over --max-body).
+      const auto length = parser_->get()[http::field::content_length];
+      std::uint64_t declared = 0;
+      if (std::from_chars(length.data(), length.data() + length.size(), declared).ec == std::errc() && declared > 0)
+        budget = std::min<std::uint64_t>(declared, 16 << 20);
+    }
     buffer_.clear();
     drop_more(budget);
   }
