@@ -125,7 +125,7 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto host = req.find(http::field::host);
     if (host == req.end() || !s_.hosts.accepts(sv(host->value())))
       return error_reply(403, "the Host header " + std::string(host == req.end() ? "is missing" : "names " +
-                                                                                   std::string(host->value())) +
+                                                                                   std::string(host->value().substr(0, 200))) +
                                   ", not this server's address; give the name clients use with --allow-host");
     const std::optional<Route> route = route_of(sv(req.target()));
     if (!route)
