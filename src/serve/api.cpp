@@ -47,9 +47,12 @@ json parse_body(const std::string& body) {
   json request;
   FieldNamingParser parser(request);
   if (!json::sax_parse(body, &parser) || !parser.error.empty()) {
-    if (parser.overflow)
-      throw Refusal{400, "\"" + parser.last_key + "\" holds a number out of range (" + parser.error.substr(parser.error.find('\'')) +
-                             "); see docs/serve.md for the field's range"};
+    if (parser.overflow) {
+      const std::size_t quote = parser.error.find('\'');  // the number, as nlohmann quotes it
+      const std::string number = quote == std::string::npos ? "" : " (" + parser.error.substr(quote) + ")";
+      throw Refusal{400, (parser.last_key.empty() ? std::string("the body") : "\"" + parser.last_key + "\"") +
+                             " holds a number out of range" + number + "; see docs/serve.md for the field's range"};
+    }
     // nlohmann's message names the byte and what it expected (invalid UTF-8 included).
     throw Refusal{400, "the body is not valid JSON: " + parser.error};
   }
