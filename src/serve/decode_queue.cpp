@@ -119,12 +119,16 @@ std::int64_t DecodeQueue::queued_sentences() const {
 
 std::deque<DecodeQueue::Job>::iterator DecodeQueue::next_job() {
   auto best = jobs_.begin();
-  std::pair<int, std::uint64_t> best_rank{INT32_MAX, UINT64_MAX};
+  std::pair<int, std::int64_t> best_rank{INT32_MAX, INT64_MAX};
   for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
     const auto busy = busy_.find(it->client);
     const auto served = served_at_.find(it->client);
-    const std::pair<int, std::uint64_t> rank{busy == busy_.end() ? 0 : busy->second,
-                                             served == served_at_.end() ? 0 : served->second};
+    // A client not served lately ranks just before the one served last, not
+    // before every other: a client opening a new connection per request gains nothing.
+    const std::int64_t turn = static_cast<std::int64_t>(turn_);
+    const std::pair<int, std::int64_t> rank{busy == busy_.end() ? 0 : busy->second,
+                                            served == served_at_.end() ? 2 * turn - 1
+                                                                       : 2 * static_cast<std::int64_t>(served->second)};
     if (rank < best_rank) {  // strictly: the oldest job of the best client
       best = it;
       best_rank = rank;

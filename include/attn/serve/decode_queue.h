@@ -14,8 +14,10 @@
 // Fair share: each job names its client (a connection). A request of more than
 // max_batch sentences is queued as pieces of max_batch, and a free decoder
 // takes the oldest piece of the client it served least recently among those
-// no decoder works for: one large request holds one decoder for a piece at a
-// time, and clients waiting meanwhile are served between its pieces.
+// no decoder works for (a client with nothing queued or running is forgotten,
+// and counts as served just before the last one): one large request holds one
+// decoder for a piece at a time, clients waiting meanwhile are served between
+// its pieces, and a new connection per request gains no place.
 #pragma once
 #include <atomic>
 #include <chrono>
