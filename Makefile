@@ -31,8 +31,9 @@ ifeq ($(FUZZ),1)
   SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 
-# cpp-httplib (attn serve): Debian builds it as a library with these features,
-# and its classes' layout depends on them (pkg-config cpp-httplib --cflags).
+# cpp-httplib (the HTTP client of the serve tests and bench_serve; attn serve
+# itself is on Boost.Beast, header-only): Debian builds it as a library with
+# these features, and its classes' layout depends on them (pkg-config cpp-httplib --cflags).
 HTTPLIB_FLAGS := -DCPPHTTPLIB_OPENSSL_SUPPORT -DCPPHTTPLIB_ZLIB_SUPPORT -DCPPHTTPLIB_BROTLI_SUPPORT
 CXXFLAGS := -std=c++20 $(OPT) -fopenmp -Wall -Wextra -Wno-unknown-pragmas -Iinclude $(HTTPLIB_FLAGS) -MMD -MP
 LDFLAGS  := -fopenmp $(SAN_LDFLAGS) -lz -lcpp-httplib -pthread

@@ -3,14 +3,20 @@
 // is loaded by --clients concurrent clients sending one sentence per request
 // for --seconds, so its batches form across clients. Rounds alternate the two
 // and the medians are compared. Run by tools/serve_bench.sh (make bench).
+// With --hostile 1, each round also loads the server with the same clients
+// while hostile clients run (hostile_load.h) and /healthz is timed every 25 ms:
+// the ordinary clients' rate with hostile ones ÷ without, /healthz's p99 and
+// the server's largest RSS (tools/serve_hostile_bench.sh).
 //
 //   bench_serve --attn BIN --model MODEL --input SRC [--clients 16] [--seconds 20]
-//               [--rounds 2] [--threads 2] [--beam 5] [--serve-args "--decoders 2"]
+//               [--rounds 2] [--threads 2] [--beam 5] [--serve-args "--decoders 2"] [--hostile 1]
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "hostile_load.h"
 #include "serve_load.h"
 
 extern char** environ;
@@ -32,6 +39,7 @@ struct Flags {
   std::string attn = "build/attn", model, input;
   std::string serve_args;  // more flags for attn serve, space-separated (e.g. "--decoders 2 --max-batch 8")
   int clients = 16, rounds = 2, threads = 2, beam = 5;
+  bool hostile = false;
   double seconds = 20.0;
 };
 
@@ -104,6 +112,7 @@ int main(int argc, char** argv) {
     else if (k == "--threads") f.threads = std::stoi(v);
     else if (k == "--beam") f.beam = std::stoi(v);
     else if (k == "--serve-args") f.serve_args = v;
+    else if (k == "--hostile") f.hostile = v == "1";
     else {
       std::fprintf(stderr, "bench_serve: unknown flag %s\n", k.c_str());
       return 2;
@@ -129,7 +138,8 @@ int main(int argc, char** argv) {
   const std::string translate = f.attn + " translate -m '" + f.model + "' --beam " + std::to_string(f.beam) +
                                 " --threads " + std::to_string(f.threads) + " -o /dev/null -i ";
 
-  std::vector<double> offline_rate, served_rate, p50, p99;
+  std::vector<double> offline_rate, served_rate, p50, p99, hostile_ratio, health_p99;
+  long rss_max = 0;
   std::int64_t failed = 0;
   std::string failure;
   for (int r = 0; r < f.rounds; ++r) {
@@ -148,6 +158,30 @@ int main(int argc, char** argv) {
     attn::bench::run_load(load_options, sentences);
     load_options.seconds = f.seconds;
     const attn::bench::LoadResult result = attn::bench::run_load(load_options, sentences);
+    if (f.hostile) {
+      std::atomic<bool> sampling{true};
+      std::thread rss([&] {
+        while (sampling) {
+          rss_max = std::max(rss_max, attn::bench::resident_kb(server));
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+      });
+      attn::bench::HealthProbe probe(port);
+      attn::bench::HostileLoad hostile(port, "", f.beam);
+      const attn::bench::LoadResult beside = attn::bench::run_load(load_options, sentences);
+      hostile.stop();
+      probe.finish();
+      sampling = false;
+      rss.join();
+      hostile_ratio.push_back(beside.sentences_per_second() / std::max(1e-9, result.sentences_per_second()));
+      health_p99.push_back(probe.quantile(0.99));
+      failed += beside.failed;
+      std::printf("round %d with hostile clients (%lld attacks): serve %.1f sent/s = %.2fx unloaded (%lld failed); "
+                  "/healthz p99 %.1f ms, max %.1f ms (%zu probes); largest RSS %.1f MB\n",
+                  r + 1, static_cast<long long>(hostile.rounds()), beside.sentences_per_second(), hostile_ratio.back(),
+                  static_cast<long long>(beside.failed), health_p99.back(), probe.quantile(1.0), probe.count(),
+                  static_cast<double>(rss_max) / 1024.0);
+    }
     ::kill(server, SIGTERM);
     int status = 0;
     ::waitpid(server, &status, 0);
@@ -169,6 +203,10 @@ int main(int argc, char** argv) {
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline, median(p50), median(p99),
               static_cast<long long>(failed));
+  if (f.hostile)
+    std::printf("\nwith hostile clients: ordinary throughput %.2fx unloaded (median), /healthz p99 %.1f ms (median), "
+                "largest RSS %.1f MB\n",
+                median(hostile_ratio), median(health_p99), static_cast<double>(rss_max) / 1024.0);
   if (failed) std::printf("first failure: %s\n", failure.c_str());
   return failed ? 1 : 0;
 }

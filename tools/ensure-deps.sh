@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages attn needs are installed.
-#   ensure-deps.sh build   headers for building and testing (CLI11, nlohmann-json, zlib, cpp-httplib, Catch2 v2, OpenMP)
+#   ensure-deps.sh build   headers for building and testing (CLI11, nlohmann-json, zlib, cpp-httplib, Boost (Beast), Catch2 v2, OpenMP)
 #   ensure-deps.sh bench   also OpenBLAS (linked into the benchmark only)
 #   ensure-deps.sh twin    also python3-torch and numpy (the PyTorch twin in tools/)
 #   ensure-deps.sh fuzz    clang with libFuzzer and LLVM's OpenMP (make fuzz)
@@ -19,6 +19,7 @@ need nlohmann-json3-dev /usr/include/nlohmann/json.hpp
 need zlib1g-dev /usr/include/zlib.h
 need libcpp-httplib-dev /usr/include/httplib.h
 need catch2 /usr/include/catch2/catch.hpp
+need libboost-dev /usr/include/boost/beast.hpp
 command -v g++ >/dev/null || missing+=(g++)
 if ! echo 'int main(){}' | g++ -fopenmp -x c++ - -o /dev/null 2>/dev/null; then missing+=(libgomp1); fi
 if [ "$what" = bench ] || [ "$what" = twin ]; then

@@ -21,7 +21,7 @@ struct ServeFlags {
   serve::HttpOptions http;
   serve::Limits limits;
   serve::BatchOptions batching;
-  double max_wait_ms = 5.0, timeout_s = 60.0;
+  double max_wait_ms = 5.0, timeout_s = 60.0, read_timeout_s = 10.0, drain_timeout_s = 10.0;
   std::string compute_type = "fp32";
 };
 
@@ -32,6 +32,8 @@ bool is_loopback(const std::string& host) {
 int run(ServeFlags f) {
   f.batching.max_wait = std::chrono::microseconds(static_cast<std::int64_t>(f.max_wait_ms * 1000));
   f.limits.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_s * 1000));
+  f.http.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.read_timeout_s * 1000));
+  f.http.drain_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.drain_timeout_s * 1000));
   std::vector<serve::ServedModel> models;
   std::vector<std::string> archs;
   for (const std::string& spec : f.models) {
@@ -61,7 +63,7 @@ int run(ServeFlags f) {
   const std::string shown_host = f.http.host.find(':') != std::string::npos ? "[" + f.http.host + "]" : f.http.host;
   std::fprintf(stderr, "attn serve: listening on http://%s:%d/ (Ctrl-C stops)\n", shown_host.c_str(), port);
   std::fflush(stderr);
-  serve::serve_until_signal(server, [&api] { api.close(); });
+  serve::serve_until_signal(server, [&api] { api.close(); }, [&queue] { queue.cancel_all(); });
   std::fprintf(stderr, "attn serve: stopped\n");
   return 0;
 }
@@ -112,12 +114,33 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--max-beam", f.limits.max_beam, "largest beam a request may ask for")
       ->capture_default_str()
       ->check(bounded(within(1, 1000)));
-  sub->add_option("--timeout", f.timeout_s, "seconds a request may wait for the decoder (then 503)")
+  sub->add_option("--max-work", f.limits.max_work,
+                  "decoder steps a request may ask for: beam x longest output, summed over its sentences and models "
+                  "(more: 413)")
+      ->capture_default_str()
+      ->check(bounded(within(1, std::int64_t{1} << 40)));
+  sub->add_option("--timeout", f.timeout_s,
+                  "seconds from a request's arrival to its answer; then its work is dropped and it gets 503")
       ->capture_default_str()
       ->check(bounded(within(0.001, 86400)));
-  sub->add_option("--connections", f.http.max_connections, "requests served at once")
+  sub->add_option("--read-timeout", f.read_timeout_s,
+                  "seconds a connection may take to send its next request whole (idle time included); then it is closed")
+      ->capture_default_str()
+      ->check(bounded(within(0.05, 3600)));
+  sub->add_option("--drain-timeout", f.drain_timeout_s,
+                  "seconds the requests in flight get on Ctrl-C or SIGTERM; then their work is dropped (503)")
+      ->capture_default_str()
+      ->check(bounded(within(0, 3600)));
+  sub->add_option("--connections", f.http.max_connections, "connections open at once; more get 503")
+      ->capture_default_str()
+      ->check(bounded(within(1, 65536)));
+  sub->add_option("--workers", f.http.workers, "translate and attend requests worked on at once; more wait their turn")
       ->capture_default_str()
       ->check(bounded(within(1, 4096)));
+  sub->add_option("--allow-host", f.http.allowed_hosts,
+                  "a name clients reach the server by (the Host header), besides the listening address; repeatable");
+  sub->add_flag("--show-paths", f.limits.show_paths,
+                "name the model files by their full path in /v1/models and attend's documents (default: file name only)");
   sub->add_flag("--split-sentences", f.limits.split_sentences,
                 "split each line into sentences before translating (a request's \"split_sentences\" overrides)");
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });

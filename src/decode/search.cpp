@@ -119,6 +119,7 @@ std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq
   std::vector<std::int32_t> tokens(static_cast<std::size_t>(B), text::kBos);
   std::vector<float>& logprobs = buffers.logprobs;
   for (std::int64_t t = 0; !live.empty(); ++t) {
+    if (options.stop && options.stop()) throw Cancelled();
     const std::int64_t S = static_cast<std::int64_t>(live.size());
     ctx.arena.reset();
     logprobs.resize(static_cast<std::size_t>(S * V));
@@ -167,6 +168,7 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
   std::vector<std::vector<Hypothesis>> finished(static_cast<std::size_t>(B));
   std::vector<float>& logprobs = buffers.logprobs;
   for (std::int64_t t = 0; !live.empty(); ++t) {
+    if (options.stop && options.stop()) throw Cancelled();
     const std::int64_t S = static_cast<std::int64_t>(live.size()), N = S * K;
     ctx.arena.reset();
     logprobs.resize(static_cast<std::size_t>(N * V));

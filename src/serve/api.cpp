@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "attn/core/error.h"
@@ -21,16 +23,41 @@ struct Refusal {
   std::string message;
 };
 
+// The DOM builder of nlohmann::json, remembering the last key it met: a number
+// too large for a double (1e400) is then refused naming its field.
+class FieldNamingParser : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  explicit FieldNamingParser(json& out) : json_sax_dom_parser(out, false) {}
+  bool key(json::string_t& k) {
+    last_key = k;
+    return json_sax_dom_parser::key(k);
+  }
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& e) {
+    error = e.what();
+    overflow = e.id == 406;  // out_of_range.406: number overflow
+    return false;
+  }
+  std::string last_key, error;
+  bool overflow = false;
+};
+
 json parse_body(const std::string& body) {
   if (body.empty()) throw Refusal{400, "the request has no body; send a JSON object (docs/serve.md)"};
-  try {
-    json request = json::parse(body);
-    if (!request.is_object()) throw Refusal{400, "the body is JSON but not an object; send {\"…\": …} (docs/serve.md)"};
-    return request;
-  } catch (const json::parse_error& e) {
+  json request;
+  FieldNamingParser parser(request);
+  if (!json::sax_parse(body, &parser) || !parser.error.empty()) {
+    if (parser.overflow) {
+      const std::size_t quote = parser.error.find('\'');  // the number, as nlohmann quotes it
+      const std::string number = quote == std::string::npos ? "" : " (" + parser.error.substr(quote) + ")";
+      throw Refusal{400, (parser.last_key.empty() ? std::string("the body") : "\"" + parser.last_key + "\"") +
+                             " holds a number out of range" + number + "; see docs/serve.md for the field's range"};
+    }
     // nlohmann's message names the byte and what it expected (invalid UTF-8 included).
-    throw Refusal{400, std::string("the body is not valid JSON: ") + e.what()};
+    throw Refusal{400, "the body is not valid JSON: " + parser.error};
   }
+  if (!request.is_object()) throw Refusal{400, "the body is JSON but not an object; send {\"…\": …} (docs/serve.md)"};
+  return request;
 }
 
 void refuse_unknown_fields(const json& request, const std::set<std::string>& fields) {
@@ -42,16 +69,25 @@ void refuse_unknown_fields(const json& request, const std::set<std::string>& fie
   }
 }
 
+// An integer as JSON Schema defines one: any number with no fractional part
+// (5 and 5.0 alike), checked against the range before it is converted.
 std::int64_t int_field(const json& request, const std::string& key, std::int64_t fallback, std::int64_t lo,
                        std::int64_t hi) {
   if (!request.contains(key)) return fallback;
   const json& v = request[key];
-  if (!v.is_number_integer())
-    throw Refusal{400, "\"" + key + "\" must be an integer between " + std::to_string(lo) + " and " + std::to_string(hi)};
+  const std::string range = "an integer between " + std::to_string(lo) + " and " + std::to_string(hi);
+  if (!v.is_number()) throw Refusal{400, "\"" + key + "\" must be " + range};
+  const auto out_of_range = [&] { return Refusal{400, "\"" + key + "\" is " + v.dump() + "; give " + range}; };
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) throw out_of_range();
+  } else if (v.is_number_float()) {
+    const double x = v.get<double>();
+    if (x != std::floor(x)) throw Refusal{400, "\"" + key + "\" is " + v.dump() + "; give " + range};
+    if (!(x >= static_cast<double>(lo) && x <= static_cast<double>(hi))) throw out_of_range();
+    return static_cast<std::int64_t>(x);
+  }
   const std::int64_t x = v.get<std::int64_t>();
-  if (x < lo || x > hi)
-    throw Refusal{400, "\"" + key + "\" is " + std::to_string(x) + "; give an integer between " + std::to_string(lo) +
-                           " and " + std::to_string(hi)};
+  if (x < lo || x > hi) throw out_of_range();
   return x;
 }
 
@@ -135,13 +171,44 @@ std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, c
   return ids;
 }
 
-// Waits for the decoder; abandons the job and refuses when the limit passes.
+// Waits for the decoder until the request's deadline, or until its client
+// leaves or the server gives up on it; then abandons the job (its search stops
+// at its next step) and refuses.
 template <typename Future>
-void wait_for(Future& result, const std::shared_ptr<std::atomic<bool>>& abandoned, std::chrono::milliseconds limit) {
-  if (result.wait_for(limit) == std::future_status::ready) return;
-  abandoned->store(true);
-  throw Refusal{503, "no answer within " + std::to_string(limit.count() / 1000.0).substr(0, 5) +
-                         " s (--timeout): the server is busy; retry later or send fewer sentences"};
+void wait_for(Future& result, const std::shared_ptr<std::atomic<bool>>& abandoned, const RequestContext& context,
+              std::chrono::steady_clock::time_point deadline, const DecodeQueue& queue, std::chrono::milliseconds limit) {
+  while (result.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    const bool gone = context.cancelled->load(), stopping = queue.cancelled();
+    if (!gone && !stopping && std::chrono::steady_clock::now() < deadline) continue;
+    abandoned->store(true);
+    if (stopping) throw Refusal{503, "the server is shutting down and gave up on this request; retry on another instance"};
+    if (gone) throw Refusal{499, "the client closed the connection"};
+    throw Refusal{503, "no answer within " + std::to_string(limit.count() / 1000.0).substr(0, 5) +
+                           " s (--timeout): the server is busy; retry later or send fewer sentences"};
+  }
+}
+
+// A request's work: beam × the longest output its search allows, summed over the sentences.
+std::int64_t search_work(const decode::SearchOptions& search, const std::vector<std::vector<std::int32_t>>& ids,
+                         std::int64_t positions) {
+  std::int64_t work = 0;
+  for (const std::vector<std::int32_t>& s : ids) {
+    if (s.empty()) continue;
+    const double longest = search.max_len_a * static_cast<double>(s.size()) + search.max_len_b;
+    work += search.beam * std::clamp<std::int64_t>(static_cast<std::int64_t>(longest) + 1, 1, positions);
+  }
+  return work;
+}
+
+void check_work(std::int64_t work, const Limits& limits) {
+  if (work > limits.max_work)
+    throw Refusal{413, "the request asks for " + std::to_string(work) + " decoder steps (beam × longest output, summed "
+                       "over sentences and models); the limit is " + std::to_string(limits.max_work) +
+                       " (--max-work); lower beam or max_len_a/max_len_b, or send fewer sentences"};
+}
+
+std::string shown_file(const ServedModel& m, const Limits& limits) {
+  return limits.show_paths ? m.file : std::filesystem::path(m.file).filename().string();
 }
 
 Refusal queue_full(const DecodeQueue& queue) {
@@ -156,6 +223,8 @@ Response answer(Handler&& handler) {
     return handler();
   } catch (const Refusal& r) {
     return error_response(r.status, r.message);
+  } catch (const decode::Cancelled&) {
+    return error_response(503, "the server is shutting down and gave up on this request; retry on another instance");
   } catch (const std::bad_alloc&) {
     return error_response(503, "out of memory for this request; send fewer or shorter sentences");
   } catch (const Error& e) {
@@ -180,7 +249,7 @@ Response Api::models() const {
   for (const ServedModel& m : models_) {
     const model::Seq2Seq& model = *m.loaded.model;
     list.push_back({{"name", m.name},
-                    {"file", m.file},
+                    {"file", shown_file(m, limits_)},
                     {"arch", model.config().arch},
                     {"compute_type", model::compute_type_name(model.params().compute_type())},
                     {"parameters", model.parameter_count()},
@@ -188,7 +257,14 @@ Response Api::models() const {
                     {"encoder_mixers", model.encoder_mixer_kinds()},
                     {"decoder_mixers", model.decoder_mixer_kinds()}});
   }
-  return {200, json{{"models", list}}.dump(-1, ' ', false, json::error_handler_t::replace)};
+  // The page sets its controls' bounds from these.
+  const json limits{{"max_beam", limits_.max_beam},
+                    {"max_sentences", limits_.max_sentences},
+                    {"max_input_len", limits_.max_subwords},
+                    {"max_body", limits_.max_body_bytes},
+                    {"max_work", limits_.max_work},
+                    {"timeout_s", static_cast<double>(limits_.timeout.count()) / 1000.0}};
+  return {200, json{{"models", list}, {"limits", limits}}.dump(-1, ' ', false, json::error_handler_t::replace)};
 }
 
 Response Api::health() const {
@@ -198,7 +274,8 @@ Response Api::health() const {
                    .dump()};
 }
 
-Response Api::translate(const std::string& body) {
+Response Api::translate(const std::string& body, const RequestContext& context) {
+  const auto deadline = context.deadline.value_or(std::chrono::steady_clock::now() + limits_.timeout);
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
     const json request = parse_body(body);
@@ -223,6 +300,7 @@ Response Api::translate(const std::string& body) {
       throw Refusal{413, "the request's lines hold " + std::to_string(units.size()) + " sentences; the limit is " +
                              std::to_string(limits_.max_sentences) + " per request (--max-sentences); split it"};
     const std::vector<std::vector<std::int32_t>> ids = encode_units(served, split_units, limits_);
+    check_work(search_work(search, ids, served.loaded.model->config().max_positions), limits_);
     // Empty units translate to nothing and are not queued.
     std::vector<std::vector<std::int32_t>> queued;
     std::vector<std::size_t> queued_unit;
@@ -233,9 +311,9 @@ Response Api::translate(const std::string& body) {
       }
     std::vector<Hypotheses> found(units.size());
     if (!queued.empty()) {
-      std::optional<DecodeQueue::Submitted> job = queue_.translate(which, std::move(queued), search);
+      std::optional<DecodeQueue::Submitted> job = queue_.translate(which, std::move(queued), search, context.client);
       if (!job) throw queue_full(queue_);
-      wait_for(job->result, job->abandoned, limits_.timeout);
+      wait_for(job->result, job->abandoned, context, deadline, queue_, limits_.timeout);
       std::vector<Hypotheses> decoded = job->result.get();
       for (std::size_t k = 0; k < decoded.size(); ++k) found[queued_unit[k]] = std::move(decoded[k]);
     }
@@ -266,7 +344,8 @@ Response Api::translate(const std::string& body) {
   });
 }
 
-Response Api::attend(const std::string& body) {
+Response Api::attend(const std::string& body, const RequestContext& context) {
+  const auto deadline = context.deadline.value_or(std::chrono::steady_clock::now() + limits_.timeout);
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
     const json request = parse_body(body);
@@ -274,9 +353,20 @@ Response Api::attend(const std::string& body) {
                                     "split_sentences", "precision"});
     std::vector<std::size_t> chosen;
     if (request.contains("models")) {
-      if (!request["models"].is_array() || request["models"].empty())
+      const json& names = request["models"];
+      if (!names.is_array() || names.empty())
         throw Refusal{400, "\"models\" must be a non-empty array of model names: " + loaded_names(models_)};
-      for (const json& name : request["models"]) chosen.push_back(find_model(models_, name));
+      // Each model at most once, so the list is as long as the loaded models at most.
+      if (names.size() > models_.size())
+        throw Refusal{400, "\"models\" lists " + std::to_string(names.size()) + " names; " +
+                               std::to_string(models_.size()) + " models are loaded, each may be named once: " +
+                               loaded_names(models_)};
+      for (const json& name : names) {
+        const std::size_t m = find_model(models_, name);
+        if (std::find(chosen.begin(), chosen.end(), m) != chosen.end())
+          throw Refusal{400, "\"models\" names " + name.dump() + " twice; name each model once"};
+        chosen.push_back(m);
+      }
     } else {
       for (std::size_t i = 0; i < models_.size(); ++i) chosen.push_back(i);
     }
@@ -297,9 +387,17 @@ Response Api::attend(const std::string& body) {
     };
     auto shared = std::make_shared<AttendWork>();
     shared->units = units;
-    for (std::size_t m : chosen) shared->sources.push_back(encode_units(models_[m], units, limits_));
+    std::int64_t work = 0;
+    for (std::size_t m : chosen) {
+      shared->sources.push_back(encode_units(models_[m], units, limits_));
+      work += search_work(search, shared->sources.back(), models_[m].loaded.model->config().max_positions);
+    }
+    check_work(work, limits_);
     shared->documents.resize(chosen.size());
-    const auto work = [shared, chosen, search, selection, split, &models = models_] {
+    // The maps' search stops when the request is given up on.
+    auto stop = std::make_shared<std::atomic<bool>>(false);
+    search.stop = [stop, &queue = queue_] { return stop->load() || queue.cancelled(); };
+    const auto run = [shared, chosen, search, selection, split, &models = models_, limits = limits_] {
       for (std::size_t k = 0; k < chosen.size(); ++k) {
         const ServedModel& served = models[chosen[k]];
         model::Seq2Seq& model = *served.loaded.model;
@@ -314,16 +412,21 @@ Response Api::attend(const std::string& body) {
         std::string sentences;
         decode::run_attend(ctx, model, served.loaded.bpe, input, search, selection,
                            [&](std::int64_t, const std::string& s) { sentences += (sentences.empty() ? "" : ",") + s; });
-        std::string head = decode::maps_header(model, served.file, false, search, selection)
+        std::string head = decode::maps_header(model, shown_file(served, limits), false, search, selection)
                                .dump(-1, ' ', false, json::error_handler_t::replace);
         head.pop_back();  // the closing brace
         shared->documents[k] = head + ",\"sentences\":[" + sentences + "]}";
       }
     };
     std::optional<DecodeQueue::SubmittedTask> task =
-        queue_.run(static_cast<std::int64_t>(units.texts.size() * chosen.size()), work);
+        queue_.run(static_cast<std::int64_t>(units.texts.size() * chosen.size()), run, context.client);
     if (!task) throw queue_full(queue_);
-    wait_for(task->done, task->abandoned, limits_.timeout);
+    try {
+      wait_for(task->done, task->abandoned, context, deadline, queue_, limits_.timeout);
+    } catch (const Refusal&) {
+      stop->store(true);
+      throw;
+    }
     task->done.get();
     const std::vector<std::string>& documents = shared->documents;
     std::string out = "{\"results\":[";

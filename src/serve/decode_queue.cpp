@@ -44,27 +44,60 @@ bool DecodeQueue::admit(std::int64_t sentences) {
   return true;
 }
 
+void DecodeQueue::Gather::deliver(std::size_t offset, std::vector<Hypotheses> part) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (failed) return;
+  std::move(part.begin(), part.end(), results.begin() + static_cast<std::ptrdiff_t>(offset));
+  if (--pieces_left == 0) promise.set_value(std::move(results));
+}
+
+void DecodeQueue::Gather::fail(std::exception_ptr error) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (failed || pieces_left == 0) return;
+  failed = true;
+  promise.set_exception(error);
+}
+
 std::optional<DecodeQueue::Submitted> DecodeQueue::translate(std::size_t model,
                                                              std::vector<std::vector<std::int32_t>> sources,
-                                                             const decode::SearchOptions& search) {
-  Job job;
-  job.model = model;
-  job.search = search;
-  job.sentences = static_cast<std::int64_t>(sources.size());
-  job.sources = std::move(sources);
-  Submitted submitted{job.translations.get_future(), job.abandoned};
+                                                             const decode::SearchOptions& search,
+                                                             std::uint64_t client) {
+  auto gather = std::make_shared<Gather>();
+  gather->results.resize(sources.size());
+  const std::size_t piece = static_cast<std::size_t>(std::max<std::int64_t>(1, options_.max_batch));
+  gather->pieces_left = (sources.size() + piece - 1) / piece;
+  Submitted submitted{gather->promise.get_future(), std::make_shared<std::atomic<bool>>(false)};
+  std::vector<Job> jobs;
+  for (std::size_t at = 0; at < sources.size(); at += piece) {
+    Job job;
+    job.client = client;
+    job.model = model;
+    job.search = search;
+    job.gather = gather;
+    job.offset = at;
+    job.abandoned = submitted.abandoned;
+    const std::size_t end = std::min(sources.size(), at + piece);
+    job.sources.assign(std::make_move_iterator(sources.begin() + static_cast<std::ptrdiff_t>(at)),
+                       std::make_move_iterator(sources.begin() + static_cast<std::ptrdiff_t>(end)));
+    job.sentences = static_cast<std::int64_t>(job.sources.size());
+    jobs.push_back(std::move(job));
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!admit(job.sentences)) return std::nullopt;
-    job.queued_at = std::chrono::steady_clock::now();
-    jobs_.push_back(std::move(job));
+    if (!admit(static_cast<std::int64_t>(sources.size()))) return std::nullopt;
+    for (Job& job : jobs) {
+      job.queued_at = std::chrono::steady_clock::now();
+      jobs_.push_back(std::move(job));
+    }
   }
   changed_.notify_all();
   return submitted;
 }
 
-std::optional<DecodeQueue::SubmittedTask> DecodeQueue::run(std::int64_t sentences, std::function<void()> work) {
+std::optional<DecodeQueue::SubmittedTask> DecodeQueue::run(std::int64_t sentences, std::function<void()> work,
+                                                          std::uint64_t client) {
   Job job;
+  job.client = client;
   job.is_translation = false;
   job.sentences = sentences;
   job.work = std::move(work);
@@ -84,6 +117,26 @@ std::int64_t DecodeQueue::queued_sentences() const {
   return queued_;
 }
 
+std::deque<DecodeQueue::Job>::iterator DecodeQueue::next_job() {
+  auto best = jobs_.begin();
+  std::pair<int, std::int64_t> best_rank{INT32_MAX, INT64_MAX};
+  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+    const auto busy = busy_.find(it->client);
+    const auto served = served_at_.find(it->client);
+    // A client not served lately ranks just before the one served last, not
+    // before every other: a client opening a new connection per request gains nothing.
+    const std::int64_t turn = static_cast<std::int64_t>(turn_);
+    const std::pair<int, std::int64_t> rank{busy == busy_.end() ? 0 : busy->second,
+                                            served == served_at_.end() ? 2 * turn - 1
+                                                                       : 2 * static_cast<std::int64_t>(served->second)};
+    if (rank < best_rank) {  // strictly: the oldest job of the best client
+      best = it;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
 std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mutex>& lock) {
   std::vector<Job> batch;
   const auto joins = [&](const Job& j) {
@@ -94,8 +147,9 @@ std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mute
     for (const Job& j : batch) n += j.sentences;
     return n;
   };
-  batch.push_back(std::move(jobs_.front()));
-  jobs_.pop_front();
+  const auto first = next_job();
+  batch.push_back(std::move(*first));
+  jobs_.erase(first);
   if (!batch.front().is_translation) return batch;
   // Later jobs that fit join; the others keep their place in the queue.
   const auto gather = [&] {
@@ -123,7 +177,7 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
   // Longest first, as translate does: similar lengths pad least.
   std::vector<std::pair<std::size_t, std::size_t>> where;  // (job, sentence) of each decoded source
   for (std::size_t j = 0; j < batch.size(); ++j)
-    if (!batch[j].abandoned->load())
+    if (!batch[j].abandoned->load() && !cancelled_)
       for (std::size_t s = 0; s < batch[j].sources.size(); ++s) where.emplace_back(j, s);
   if (where.empty()) return;
   std::stable_sort(where.begin(), where.end(), [&](const auto& a, const auto& b) {
@@ -142,10 +196,18 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
   std::vector<std::size_t> left(batch.size(), 0);
   for (std::size_t j = 0; j < batch.size(); ++j) results[j].resize(batch[j].sources.size());
   for (const auto& [j, s] : where) ++left[j];
-  decode::beam_search(ctx, model, sources, batch.front().search, [&](std::size_t k, const Hypotheses& best) {
+  // The search goes on while some job still waits for it.
+  decode::SearchOptions search = batch.front().search;
+  search.stop = [&] {
+    if (cancelled_) return true;
+    for (std::size_t j = 0; j < batch.size(); ++j)
+      if (left[j] > 0 && !batch[j].abandoned->load()) return false;
+    return true;
+  };
+  decode::beam_search(ctx, model, sources, search, [&](std::size_t k, const Hypotheses& best) {
     const auto [j, s] = where[k];
     results[j][s] = best;
-    if (--left[j] == 0 && !batch[j].abandoned->load()) batch[j].translations.set_value(std::move(results[j]));
+    if (--left[j] == 0 && !batch[j].abandoned->load()) batch[j].gather->deliver(batch[j].offset, std::move(results[j]));
   });
 }
 
@@ -155,11 +217,16 @@ void DecodeQueue::loop() {
     changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and everything queued is done
     std::vector<Job> batch = take_batch(lock);
+    ++turn_;
+    for (const Job& j : batch) {
+      ++busy_[j.client];
+      served_at_[j.client] = turn_;
+    }
     lock.unlock();
     try {
       if (batch.front().is_translation) {
         decode_batch(batch);
-      } else if (!batch.front().abandoned->load()) {
+      } else if (!batch.front().abandoned->load() && !cancelled_) {
         batch.front().work();
         batch.front().work_done.set_value();
       }
@@ -168,7 +235,7 @@ void DecodeQueue::loop() {
       for (Job& j : batch) {
         try {
           if (j.is_translation)
-            j.translations.set_exception(std::current_exception());
+            j.gather->fail(std::current_exception());
           else
             j.work_done.set_exception(std::current_exception());
         } catch (const std::future_error&) {
@@ -177,7 +244,15 @@ void DecodeQueue::loop() {
       }
     }
     lock.lock();
-    for (const Job& j : batch) queued_ -= j.sentences;
+    for (const Job& j : batch) {
+      queued_ -= j.sentences;
+      if (--busy_[j.client] == 0) busy_.erase(j.client);
+    }
+    // A client with nothing queued or running is forgotten (the map stays as small as the queue).
+    for (const Job& j : batch)
+      if (!busy_.count(j.client) &&
+          std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& q) { return q.client == j.client; }))
+        served_at_.erase(j.client);
   }
 }
 

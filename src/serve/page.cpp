@@ -70,7 +70,7 @@ footer { color: var(--muted); font-size: 12px; padding: 0 22px 24px; }
   </div>
   <div class="row">
     <span class="lbl">Models</span><span id="models"></span>
-    <label class="lbl" for="beam">Beam</label><input id="beam" type="number" min="1" max="64" step="1" value="5">
+    <label class="lbl" for="beam">Beam</label><input id="beam" type="number" min="1" max="16" step="1" value="5">
   </div>
 </form>
 <nav class="bar" id="bar" hidden>
@@ -152,7 +152,8 @@ constexpr const char* kScript = R"PAGE(<script>
     const beam = Number($("beam").value);
     if (!sentence) { setState("error", "Type a sentence first."); return; }
     if (chosen.length === 0) { setState("error", "Choose at least one model."); return; }
-    if (!Number.isInteger(beam) || beam < 1) { setState("error", "The beam size must be a whole number ≥ 1."); return; }
+    const maxBeam = Number($("beam").max);
+    if (!Number.isInteger(beam) || beam < 1 || beam > maxBeam) { setState("error", "The beam size must be a whole number from 1 to " + maxBeam + " (the server's --max-beam)."); return; }
     const ticket = ++asked;
     setState("busy", "Translating with " + chosen.join(", ") + "…");
     const all = chosen.length === models.size;
@@ -164,10 +165,8 @@ constexpr const char* kScript = R"PAGE(<script>
     } catch (e) {
       if (ticket !== asked) return;
       waiting = false;
-      panels = [];  // the maps below would belong to another sentence
-      $("results").innerHTML = "";
-      $("bar").hidden = true;
-      setState("error", e.message);
+      // The panels drawn stay: a refused request does not take away what was shown.
+      setState("error", e.message + (panels.length ? " The maps below are still those of the previous request." : ""));
       return;
     }
     if (ticket !== asked) return;
@@ -279,8 +278,11 @@ constexpr const char* kScript = R"PAGE(<script>
     if (q.has("s")) setState("busy", "Loading the models…");
     let list;
     try {
-      list = (await api("/v1/models")).models;
+      const answer = await api("/v1/models");
+      list = answer.models;
       if (!Array.isArray(list)) throw new Error("the server's model list has no models.");
+      // The controls allow what the server does.
+      if (answer.limits && Number.isInteger(answer.limits.max_beam)) $("beam").max = answer.limits.max_beam;
     } catch (e) {
       setState("error", "Could not load the models: " + e.message);
       return;

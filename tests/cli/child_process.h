@@ -55,6 +55,7 @@ class ChildProcess {
   // The child's whole process group, when it leads one (started through setsid).
   void signal_group(int sig) const { REQUIRE(::kill(-pid_, sig) == 0); }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   // The exit status, or −N when signal N killed it.
   int wait() {

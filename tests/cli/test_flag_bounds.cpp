@@ -106,6 +106,10 @@ constexpr Row kRows[] = {
     {"serve", "--max-beam", "0", "1"},
     {"serve", "--timeout", "0", "0.001"},
     {"serve", "--connections", "0", "1"},
+    {"serve", "--workers", "0", "1"},
+    {"serve", "--max-work", "0", "1"},
+    {"serve", "--read-timeout", "0.01", "0.05"},
+    {"serve", "--drain-timeout", "-1", "0"},
 };
 
 // Parses `attn COMMAND FLAG VALUE REQUIRED` on a fresh app; the error's text,

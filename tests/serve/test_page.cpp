@@ -55,8 +55,9 @@ json attend_document(const std::string& arch, const std::string& sentence, std::
 }
 
 // The page with a stand-in for fetch before its scripts: GET /v1/models lists `models`; POST
-// /v1/attend answers `attend` (status and body) and records the request in body[data-asked].
-std::string stubbed_page(const json& models, int status, const json& attend) {
+// /v1/attend answers `attend` (status and body) and records the request in body[data-asked];
+// with `later`, every call after the first answers 400 with that body.
+std::string stubbed_page(const json& models, int status, const json& attend, const json& later = nullptr) {
   std::string page = serve::serve_page();
   const std::string stub =
       "<script>\n"
@@ -64,6 +65,8 @@ std::string stubbed_page(const json& models, int status, const json& attend) {
       "  const reply = (status, body) => new Response(JSON.stringify(body), {status: status, headers: {'Content-Type': 'application/json'}});\n"
       "  if (path === '/v1/models') return reply(200, " + models.dump() + ");\n"
       "  document.body.dataset.asked = init.body;\n"
+      "  window.attendCalls = (window.attendCalls || 0) + 1;\n"
+      "  if (window.attendCalls > 1 && " + later.dump() + " !== null) return reply(400, " + later.dump() + ");\n"
       "  return reply(" + std::to_string(status) + ", " + attend.dump() + ");\n"
       "};\n"
       "</script>\n";
@@ -156,4 +159,24 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
   REQUIRE(dom.find("<body data-state=\"error\"") != std::string::npos);
   REQUIRE(dom.find("the sentence is longer than 256 tokens (HTTP 400)") != std::string::npos);
   REQUIRE(dom.find("data-model=\"muse\"") == std::string::npos);  // no panel
+
+  // The beam box allows what /v1/models says the server does; a refused request keeps the panels drawn.
+  json limited = models;
+  limited["limits"] = {{"max_beam", 7}};
+  html = stubbed_page(limited, 200, {{"results", results}},
+                      {{"error", {{"status", 400}, {"message", "the server is busy"}}}});
+  html.insert(html.rfind("</body>"),
+              "<script>new MutationObserver(() => {\n"
+              "  const state = document.body.dataset.state;\n"
+              "  if (state === 'drawn' && !window.again) { window.again = true; document.getElementById('translate').click(); }\n"
+              "  if (state === 'error' && !document.body.dataset.probe)\n"
+              "    document.body.setAttribute('data-probe', document.querySelectorAll('section.model-panel').length + ' ' +\n"
+              "      document.getElementById('beam').max);\n"
+              "}).observe(document.body, {attributes: true});</script>\n");
+  std::ofstream(probe, std::ios::binary) << html;
+  dom = test::browse(dir.path(), probe.string() + "?s=a%20dog%20runs%20.", "--dump-dom");
+  const std::size_t kept = dom.find("data-probe=\"");
+  REQUIRE(kept != std::string::npos);
+  REQUIRE(dom.substr(kept + 12, dom.find('"', kept + 12) - kept - 12) == "3 7");
+  REQUIRE(dom.find("the server is busy (HTTP 400)") != std::string::npos);
 }

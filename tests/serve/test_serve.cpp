@@ -50,7 +50,8 @@ void require_refused(const httplib::Result& r, int status, const std::string& ne
 }  // namespace
 
 TEST_CASE("serve: translations and maps equal attn translate's and attn attend's", "[serve]") {
-  ServeProcess server;
+  // --show-paths: the documents name the model file as attn attend does.
+  ServeProcess server({"--show-paths"});
   auto c = server.client();
   const ServeModels& models = serve_models();
 
@@ -136,7 +137,7 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
 
 TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its own type", "[serve][int8]") {
   const ServeModels& models = serve_models();
-  ServeProcess server({}, {"q=" + models.muse + ":int8", "f=" + models.muse, "b=" + models.muse + ":bf16"});
+  ServeProcess server({"--show-paths"}, {"q=" + models.muse + ":int8", "f=" + models.muse, "b=" + models.muse + ":bf16"});
   auto c = server.client();
   auto listed = c->Get("/v1/models");
   REQUIRE(listed);

@@ -5,6 +5,7 @@
 // (</s> included) divided by length^lenpen.
 #pragma once
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <span>
 #include <vector>
@@ -22,6 +23,14 @@ struct SearchOptions {
   float max_len_a = 2.0f;
   float max_len_b = 10.0f;
   int nbest = 1;
+  // Asked before every step when set: true ends the search by throwing
+  // Cancelled (a server whose client left or whose deadline passed).
+  std::function<bool()> stop;
+};
+
+// Thrown by a search whose `stop` said so.
+struct Cancelled : std::exception {
+  const char* what() const noexcept override { return "the search was cancelled"; }
 };
 
 struct Hypothesis {

@@ -7,6 +7,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,8 +30,21 @@ struct Limits {
   std::int64_t max_sentences = 64;            // per request; 413 beyond
   std::int64_t max_subwords = 250;            // per sentence; 413 beyond
   int max_beam = 16;                          // 400 beyond
-  std::chrono::milliseconds timeout{60000};   // waiting for the decoder; 503 beyond
+  // Decoder steps a request may ask for: Σ over its sentences (and, for attend,
+  // its models) of beam × the longest output allowed; 413 beyond.
+  std::int64_t max_work = 100000;
+  std::chrono::milliseconds timeout{60000};   // a request, from its first byte to its answer; 503 beyond
   bool split_sentences = false;               // the default of a request's "split_sentences"
+  bool show_paths = false;                    // /v1/models and attend documents name model files by full path
+};
+
+// Who asks and until when: the HTTP side fills it in. A request whose client
+// left (cancelled) or whose deadline passed stops waiting, and its decoding
+// stops with it.
+struct RequestContext {
+  std::uint64_t client = 0;  // a connection: the decoders are shared fairly among clients
+  std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+  std::optional<std::chrono::steady_clock::time_point> deadline;  // default: now + Limits::timeout
 };
 
 struct Response {
@@ -47,10 +61,11 @@ class Api {
 
   Response models() const;                         // GET /v1/models
   Response health() const;                         // GET /healthz
-  Response translate(const std::string& body);     // POST /v1/translate
-  Response attend(const std::string& body);        // POST /v1/attend
+  Response translate(const std::string& body, const RequestContext& context = {});  // POST /v1/translate
+  Response attend(const std::string& body, const RequestContext& context = {});     // POST /v1/attend
   // Refuses new work with 503 from now on (the server is draining).
   void close() { closed_ = true; }
+  bool closed() const { return closed_; }
 
  private:
   const std::vector<ServedModel>& models_;

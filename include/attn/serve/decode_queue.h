@@ -8,7 +8,16 @@
 // are merged into one beam search. Other work (attention maps) runs alone, in
 // arrival order. The queue holds at most max_queued sentences: beyond that
 // submit() refuses (the server answers 429). A job its client gave up on (the
-// request timed out) is skipped when its turn comes.
+// request timed out, or the client left) is skipped when its turn comes, and a
+// search whose every job was given up on stops at its next step.
+//
+// Fair share: each job names its client (a connection). A request of more than
+// max_batch sentences is queued as pieces of max_batch, and a free decoder
+// takes the oldest piece of the client it served least recently among those
+// no decoder works for (a client with nothing queued or running is forgotten,
+// and counts as served just before the last one): one large request holds one
+// decoder for a piece at a time, clients waiting meanwhile are served between
+// its pieces, and a new connection per request gains no place.
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -16,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -56,7 +66,7 @@ class DecodeQueue {
     std::shared_ptr<std::atomic<bool>> abandoned;  // set it to drop the job if it has not started
   };
   std::optional<Submitted> translate(std::size_t model, std::vector<std::vector<std::int32_t>> sources,
-                                     const decode::SearchOptions& search);
+                                     const decode::SearchOptions& search, std::uint64_t client = 0);
 
   // Runs `work` on the decoder thread (for work that is not batched); counts
   // as `sentences` in the queue. Empty when the queue is full.
@@ -64,20 +74,36 @@ class DecodeQueue {
     std::future<void> done;
     std::shared_ptr<std::atomic<bool>> abandoned;
   };
-  std::optional<SubmittedTask> run(std::int64_t sentences, std::function<void()> work);
+  std::optional<SubmittedTask> run(std::int64_t sentences, std::function<void()> work, std::uint64_t client = 0);
 
   std::int64_t queued_sentences() const;
+  // Gives up every job, queued or running (the server's drain deadline passed):
+  // running searches stop at their next step, queued ones are skipped.
+  void cancel_all() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
 
  private:
+  // A translation request's answer, gathered from its pieces.
+  struct Gather {
+    std::mutex mutex;
+    std::vector<Hypotheses> results;
+    std::size_t pieces_left = 0;
+    bool failed = false;
+    std::promise<std::vector<Hypotheses>> promise;
+    void deliver(std::size_t offset, std::vector<Hypotheses> part);
+    void fail(std::exception_ptr error);
+  };
   struct Job {
     bool is_translation = true;
     std::size_t model = 0;
     decode::SearchOptions search;
     std::vector<std::vector<std::int32_t>> sources;
-    std::promise<std::vector<Hypotheses>> translations;
+    std::shared_ptr<Gather> gather;  // where the translations go, from offset on
+    std::size_t offset = 0;
     std::function<void()> work;
     std::promise<void> work_done;
     std::int64_t sentences = 0;
+    std::uint64_t client = 0;
     std::chrono::steady_clock::time_point queued_at;
     std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
   };
@@ -86,6 +112,8 @@ class DecodeQueue {
   // Takes the front job and, for a translation, the later ones it can share a
   // beam search with, waiting up to max_wait for the batch to fill. Under lock.
   std::vector<Job> take_batch(std::unique_lock<std::mutex>& lock);
+  // The job a free decoder takes first: the oldest of a client no decoder works for.
+  std::deque<Job>::iterator next_job();
   void decode_batch(std::vector<Job>& batch);
 
   std::vector<model::Seq2Seq*> models_;
@@ -95,6 +123,10 @@ class DecodeQueue {
   std::deque<Job> jobs_;
   std::int64_t queued_ = 0;
   bool stopping_ = false;
+  std::atomic<bool> cancelled_{false};
+  std::map<std::uint64_t, int> busy_;  // client → decoders working for it
+  std::map<std::uint64_t, std::uint64_t> served_at_;  // client → the turn it last got a decoder
+  std::uint64_t turn_ = 0;
   std::vector<std::thread> threads_;
 };
 

@@ -6,7 +6,8 @@
 //
 // The API it calls:
 //   GET  /v1/models  → {"models": [{"name", "file", "arch", "parameters", "config",
-//                                   "encoder_mixers", "decoder_mixers"}, …]}
+//                                   "encoder_mixers", "decoder_mixers"}, …],
+//                    "limits": {"max_beam", …}}  (the beam box allows up to max_beam)
 //   POST /v1/attend  {"sentence": "…", "models": ["a", "b"], "beam": 5}
 //                    → {"results": [{"model": "a", "document": <attn attend's document,
 //                                    one sentence>}, …]} in the requested order

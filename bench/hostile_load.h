@@ -1,0 +1,157 @@
+// Hostile clients of `attn serve`, each a thread repeating one attack until
+// the load is destroyed: chunked and header floods, slow and idle connections,
+// a large request whose client leaves mid-search, attend's model list 300
+// long, malformed framing, a foreign Host, text/plain, numbers out of range,
+// a pipelined burst. Bounded: 7 threads, 4 slow and 40 idle connections at
+// most, 4 MB per flood, 50 ms between one thread's attacks. Used by the
+// [serve][hostile] test with ordinary clients beside it and by bench_serve
+// --hostile, which measures what the ordinary clients keep.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "raw_http.h"
+
+namespace attn::bench {
+
+// A process's resident memory (kB), from /proc; 0 when it cannot be read.
+inline long resident_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return 0;
+}
+
+class HostileLoad {
+ public:
+  // model: a model the server loads ("" when it loads one); beam: the largest it allows.
+  HostileLoad(int port, std::string model, int beam) : port_(port), model_(std::move(model)), beam_(beam) {
+    repeat([this] { chunked_flood(); });
+    repeat([this] { header_flood(); });
+    repeat([this] { slow_clients(); });
+    repeat([this] { idle_clients(); });
+    repeat([this] { large_and_leave(); });
+    repeat([this] { malformed(); });
+    repeat([this] { pipelined(); });
+  }
+  ~HostileLoad() { stop(); }
+  HostileLoad(const HostileLoad&) = delete;
+  HostileLoad& operator=(const HostileLoad&) = delete;
+  void stop() {
+    stop_ = true;
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
+  }
+  // Attacks completed (each answered or cut by the server).
+  std::int64_t rounds() const { return rounds_; }
+
+ private:
+  void repeat(std::function<void()> attack) {
+    threads_.emplace_back([this, attack = std::move(attack)] {
+      while (!stop_) {
+        attack();
+        ++rounds_;
+        // The attackers share the server's cores here; without a pause their
+        // own CPU (floods at loopback speed) would be counted against it.
+        pause(50);
+      }
+    });
+  }
+  void pause(int ms) {
+    for (int waited = 0; waited < ms && !stop_; waited += 10) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  void chunked_flood() {
+    RawConnection c(port_);
+    c.send("POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           "Transfer-Encoding: chunked\r\n\r\n");
+    const std::string chunk = "10000\r\n" + std::string(0x10000, ' ') + "\r\n";
+    for (int i = 0; i < 64 && !stop_ && c.send(chunk); ++i) {
+    }
+    c.read_answer(2.0);
+  }
+  void header_flood() {
+    RawConnection c(port_);
+    c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const std::string fields = [] {
+      std::string f;
+      for (int i = 0; i < 1000; ++i) f += "X-Padding-" + std::to_string(i) + ": " + std::string(30, 'a') + "\r\n";
+      return f;
+    }();
+    for (int i = 0; i < 100 && !stop_ && c.send(fields); ++i) {
+    }
+    c.read_answer(2.0);
+  }
+  void slow_clients() {
+    std::vector<std::unique_ptr<RawConnection>> slow;
+    for (int i = 0; i < 4; ++i) slow.push_back(std::make_unique<RawConnection>(port_));
+    const std::string request = http_get("/healthz");
+    for (std::size_t k = 0; k < request.size() && !stop_; ++k) {
+      for (auto& c : slow) c->send(request.substr(k, 1));
+      pause(200);
+    }
+  }
+  void idle_clients() {
+    std::vector<std::unique_ptr<RawConnection>> idle;
+    for (int i = 0; i < 40; ++i) idle.push_back(std::make_unique<RawConnection>(port_));
+    pause(2000);
+  }
+  void large_and_leave() {
+    RawConnection c(port_);
+    std::vector<std::string> sentences(16, "ein kleiner hund läuft über die wiese und zwei männer spielen");
+    c.send(http_post("/v1/translate", with_model({{"sentences", sentences}, {"beam", beam_}}).dump()));
+    pause(300);
+  }
+  void malformed() {
+    const std::string ok_body = with_model({{"sentence", "ein hund"}}).dump();
+    nlohmann::json names = nlohmann::json::array();
+    for (int i = 0; i < 300; ++i) names.push_back(model_.empty() ? "m" : model_);
+    const std::vector<std::string> requests{
+        "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 3\r\n"
+        "Content-Length: 30\r\n\r\n{}",
+        "PUT /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+        http_get("/v1/models", "rebound.example"),
+        http_post("/v1/translate", ok_body, "text/plain"),
+        http_post("/v1/translate", R"({"sentence": "ein hund", "lenpen": 1e400})"),
+        http_post("/v1/attend", nlohmann::json{{"sentence", "ein hund"}, {"models", names}}.dump()),
+    };
+    for (const std::string& r : requests) {
+      if (stop_) return;
+      RawConnection c(port_);
+      c.send(r);
+      c.read_answer(2.0);
+    }
+  }
+  void pipelined() {
+    RawConnection c(port_);
+    std::string burst;
+    for (int i = 0; i < 20; ++i) burst += http_get("/healthz");
+    c.send(burst);
+    for (int i = 0; i < 20 && c.read_answer(2.0); ++i) {
+    }
+    pause(50);
+  }
+
+  nlohmann::json with_model(nlohmann::json request) const {
+    if (!model_.empty()) request["model"] = model_;
+    return request;
+  }
+
+  int port_;
+  std::string model_;
+  int beam_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::int64_t> rounds_{0};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace attn::bench
