@@ -58,7 +58,11 @@ std::FILE* open_checked_stream(int fd, int* first_errno) {
 void check_standard_output() {
   if (stdout_checked) return;
   std::fflush(stdout);
-  std::FILE* stream = open_checked_stream(STDOUT_FILENO, &stdout_errno);
+  // Its sink lives as long as the process: stdout is never closed, so a heap
+  // sink would be left for the leak checker at exit.
+  static Sink stdout_sink{STDOUT_FILENO, &stdout_errno};
+  const cookie_io_functions_t functions{nullptr, write_all, nullptr, [](void*) { return 0; }};
+  std::FILE* stream = ::fopencookie(&stdout_sink, "w", functions);
   if (!stream) return;
   stdout = stream;
   // std::cout (CLI11's help and version) through the same stream, in order with printf.
