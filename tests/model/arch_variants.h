@@ -46,4 +46,12 @@ inline ModelConfig arch_config(const ArchVariant& v) {
   return c;
 }
 
+// The variant a little wider than the tiny one, so products have some depth.
+inline ModelConfig small_arch_config(const ArchVariant& v) {
+  ModelConfig c = arch_config(v);
+  c.dim = 32;
+  c.ffn_dim = 48;
+  return c;
+}
+
 }  // namespace attn::model

@@ -28,14 +28,6 @@ struct LossAndGrads {
   std::vector<float> grads;
 };
 
-// The variant a little wider than the tiny one, so products have some depth.
-ModelConfig small_config(const ArchVariant& v) {
-  ModelConfig config = arch_config(v);
-  config.dim = 32;
-  config.ffn_dim = 48;
-  return config;
-}
-
 Batch small_batch() {
   return make_batch({{5, 6, 7, 8, 3, 9, 10}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10, 5}, {11}});
 }
@@ -105,7 +97,7 @@ TEST_CASE("seq2seq, every arch: with bf16 products the loss, the gradient and ev
           "[model][bf16][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    Seq2Seq model(small_config(v));
+    Seq2Seq model(small_arch_config(v));
     Rng init(3);
     model.initialize(init);
     const LossAndGrads fp32 = loss_and_grads(model, kernels::ComputeType::fp32);
@@ -151,7 +143,7 @@ TEST_CASE("seq2seq, every arch: with bf16 products the loss, the gradient and ev
 TEST_CASE("seq2seq, every arch: int8 weight products keep the log-probabilities near FP32's", "[model][int8][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    Seq2Seq model(small_config(v));
+    Seq2Seq model(small_arch_config(v));
     Rng init(3);
     model.initialize(init);
     const LogProbDistance d = log_prob_distance(log_probs(model, kernels::ComputeType::fp32),
@@ -175,7 +167,7 @@ TEST_CASE("model file, every arch: int8 weights (attn quantize) load within half
   const text::Bpe bpe;
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    ModelConfig config = small_config(v);
+    ModelConfig config = small_arch_config(v);
     config.vocab_size = bpe.vocab().size();
     Seq2Seq model(config);
     Rng init(3);

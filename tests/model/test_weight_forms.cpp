@@ -31,9 +31,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 ModelConfig form_config(const ArchVariant& v, std::int64_t vocab) {
-  ModelConfig config = arch_config(v);
-  config.dim = 32;
-  config.ffn_dim = 48;
+  ModelConfig config = small_arch_config(v);
   config.vocab_size = vocab;
   return config;
 }
