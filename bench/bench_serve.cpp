@@ -6,7 +6,7 @@
 // With --hostile 1, each round also loads the server with the same clients
 // while hostile clients run (hostile_load.h) and /healthz is timed every 25 ms:
 // the ordinary clients' rate with hostile ones ÷ without, /healthz's p99 and
-// the server's largest RSS (tools/serve_hostile_bench.sh).
+// the server's largest RSS (HOSTILE=1 tools/serve_bench.sh).
 //
 //   bench_serve --attn BIN --model MODEL --input SRC [--clients 16] [--seconds 20]
 //               [--rounds 2] [--threads 2] [--beam 5] [--serve-args "--decoders 2"] [--hostile 1]
