@@ -64,7 +64,9 @@ std::optional<DecodeQueue::Submitted> DecodeQueue::translate(std::size_t model,
                                                              std::uint64_t client) {
   auto gather = std::make_shared<Gather>();
   gather->results.resize(sources.size());
-  const std::size_t piece = static_cast<std::size_t>(std::max<std::int64_t>(1, options_.max_batch));
+  const std::int64_t per_piece =
+      std::min(options_.max_batch, options_.piece_hypotheses / std::max(1, search.beam));
+  const std::size_t piece = static_cast<std::size_t>(std::max<std::int64_t>(1, per_piece));
   gather->pieces_left = (sources.size() + piece - 1) / piece;
   Submitted submitted{gather->promise.get_future(), std::make_shared<std::atomic<bool>>(false)};
   std::vector<Job> jobs;
@@ -85,6 +87,7 @@ std::optional<DecodeQueue::Submitted> DecodeQueue::translate(std::size_t model,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!admit(static_cast<std::int64_t>(sources.size()))) return std::nullopt;
+    enrol(client);
     for (Job& job : jobs) {
       job.queued_at = std::chrono::steady_clock::now();
       jobs_.push_back(std::move(job));
@@ -105,6 +108,7 @@ std::optional<DecodeQueue::SubmittedTask> DecodeQueue::run(std::int64_t sentence
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!admit(sentences)) return std::nullopt;
+    enrol(client);
     job.queued_at = std::chrono::steady_clock::now();
     jobs_.push_back(std::move(job));
   }
@@ -117,18 +121,20 @@ std::int64_t DecodeQueue::queued_sentences() const {
   return queued_;
 }
 
+void DecodeQueue::enrol(std::uint64_t client) {
+  if (charged_.count(client)) return;
+  double least = 0;
+  for (auto it = charged_.begin(); it != charged_.end(); ++it)
+    least = it == charged_.begin() ? it->second : std::min(least, it->second);
+  charged_[client] = least;
+}
+
 std::deque<DecodeQueue::Job>::iterator DecodeQueue::next_job() {
   auto best = jobs_.begin();
-  std::pair<int, std::int64_t> best_rank{INT32_MAX, INT64_MAX};
+  std::pair<int, double> best_rank{INT32_MAX, 0};
   for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
     const auto busy = busy_.find(it->client);
-    const auto served = served_at_.find(it->client);
-    // A client not served lately ranks just before the one served last, not
-    // before every other: a client opening a new connection per request gains nothing.
-    const std::int64_t turn = static_cast<std::int64_t>(turn_);
-    const std::pair<int, std::int64_t> rank{busy == busy_.end() ? 0 : busy->second,
-                                            served == served_at_.end() ? 2 * turn - 1
-                                                                       : 2 * static_cast<std::int64_t>(served->second)};
+    const std::pair<int, double> rank{busy == busy_.end() ? 0 : busy->second, charged_[it->client]};
     if (rank < best_rank) {  // strictly: the oldest job of the best client
       best = it;
       best_rank = rank;
@@ -147,14 +153,19 @@ std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mute
     for (const Job& j : batch) n += j.sentences;
     return n;
   };
+  const auto in_batch = [&](std::uint64_t client) {
+    return std::any_of(batch.begin(), batch.end(), [&](const Job& j) { return j.client == client; });
+  };
   const auto first = next_job();
   batch.push_back(std::move(*first));
   jobs_.erase(first);
   if (!batch.front().is_translation) return batch;
-  // Later jobs that fit join; the others keep their place in the queue.
+  // Later jobs that fit join; the others keep their place in the queue. A
+  // client's further pieces join only while it is the one client the queue
+  // knows: another client's next request, though not sent yet, may come any moment.
   const auto gather = [&] {
     for (auto it = jobs_.begin(); it != jobs_.end() && sentences() < options_.max_batch;) {
-      if (joins(*it) && sentences() + it->sentences <= options_.max_batch) {
+      if (joins(*it) && sentences() + it->sentences <= options_.max_batch && (!in_batch(it->client) || charged_.size() == 1)) {
         batch.push_back(std::move(*it));
         it = jobs_.erase(it);
       } else {
@@ -217,12 +228,9 @@ void DecodeQueue::loop() {
     changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and everything queued is done
     std::vector<Job> batch = take_batch(lock);
-    ++turn_;
-    for (const Job& j : batch) {
-      ++busy_[j.client];
-      served_at_[j.client] = turn_;
-    }
+    for (const Job& j : batch) ++busy_[j.client];
     lock.unlock();
+    const auto started = std::chrono::steady_clock::now();
     try {
       if (batch.front().is_translation) {
         decode_batch(batch);
@@ -243,17 +251,25 @@ void DecodeQueue::loop() {
         }
       }
     }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     lock.lock();
-    for (const Job& j : batch) {
-      queued_ -= j.sentences;
-      if (--busy_[j.client] == 0) busy_.erase(j.client);
-    }
-    // A client with nothing queued or running is forgotten (the map stays as small as the queue).
-    for (const Job& j : batch)
-      if (!busy_.count(j.client) &&
-          std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& q) { return q.client == j.client; }))
-        served_at_.erase(j.client);
+    settle(batch, took.count());
   }
+}
+
+void DecodeQueue::settle(const std::vector<Job>& batch, double seconds) {
+  std::int64_t hypotheses = 0;
+  for (const Job& j : batch) hypotheses += j.hypotheses();
+  for (const Job& j : batch) {
+    queued_ -= j.sentences;
+    charged_[j.client] += seconds * static_cast<double>(j.hypotheses()) / static_cast<double>(std::max<std::int64_t>(1, hypotheses));
+    if (--busy_[j.client] == 0) busy_.erase(j.client);
+  }
+  // A client with nothing queued or running is forgotten (the map stays as small as the queue).
+  for (const Job& j : batch)
+    if (!busy_.count(j.client) &&
+        std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& q) { return q.client == j.client; }))
+      charged_.erase(j.client);
 }
 
 }  // namespace attn::serve

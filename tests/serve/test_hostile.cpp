@@ -259,6 +259,35 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
   REQUIRE(slowest < took / 4);
 }
 
+TEST_CASE("serve hostile: while others wait, a large request is decoded one small piece at a time, whatever --max-batch",
+          "[serve][hostile]") {
+  // One decoder, busy with a first request while a large one (16 sentences,
+  // fewer than --max-batch) and a small one queue behind it: the small one
+  // must not wait for all 16 — an abandoned-and-resent large request would
+  // otherwise hold a decoder for whole batches.
+  std::vector<std::string> flags = kHeavyFlags;
+  flags.insert(flags.end(), {"--decoders", "1"});
+  ServeProcess server(flags);
+  const auto timed = [&](std::string body) {
+    return std::async(std::launch::async, [&server, body = std::move(body)] {
+      const auto a = ask(server.port(), http_post("/v1/translate", body), 120.0);
+      return std::make_pair(a && a->status == 200, Clock::now());
+    });
+  };
+  auto first = timed(heavy_translate(4, 200));
+  REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 4; }, 10.0));
+  auto large = timed(heavy_translate(16, 100));
+  REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 20; }, 10.0));
+  auto small = timed(R"({"model": "muse", "sentences": ["red cat"], "beam": 2})");
+  const auto [first_ok, first_done] = first.get();
+  const auto [small_ok, small_done] = small.get();
+  const auto [large_ok, large_done] = large.get();
+  REQUIRE(first_ok);
+  REQUIRE(small_ok);
+  REQUIRE(large_ok);
+  REQUIRE(small_done < large_done);
+}
+
 TEST_CASE("serve hostile: Host must name this server; JSON must say so; answers carry CSP, frame and nosniff headers",
           "[serve][hostile]") {
   ServeProcess server({"--allow-host", "attn.example"});

@@ -11,14 +11,19 @@
 // request timed out, or the client left) is skipped when its turn comes, and a
 // search whose every job was given up on stops at its next step.
 //
-// Fair share: each job names its client (a connection). A request of more than
-// max_batch sentences is queued as pieces of max_batch, and a free decoder
-// takes the oldest piece of the client it served least recently among those
-// no decoder works for (a client with nothing queued or running is forgotten,
-// and counts as served just before the last one): one large request holds one
-// decoder for a piece at a time, clients waiting meanwhile are served between
-// its pieces, and a new connection per request gains no place.
+// Fair share: each job names its client (a connection), and each client is
+// charged the decoder time its jobs took (a batch's time split by hypotheses,
+// sentences × beam). A free decoder takes the oldest job of the client charged
+// least among those no decoder works for; a client new to the queue starts at
+// the least charge of the clients in it, so a new connection per request gains
+// no place, and a client with nothing queued or running is forgotten. A request
+// is queued as pieces of at most piece_hypotheses hypotheses (at least one
+// sentence); a batch takes further pieces of a client already in it only when
+// the queue knows no other client. So one large request, or one that is sent and
+// abandoned again and again, holds a decoder for one small piece at a time,
+// and a lone large request is still decoded in full batches.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -46,6 +51,9 @@ struct BatchOptions {
   std::chrono::microseconds max_wait{5000};        // how long a lone sentence waits for company
   std::int64_t max_queued = 1024;                  // sentences waiting, over all jobs
   int decoders = 2;                                // threads taking batches, --threads split between them
+  // One beam-16 sentence, about three at beam 5: while others wait, a client's
+  // turn costs about what one ordinary request does.
+  std::int64_t piece_hypotheses = 16;
 };
 
 using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
@@ -106,14 +114,18 @@ class DecodeQueue {
     std::uint64_t client = 0;
     std::chrono::steady_clock::time_point queued_at;
     std::shared_ptr<std::atomic<bool>> abandoned = std::make_shared<std::atomic<bool>>(false);
+    std::int64_t hypotheses() const { return is_translation ? sentences * std::max(1, search.beam) : sentences; }
   };
   bool admit(std::int64_t sentences);  // under mutex_: reserves room, or refuses
+  void enrol(std::uint64_t client);    // under mutex_: a client new to the queue starts at the least charge
   void loop();
   // Takes the front job and, for a translation, the later ones it can share a
   // beam search with, waiting up to max_wait for the batch to fill. Under lock.
   std::vector<Job> take_batch(std::unique_lock<std::mutex>& lock);
-  // The job a free decoder takes first: the oldest of a client no decoder works for.
+  // The job a free decoder takes first: the oldest of the least charged client no decoder works for.
   std::deque<Job>::iterator next_job();
+  // After a batch took `seconds`: charges its clients, forgets those with nothing left. Under lock.
+  void settle(const std::vector<Job>& batch, double seconds);
   void decode_batch(std::vector<Job>& batch);
 
   std::vector<model::Seq2Seq*> models_;
@@ -125,8 +137,7 @@ class DecodeQueue {
   bool stopping_ = false;
   std::atomic<bool> cancelled_{false};
   std::map<std::uint64_t, int> busy_;  // client → decoders working for it
-  std::map<std::uint64_t, std::uint64_t> served_at_;  // client → the turn it last got a decoder
-  std::uint64_t turn_ = 0;
+  std::map<std::uint64_t, double> charged_;  // client → decoder seconds its jobs took while it was known
   std::vector<std::thread> threads_;
 };
 
