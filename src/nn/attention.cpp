@@ -179,7 +179,7 @@ MultiHeadAttention::Saved MultiHeadAttention::attend_self(StepContext& ctx, cons
   s.drop = weight_dropout(ctx, attention_dropout, batch * heads * t, t);
   attention_forward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
                     {s.qkv + 2 * d, stride, t * stride}, {context, ld, t * ld}, s.probs, lengths, lengths, causal,
-                    s.drop, ctx.params.compute_type());
+                    s.drop, ctx.params.activation_compute_type());
   return s;
 }
 
@@ -191,7 +191,7 @@ float* MultiHeadAttention::attend_self_backward(StepContext& ctx, const Saved& s
   attention_backward(s.dims, {s.qkv, stride, tq * stride}, {s.qkv + d, stride, tq * stride},
                      {s.qkv + 2 * d, stride, tq * stride}, s.probs, {dctx, ld, tq * ld}, {dqkv, stride, tq * stride},
                      {dqkv + d, stride, tq * stride}, {dqkv + 2 * d, stride, tq * stride}, s.q_len, s.k_len, s.causal,
-                     s.drop, ctx.params.compute_type());
+                     s.drop, ctx.params.activation_compute_type());
   return dqkv;
 }
 
@@ -214,7 +214,7 @@ MultiHeadAttention::Saved MultiHeadAttention::forward_cross(StepContext& ctx, co
   s.drop = weight_dropout(ctx, attention_dropout, batch * heads * tq, tk);
   attention_forward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d},
                     {s.context, d, tq * d}, s.probs, q_len, k_len, false, s.drop,
-                    ctx.params.compute_type());
+                    ctx.params.activation_compute_type());
   o.forward(ctx.params, s.context, y, batch * tq);
   return s;
 }
@@ -233,7 +233,7 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
     float* dkv = ctx.arena.alloc_zeroed(B * tk * 2 * d);
     attention_backward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d}, s.probs,
                        gout, {dq, d, tq * d}, {dkv, 2 * d, tk * 2 * d}, {dkv + d, 2 * d, tk * 2 * d}, s.q_len,
-                       s.k_len, false, s.drop, ctx.params.compute_type());
+                       s.k_len, false, s.drop, ctx.params.activation_compute_type());
     q.backward(ctx.params, s.x, dq, dx, B * tq);
     kv.backward(ctx.params, s.memory, dkv, dmemory, B * tk);
   }
@@ -257,7 +257,7 @@ float* MultiHeadAttention::attend_step(StepContext& ctx, const float* x, std::in
   float* probs = ctx.arena.alloc(n * heads * (t + 1));  // [N, H, 1, t+1]
   const AttentionDims dims{n, heads, d / heads, 1, t + 1};
   attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw},
-                    {context, ld, ld}, probs, q_len.data(), k_len.data(), false, {}, ctx.params.compute_type());
+                    {context, ld, ld}, probs, q_len.data(), k_len.data(), false, {}, ctx.params.activation_compute_type());
   return proj;
 }
 
@@ -274,7 +274,7 @@ void MultiHeadAttention::step_cross(StepContext& ctx, const float* x, float* y, 
   float* kv_mut = const_cast<float*>(kv);  // HeadsView is shared by readers and writers; not written here
   attention_forward(dims, {query, d, beams * d}, {kv_mut, 2 * d, ts * 2 * d}, {kv_mut + d, 2 * d, ts * 2 * d},
                     {context, d, beams * d}, probs, q_len.data(), src_lengths, false, {},
-                    ctx.params.compute_type());
+                    ctx.params.activation_compute_type());
   o.forward(ctx.params, context, y, n);
 }
 

@@ -76,6 +76,7 @@ void ParamStore::set_compute_type(kernels::ComputeType type, Use use) {
     }
   }
   compute_type_ = type;
+  use_ = use;
 }
 
 kernels::WeightForm ParamStore::form(WeightMatrixId id) const {

@@ -114,9 +114,10 @@ TEST_CASE("seq2seq, every arch: training's bf16 forms (backward products packed 
     Rng init(3);
     model.initialize(init);
     std::vector<float> packed_once, packed_per_call;
-    // Use::decoding makes no backward forms: the backward products pack W as they go.
+    // Use::training_lean makes no backward forms: the backward products pack W as they go.
     const double loss_once = loss_and_grads(model, ComputeType::bf16, nn::ParamStore::Use::training, packed_once);
-    const double loss_per_call = loss_and_grads(model, ComputeType::bf16, nn::ParamStore::Use::decoding, packed_per_call);
+    const double loss_per_call =
+        loss_and_grads(model, ComputeType::bf16, nn::ParamStore::Use::training_lean, packed_per_call);
     REQUIRE(loss_once == loss_per_call);
     REQUIRE(same_bits(packed_once, packed_per_call));
     const kernels::WeightForm w = [&] {
@@ -125,6 +126,26 @@ TEST_CASE("seq2seq, every arch: training's bf16 forms (backward products packed 
     }();
     REQUIRE(w.bf16_backward != nullptr);
     REQUIRE(w.bf16_backward->n == w.cols);
+    model.params().set_compute_type(ComputeType::bf16, nn::ParamStore::Use::training_lean);
+    REQUIRE(model.params().form({0}).bf16_backward == nullptr);
     model.params().set_compute_type(ComputeType::fp32);
   }
+}
+
+TEST_CASE("param store: products between activations are in the weights' type in training, FP32 in decoding",
+          "[model][bf16][int8]") {
+  Seq2Seq model(form_config(kArchVariants[0], 13));
+  nn::ParamStore& params = model.params();
+  using Use = nn::ParamStore::Use;
+  for (ComputeType type : {ComputeType::fp32, ComputeType::bf16, ComputeType::int8}) {
+    INFO("compute type " << kernels::compute_type_name(type));
+    params.set_compute_type(type, Use::decoding);
+    REQUIRE(params.compute_type() == type);
+    REQUIRE(params.activation_compute_type() == ComputeType::fp32);
+    for (Use use : {Use::training, Use::training_lean}) {
+      params.set_compute_type(type, use);
+      REQUIRE(params.activation_compute_type() == type);
+    }
+  }
+  params.set_compute_type(ComputeType::fp32);
 }

@@ -78,11 +78,20 @@ class ParamStore {
   // Puts every weight matrix into the form `type` multiplies, once, from the
   // values as they are now (set it again after changing them): bf16 packs,
   // int8 quantizes, fp32 reads the values at each product. `use` training
-  // also makes bf16's form for the backward products (dy·W). The products
-  // between activations follow compute_type() too (kernels/products.h).
-  enum class Use { decoding, training };
+  // also makes bf16's form for the backward products (dy·W); training_lean
+  // does not (each backward product packs W at the call: the same bits, half
+  // the forms' memory).
+  enum class Use { decoding, training, training_lean };
   void set_compute_type(kernels::ComputeType type, Use use = Use::decoding);
   kernels::ComputeType compute_type() const { return compute_type_; }
+  // The type of the products between activations (attention's Q·Kᵀ and P·V,
+  // kernels/products.h): the weights' type in training, FP32 in decoding. A
+  // decoding step multiplies one query row per head by the caches, where
+  // rounding and packing the caches each step costs more than bf16 saves
+  // (perf, beam 5: 19% of bf16 decoding went to packing them).
+  kernels::ComputeType activation_compute_type() const {
+    return use_ == Use::decoding ? kernels::ComputeType::fp32 : compute_type_;
+  }
   kernels::WeightForm form(WeightMatrixId id) const;
   const std::vector<WeightMatrix>& weight_matrices() const { return matrices_; }
 
@@ -94,6 +103,7 @@ class ParamStore {
   Tensor grads_;
   std::vector<WeightMatrix> matrices_;
   kernels::ComputeType compute_type_ = kernels::ComputeType::fp32;
+  Use use_ = Use::decoding;
   std::vector<kernels::QuantizedWeight> quantized_;  // [matrices_] under int8, else empty
   std::vector<kernels::Bf16PackedB> bf16_;           // [matrices_] under bf16, else empty: Wᵀ
   std::vector<kernels::Bf16PackedB> bf16_backward_;  // [matrices_] under bf16 for training, else empty: W
