@@ -1,7 +1,7 @@
 # attn — build, test, benchmark, demo.
 #   make            build ./attn (installs missing Debian packages when run as root)
 #   make test       build and run the Catch2 suite (SANITIZE=1: with ASan + UBSan)
-#   make bench      speed against OpenBLAS (and the PyTorch twin, when installed)
+#   make bench      speed against OpenBLAS (and the PyTorch twin, when installed); PARTS=list, PARTS=gemm,…
 #   make demo       train a small model on data/, translate, score, dump attention maps
 #   make fuzz       the libFuzzer targets in fuzz/, FUZZ_SECONDS each (clang)
 
@@ -23,7 +23,7 @@ ifeq ($(SANITIZE),1)
   OPT    := -O1 -g1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
   SAN_LDFLAGS := -fsanitize=address,undefined
 endif
-# The libFuzzer build (tools/fuzz.sh, make fuzz): clang, coverage, ASan + UBSan.
+# The libFuzzer build (dev/fuzz.sh, make fuzz): clang, coverage, ASan + UBSan.
 ifeq ($(FUZZ),1)
   CXX    := clang++
   BUILD  := build-fuzz
@@ -130,51 +130,48 @@ $(BUILD)/bench_gemm: bench/bench_gemm.cpp $(LIB)
 $(BUILD)/bench_%: bench/bench_%.cpp $(LIB)
 	$(CXX) $(CXXFLAGS) $< $(LIB) $(LDFLAGS) -o $@
 
-# Then attn against the PyTorch twin on Multi30k (tools/bench.sh; hours at full size on 2 vCPUs, sizes
-# in its header), when the corpus is in M30K; without PyTorch it prints attn's side only. Its results
-# go to BENCH_OUT: run `make bench` again after an interruption and it resumes there.
+# make bench runs bench/bench.sh's default parts: the C++ benchmarks above, then attn against the
+# PyTorch twin on Multi30k (hours at full size on 2 vCPUs, sizes in bench/twin_bench.sh), the speed
+# of every arch and attn serve under load, when the corpus is in M30K. PARTS=gemm,band runs only
+# those; PARTS=list lists every part. The twin's results go to BENCH_OUT: run `make bench` again
+# after an interruption and it resumes there.
 M30K ?= ../shared/data/multi30k
 BENCH_OUT ?= runs/bench/make-bench
-bench: $(BUILD)/bench_gemm $(BUILD)/bench_band $(BUILD)/bench_disa $(BUILD)/bench_length $(BUILD)/bench_serve
-	$(BUILD)/bench_gemm
-	$(BUILD)/bench_band
-	$(BUILD)/bench_disa
-	$(BUILD)/bench_length
-	@if [ -f $(M30K)/train.de ]; then BUILD=$(BUILD) BENCH_OUT=$(BENCH_OUT) bash tools/bench.sh $(M30K) && bash tools/arch_speed.sh $(M30K) && \
-	  BUILD=$(BUILD) bash tools/serve_bench.sh runs/bench/models/muse.u300/last.attn $(M30K)/test2016.de; \
-	else echo "bench: $(M30K)/train.de not found: attn vs the PyTorch twin and the speed of every arch skipped (make bench M30K=DIR)"; fi
+PARTS ?= default
+bench:
+	@BUILD=$(BUILD) SANITIZE=$(SANITIZE) M30K=$(M30K) BENCH_OUT=$(BENCH_OUT) MAKE="$(MAKE)" bash bench/bench.sh $(PARTS)
 
 demo: attn
 	@bash tools/demo.sh
 
 # libFuzzer targets (make FUZZ=1 build-fuzz/fuzz_<name>); `make fuzz` runs each
-# for FUZZ_SECONDS from the seeds in fuzz/seeds/ (tools/fuzz.sh).
+# for FUZZ_SECONDS from the seeds in fuzz/seeds/ (dev/fuzz.sh).
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz_%: fuzz/fuzz_%.cpp fuzz/fuzz_support.h $(LIB)
 	$(CXX) $(CXXFLAGS) -fsanitize=fuzzer $< $(LIB) $(LDFLAGS) -fsanitize=fuzzer -o $@
 
 fuzz:
-	@bash tools/fuzz.sh $(FUZZ_SECONDS)
+	@bash dev/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build build-sanitize build-fuzz attn
 
 -include $(CORE_OBJ:.o=.d) $(ISA_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/$(CLI_MAIN:.cpp=.d) $(BUILD)/mpi/communicator_mpi.d
 
-# ---- PyTorch twin cross-check (owner: tools/twin; run by hand, not by `make test`) ----
+# ---- PyTorch twin cross-check (owner: bench/twin; run by hand, not by `make test`) ----
 #   make twin-check    attn vs the PyTorch twin: log-probs, loss and gradients on fixed batches
 # Debian's python3-torch is installed for the system interpreter, not for a pyenv/venv python3.
 PYTHON ?= /usr/bin/python3
 
-$(BUILD)/twin_dump: $(BUILD)/tools/twin_dump.o $(LIB)
+$(BUILD)/twin_dump: $(BUILD)/bench/twin/twin_dump.o $(LIB)
 	$(CXX) $^ $(LDFLAGS) -o $@
 
 .PHONY: twin-check
 twin-check: $(BUILD)/twin_dump
 	@$(PYTHON) -c 'import torch, numpy' 2>/dev/null || bash tools/ensure-deps.sh twin
-	$(PYTHON) tools/twin/crosscheck.py --twin-dump $(BUILD)/twin_dump --work-dir $(BUILD)/twin-check
+	$(PYTHON) bench/twin/crosscheck.py --twin-dump $(BUILD)/twin_dump --work-dir $(BUILD)/twin-check
 
--include $(BUILD)/tools/twin_dump.d
+-include $(BUILD)/bench/twin/twin_dump.d
 # ---- end of the PyTorch twin block ----
 
 # Training-step benchmark of the reference model (no yardstick linked).

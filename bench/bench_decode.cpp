@@ -6,7 +6,7 @@
 // also ends a sentence when </s> is the second-best word, so its outputs are
 // shorter). Only the search is timed; a warm-up batch of the first --warmup
 // sentences runs before the clock starts. The PyTorch twin
-// (tools/twin/bench_twin.py decode) reads the sources from the JSON this
+// (bench/twin/bench_twin.py decode) reads the sources from the JSON this
 // writes and decodes them in the same order and batches.
 //
 //   bench_decode MODEL.attn --input test.de --out OUT.json [--beam 5] [--batch-size 64]
@@ -119,7 +119,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"bench_decode: attn's decoding speed as `attn translate` decodes (for tools/bench.sh)"};
+  CLI::App app{"bench_decode: attn's decoding speed as `attn translate` decodes (for bench/twin_bench.sh)"};
   Options o;
   app.add_option("model", o.model, "attn model file")->required();
   app.add_option("--input", o.input, "source sentences, one per line")->required();

@@ -2,7 +2,7 @@
 // both, measured side by side in one run.
 //
 //   bench_gemm [--json] [--samples N] [--threads 1,2] [--quick] [--cpu-time] [--settle-ms N]
-//   bench_gemm --peak-only [--json] [--threads 1,2]    only the FMA peak (tools/bench.sh)
+//   bench_gemm --peak-only [--json] [--threads 1,2]    only the FMA peak (bench/twin_bench.sh)
 //
 // Each row times attn and OpenBLAS alternately (A B A B …) on the same
 // operands and reports the median GFLOP/s of each, so drifts in the shared

@@ -2,11 +2,11 @@
 // 23): `translate` decodes the file in batches of 64 (its default); the server
 // is loaded by --clients concurrent clients sending one sentence per request
 // for --seconds, so its batches form across clients. Rounds alternate the two
-// and the medians are compared. Run by tools/serve_bench.sh (make bench).
+// and the medians are compared. Run by bench/serve_bench.sh (make bench).
 // With --hostile 1, each round also loads the server with the same clients
 // while hostile clients run (hostile_load.h) and /healthz is timed every 25 ms:
 // the ordinary clients' rate with hostile ones ÷ without, /healthz's p99 and
-// the server's largest RSS (HOSTILE=1 tools/serve_bench.sh).
+// the server's largest RSS (HOSTILE=1 bench/serve_bench.sh).
 //
 //   bench_serve --attn BIN --model MODEL --input SRC [--clients 16] [--seconds 20]
 //               [--rounds 2] [--threads 2] [--beam 5] [--serve-args "--decoders 2"] [--hostile 1]

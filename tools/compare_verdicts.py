@@ -35,7 +35,7 @@ references (compare.sh's OUT/refs). Only finished runs (a `done` file) are read.
     tests find the arch worse (then "holds (better)" when both find it better). Each line states the
     per-seed differences and which part of the rule fired.
 
---speed: the output of tools/arch_speed.sh measured on the machine alone; the Fast-DiSA speed and
+--speed: the output of bench/arch_speed.sh measured on the machine alone; the Fast-DiSA speed and
 memory line then takes its ratios instead of the runs' own (logged beside whatever else ran).
 
 --long DIR: the long comparison (archs transformer, transformer-wide — a Transformer with its FFN
@@ -49,8 +49,8 @@ table, and its own family of verdicts:
     seeds of MUSE's slope − the Transformer's. The pooled test is a paired bootstrap of the same
     slope difference computed on the seeds' pooled corpus BLEU, resampling groups of consecutive
     test sentences (24: every probe line lies inside one group, so a resample is the same sentences
-    at every k); its BLEU is computed here (tools/check_score.py's 13a tokenizer,
-    tools/significance_ref.py's BLEU) and checked against attn's per run before use;
+    at every k); its BLEU is computed here (tools/sacrebleu_ref.py score's 13a tokenizer,
+    tools/sacrebleu_ref.py paired's BLEU) and checked against attn's per run before use;
   - MUSE beats the parameter-matched Transformer (transformer-wide as the baseline), on test2016
     and on each joined probe;
   - joining costs nothing on single sentences: per arch, the ×1 (test2016) BLEU of its long-trained
@@ -79,8 +79,8 @@ import tempfile
 from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_score import read_lines, tokenize_13a, word_ngrams  # noqa: E402  sacreBLEU's 13a, checked against attn
-from significance_ref import bleu_score  # noqa: E402  sacreBLEU's corpus BLEU from summed statistics
+# sacreBLEU's 13a (checked against attn) and its corpus BLEU from summed statistics
+from sacrebleu_ref import bleu_score, read_lines, tokenize_13a, word_ngrams  # noqa: E402
 
 ALPHA = 0.05
 ARCH_ORDER = ["transformer", "transformer-wide", "muse", "muse-simple", "muse-separate", "convsan", "convsan2d",
@@ -413,7 +413,7 @@ def output_claim(text, table, a, b, sign, s=MAIN):
 # Tables.
 
 def arch_speed_table(path):
-    """{arch: (tokens/s, peak RSS GB)} from tools/arch_speed.sh's table (rows: arch, median tok/s,
+    """{arch: (tokens/s, peak RSS GB)} from bench/arch_speed.sh's table (rows: arch, median tok/s,
     ÷ transformer, ÷ its fp32, windows, peak RSS GB)."""
     rows = {}
     with open(path) as f:
@@ -431,7 +431,7 @@ def speed_line(runs, table, speed_file):
         if "fastdisa" not in table or "transformer" not in table:
             sys.exit(f"compare_verdicts: {speed_file} has no fastdisa and transformer rows")
         (fs, fm), (ts, tm) = table["fastdisa"], table["transformer"]
-        where = f"`tools/arch_speed.sh` on the machine alone, {speed_file}"
+        where = f"`bench/arch_speed.sh` on the machine alone, {speed_file}"
     else:
         fd, tr = runs.get("fastdisa", []), runs.get("transformer", [])
         fs, ts = (median_of(r.get("median_target_tokens_per_s") for r in x) for x in (fd, tr))
@@ -792,7 +792,7 @@ def main():
     ap.add_argument("runs")
     ap.add_argument("refs")
     ap.add_argument("--attn", default="build/attn")
-    ap.add_argument("--speed", help="tools/arch_speed.sh's output, measured on the machine alone")
+    ap.add_argument("--speed", help="bench/arch_speed.sh's output, measured on the machine alone")
     ap.add_argument("--long", help="the long comparison's runs (<arch>/seed<N>)")
     ap.add_argument("--long-refs", help="its references (default: REFS_DIR)")
     ap.add_argument("--seeds", default="1 2 3", help="the long comparison's seeds, to name the missing runs")

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data=data/toy
 run=runs/demo
-[ -f "$data/train.src" ] || { echo "demo: $data/train.src is missing; regenerate it with: python3 tools/make_toy_corpus.py --out $data" >&2; exit 2; }
+[ -f "$data/train.src" ] || { echo "demo: $data/train.src is missing; regenerate it with: python3 dev/make_toy_corpus.py --out $data" >&2; exit 2; }
 mkdir -p "$run"
 
 echo "== train (about 1 minute; resumes from $run/last.attn if present)"

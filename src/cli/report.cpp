@@ -71,7 +71,7 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
       "report", "Compare training runs: curves and a table of speed, memory and scores on one HTML page");
   sub->footer(
       "Each RUN_DIR is an attn train --save-dir with its --log-json log.jsonl; test scores are read from\n"
-      "score[.avg5].<M>min.json (or .txt) as tools/quality_m30k.sh writes them.\n"
+      "score[.avg5].<M>min.json (or .txt) as experiments/quality_m30k.sh writes them.\n"
       "Run directories named seed<N> (tools/compare.sh: OUT/<arch>/seed<S>) are grouped by arch: mean and sd over\n"
       "the seeds of the scores in score/<set>.<model>.json, or of hyp/<set>.<model>.txt scored against --refs,\n"
       "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length\n"

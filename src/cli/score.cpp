@@ -55,7 +55,7 @@ struct ScoreArgs {
   std::size_t paired_ar_n = 10000;
   std::uint64_t seed = 12345;
   bool by_length = false;
-  std::string dump_resamples;  // hidden: the draws and statistics as JSON, for tools/significance_ref.py
+  std::string dump_resamples;  // hidden: the draws and statistics as JSON, for tools/sacrebleu_ref.py paired
   std::string format = "json";
   int width = 1;
   bool score_only = false;

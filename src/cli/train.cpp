@@ -1,4 +1,4 @@
-// attn train: flags → TrainOptions → a Trainer run.
+// attn train: flags → TrainOptions → a Trainer session.
 #include <CLI/CLI.hpp>
 
 #include <array>
@@ -7,6 +7,7 @@
 
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
+#include "attn/cli/greedy_validation.h"
 #include "attn/core/error.h"
 #include "attn/core/output_preflight.h"
 #include "attn/model/config.h"
@@ -131,7 +132,7 @@ int run(TrainFlags& f) {
   try {
     std::unique_ptr<train::TrainHooks> hooks;
     if (!f.test_pause_at.empty()) hooks = train::pause_hooks(f.test_pause_at, o.save_dir);
-    r = train::Trainer(o, hooks.get()).run();
+    r = train::Trainer(o, greedy_validation_translator(), hooks.get()).train();
   } catch (const Error& e) {
     if (comm.size() == 1) throw;
     comm.abort(e.what(), 2);  // one rank's error must end every rank, not leave them waiting

@@ -318,7 +318,7 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
       "in train.log), in MB of 2<sup>20</sup> bytes. Best validation: the validation with the highest BLEU (greedy "
       "decoding of the validation set), which best.attn holds. Test: attn score of the beam-5 translations of best.attn "
       "and of the average of the last 5 checkpoints: the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
-      "by tools/quality_m30k.sh), else the plain test set of score/&lt;set&gt;.best.json (tools/compare.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
+      "by experiments/quality_m30k.sh), else the plain test set of score/&lt;set&gt;.best.json (tools/compare.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
       "report." +
       (seeds ? std::string(
                    "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "

@@ -332,7 +332,7 @@ std::optional<double> parse_time_peak_rss_mb(std::string_view text) {
 
 namespace {
 
-// The test scores with the largest budget M among score[.avg5].<M>min.{json,txt} (tools/quality_m30k.sh), the
+// The test scores with the largest budget M among score[.avg5].<M>min.{json,txt} (experiments/quality_m30k.sh), the
 // JSON preferred; else those of score/<set>.{best,avg5}.json (tools/compare.sh) for the first set, in name
 // order, that is a plain test set (no ".joinK" probe: its name has no dot).
 std::optional<TestScores> read_test_scores(const fs::path& dir, std::vector<std::string>& notes) {

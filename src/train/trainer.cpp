@@ -19,7 +19,6 @@
 #include "attn/core/error.h"
 #include "attn/core/format.h"
 #include "attn/core/stop_signals.h"
-#include "attn/decode/search.h"
 #include "attn/eval/bleu.h"
 #include "attn/kernels/products.h"
 #include "attn/kernels/elementwise.h"
@@ -31,6 +30,7 @@
 #include "attn/train/joined_pairs.h"
 #include "attn/train/run_flags.h"
 #include "attn/train/train_log.h"
+#include "attn/train/validation_translator.h"
 
 namespace attn::train {
 
@@ -72,16 +72,14 @@ struct Validation {
 // scores BLEU, and every rank gets the same numbers back.
 // arena: the training step's, free between updates (a fresh one would fault
 // its pages in again at every validation).
-Validation validation_scores(Communicator& comm, model::Seq2Seq& model, const text::Bpe& bpe, const EncodedCorpus& valid,
-                    const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens,
-                    Arena& arena) {
+Validation validation_scores(Communicator& comm, model::Seq2Seq& model, const ValidationTranslator& translator,
+                    const text::Bpe& bpe, const EncodedCorpus& valid, const std::vector<std::string>& references,
+                    float label_smoothing, std::int64_t max_tokens, Arena& arena) {
   Rng rng(0);
   nn::StepContext ctx{model.params(), arena, rng, false};
   double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, tokens
   std::string mine;                  // "index length text" for each of this rank's sentences
   const auto batches = plan_batches(valid.examples, max_tokens, 0, 0, false);
-  decode::SearchOptions search;
-  search.beam = 1;
   for (std::size_t b = static_cast<std::size_t>(comm.rank()); b < batches.size(); b += static_cast<std::size_t>(comm.size())) {
     const BatchIndices& indices = batches[b];
     arena.reset();
@@ -93,9 +91,9 @@ Validation validation_scores(Communicator& comm, model::Seq2Seq& model, const te
     std::vector<std::vector<std::int32_t>> sources;
     for (std::int64_t i : indices) sources.push_back(valid.examples[i].src);
     arena.reset();
-    const auto hyps = decode::greedy_search(ctx, model, sources, search);
+    const auto hyps = translator.translate(ctx, model, sources);
     for (std::size_t k = 0; k < indices.size(); ++k) {
-      const std::string text = bpe.decode(hyps[k].tokens);  // any bytes: length-prefixed
+      const std::string text = bpe.decode(hyps[k]);  // any bytes: length-prefixed
       mine += std::to_string(indices[k]) + ' ' + std::to_string(text.size()) + ' ' + text;
     }
   }
@@ -146,17 +144,17 @@ void prune_periodic(const fs::path& dir, std::int64_t keep) {
 
 int pending_stop_signal() { return g_stop_signal.load(); }
 
-// One run's state, and its steps.
-class Trainer::Run {
+// One session of a training run (a resume starts another): its state, and its steps.
+class Trainer::Session {
  public:
-  Run(TrainOptions options, TrainHooks* hooks)
-      : o_(std::move(options)), hooks_(hooks ? hooks : &no_hooks_), comm_(Communicator::world()),
+  Session(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks)
+      : o_(std::move(options)), translator_(translator), hooks_(hooks ? hooks : &no_hooks_), comm_(Communicator::world()),
         root_(comm_.is_root()), last_path_(o_.save_dir / "last.attn"), best_path_(o_.save_dir / "best.attn") {}
 
-  TrainResult run() {
+  TrainResult train() {
     open();
     try {
-      return train();
+      return loop();
     } catch (const LogWriteError& e) {
       // The log is lost, the training need not be: keep it resumable.
       checkpoint();
@@ -166,7 +164,7 @@ class Trainer::Run {
   }
 
  private:
-  TrainResult train() {
+  TrainResult loop() {
     bool stop = false;
     while (!stop && (o_.max_epochs <= 0 || state_.epoch <= o_.max_epochs) && !limits_reached()) {
       if (o_.join_pairs > 1) joined_ = join_pairs(train_, o_.join_pairs, o_.max_len, o_.seed, state_.epoch);
@@ -174,7 +172,7 @@ class Trainer::Run {
       const auto n_batches = static_cast<std::int64_t>(batches.size());
       while (state_.batch_in_epoch < n_batches) {
         hooks_->before_update(state_.update);
-        if (stop_requested() || hooks_->stop(updates_this_run_)) return interrupted();
+        if (stop_requested() || hooks_->stop(updates_this_session_)) return interrupted();
         if (!update(batches)) continue;  // skipped: its batches are consumed, the update number stays
         if (o_.valid_every > 0 && state_.update % o_.valid_every == 0 && validate()) stop = true;
         if (stop || limits_reached()) {
@@ -233,7 +231,7 @@ class Trainer::Run {
     gradient_sum_ = std::make_unique<Communicator::GradientSum>(comm_, model_->params().grads(), chunks_);
     result_.last = last_path_;
     result_.best = best_path_;
-    run_start_ = Clock::now();
+    session_start_ = Clock::now();
     elapsed_before_ = state_.elapsed_s;
     window_start_ = Clock::now();
   }
@@ -337,14 +335,14 @@ class Trainer::Run {
     auto grads = model_->params().grads();
     kernels::scale(grads.data(), 1.0f / static_cast<float>(std::max<std::int64_t>(tokens, 1)),
                    static_cast<std::int64_t>(grads.size()));
-    if (hooks_->poison(++attempts_this_run_)) loss = std::numeric_limits<double>::quiet_NaN();
+    if (hooks_->poison(++attempts_this_session_)) loss = std::numeric_limits<double>::quiet_NaN();
     if (!std::isfinite(loss) || !kernels::all_finite(grads.data(), static_cast<std::int64_t>(grads.size()))) {
       skip_bad_update(n_batches);
       return false;
     }
     const Adam::StepInfo step = optimizer_->step(model_->params());
     ++state_.update;
-    ++updates_this_run_;
+    ++updates_this_session_;
     state_.target_tokens += tokens;
     log_progress(step, loss, sums[1], tokens, n_batches);
     return true;
@@ -436,7 +434,7 @@ class Trainer::Run {
   // checkpoints. True when patience is exhausted.
   bool validate() {
     hooks_->before_validation(state_.update);
-    const Validation v = validation_scores(comm_, *model_, bpe_, valid_, valid_text_.tgt, o_.label_smoothing,
+    const Validation v = validation_scores(comm_, *model_, translator_, bpe_, valid_, valid_text_.tgt, o_.label_smoothing,
                                            o_.max_tokens, arena_);
     state_.last_valid_bleu = v.bleu;
     state_.last_valid_loss = v.loss;
@@ -453,7 +451,7 @@ class Trainer::Run {
     double metric = o_.best_metric == "bleu" ? v.bleu : -v.loss;
     if (!valid_joined_.examples.empty()) {
       // The model is meant for inputs of 1…K sentences: it is chosen on both ends of that range alike.
-      const Validation j = validation_scores(comm_, *model_, bpe_, valid_joined_, valid_joined_text_.tgt,
+      const Validation j = validation_scores(comm_, *model_, translator_, bpe_, valid_joined_, valid_joined_text_.tgt,
                                              o_.label_smoothing, o_.max_tokens, arena_);
       r.joined = LogRecord::Joined{o_.join_pairs, j.loss, j.nll, j.bleu};
       metric = 0.5 * (metric + (o_.best_metric == "bleu" ? j.bleu : -j.loss));
@@ -500,7 +498,7 @@ class Trainer::Run {
   // A final validation when the run ended mid-epoch (time or update limit), so
   // best reflects the end. A run that had nothing left to do changes nothing.
   TrainResult finish() {
-    if (updates_this_run_ > 0) {
+    if (updates_this_session_ > 0) {
       if (state_.batch_in_epoch > 0 && o_.valid_every <= 0) validate();
       else checkpoint();
     }
@@ -508,7 +506,7 @@ class Trainer::Run {
     result_.best_metric = state_.best_metric;
     if (comm_.size() > 1)
       log_->message("all-reduce: waited " + format_fixed(gradient_sum_->wait_seconds(), 2) +
-                   " s for the gradient sums over " + std::to_string(updates_this_run_) + " updates");
+                   " s for the gradient sums over " + std::to_string(updates_this_session_) + " updates");
     log_->ended(state_.update, elapsed(), "finished");
     log_->message("done: " + std::to_string(state_.update) + " updates; best " + o_.best_metric + " " +
                  std::to_string(o_.best_metric == "bleu" ? state_.best_metric : -state_.best_metric) +
@@ -516,7 +514,7 @@ class Trainer::Run {
     return result_;
   }
 
-  double elapsed() const { return elapsed_before_ + seconds_since(run_start_); }
+  double elapsed() const { return elapsed_before_ + seconds_since(session_start_); }
 
   // Every rank stops at the same update: rank 0's clock and any rank's signal decide.
   bool stop_requested() {
@@ -533,6 +531,7 @@ class Trainer::Run {
   }
 
   const TrainOptions o_;
+  const ValidationTranslator& translator_;
   TrainHooks no_hooks_;
   TrainHooks* hooks_;
   Communicator& comm_;
@@ -560,18 +559,19 @@ class Trainer::Run {
   bool add_earlier_ = false;
   TrainResult result_;
 
-  Clock::time_point run_start_;
+  Clock::time_point session_start_;
   double elapsed_before_ = 0.0;
-  std::int64_t updates_this_run_ = 0;
-  std::int64_t attempts_this_run_ = 0, bad_skipped_ = 0;  // update attempts, and those skipped as NaN/Inf
+  std::int64_t updates_this_session_ = 0;
+  std::int64_t attempts_this_session_ = 0, bad_skipped_ = 0;  // update attempts, and those skipped as NaN/Inf
   // Progress window for tokens/s and the mean loss.
   Clock::time_point window_start_;
   std::int64_t window_tokens_ = 0;
   double window_loss_ = 0.0, window_nll_ = 0.0;
 };
 
-Trainer::Trainer(TrainOptions options, TrainHooks* hooks) : run_(std::make_unique<Run>(std::move(options), hooks)) {}
+Trainer::Trainer(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks)
+    : session_(std::make_unique<Session>(std::move(options), translator, hooks)) {}
 Trainer::~Trainer() = default;
-TrainResult Trainer::run() { return run_->run(); }
+TrainResult Trainer::train() { return session_->train(); }
 
 }  // namespace attn::train

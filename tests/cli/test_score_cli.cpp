@@ -215,7 +215,7 @@ TEST_CASE("attn score --paired-bs prints every system with CI and p-value", "[ev
   CHECK(text.out.find("|ar:99|seed:12345|") != std::string::npos);
 }
 
-TEST_CASE("attn score --paired-bs agrees with tools/significance_ref.py on the same draws", "[eval][cli]") {
+TEST_CASE("attn score --paired-bs agrees with tools/sacrebleu_ref.py paired on the same draws", "[eval][cli]") {
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     ATTN_SKIP("python3 is not installed (apt-get install python3)");
   }
@@ -223,14 +223,14 @@ TEST_CASE("attn score --paired-bs agrees with tools/significance_ref.py on the s
   dir.write("ref.txt", kRef1);
   dir.write("base.txt", kHyps);
   dir.write("other.txt", "The dog bit a man.\nIt was not surprising.\nThe man bit him.\n");
-  const std::string tool = fs::absolute("tools/significance_ref.py").string();
+  const std::string tool = fs::absolute("tools/sacrebleu_ref.py").string();
   REQUIRE(fs::exists(tool));
   for (const std::string test : {"--paired-bs --paired-bs-n 300", "--paired-ar --paired-ar-n 500"}) {
     const Run run = run_score(dir, "-r ref.txt -i base.txt other.txt ref.txt -m bleu,chrf,ter " + test +
                                        " --seed 7 --dump-resamples draws.json");
     INFO("stderr: " << run.err);
     REQUIRE(run.status == 0);
-    const std::string check = "python3 '" + tool + "' '" + (dir.path() / "draws.json").string() + "' >/dev/null";
+    const std::string check = "python3 '" + tool + "' paired '" + (dir.path() / "draws.json").string() + "' >/dev/null";
     CHECK(std::system(check.c_str()) == 0);
   }
 }

@@ -1,7 +1,7 @@
 // Paired significance tests. The draws are checked against the numbers
 // NumPy's documentation prints for default_rng(12345); the tests' logic
 // against properties sacreBLEU's definitions imply (its own published
-// p-values need the WMT17 systems, see tools/significance_ref.py).
+// p-values need the WMT17 systems, see tools/sacrebleu_ref.py wmt17).
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -289,7 +289,7 @@ TEST_CASE("report: a compare.sh run's test scores come from score/, the plain te
   REQUIRE(r.test->best->file == "score/test2016.best.json");
   REQUIRE(*r.test->best->bleu == 37.5);
   REQUIRE(*r.test->avg5->chrf == 58.0);
-  // A budget's score files, when there are, win: the runs of tools/quality_m30k.sh read as before.
+  // A budget's score files, when there are, win: the runs of experiments/quality_m30k.sh read as before.
   write_file(run / "score.60min.json", score(30.0, 50.0));
   const report::RunSummary timed = report::read_run(run);
   REQUIRE(timed.test->set.empty());

@@ -300,12 +300,13 @@ TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer ri
 
 TEST_CASE("serve: in headless Chromium the page translates a sentence and draws every model's maps", "[serve][browser]") {
   if (!std::filesystem::exists(kChromium)) ATTN_SKIP("Chromium is not installed (apt-get install chromium)");
+  if (!std::filesystem::exists("/usr/bin/python3")) ATTN_SKIP("python3 is not installed");
   ServeProcess server;
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
   ScratchDir dir;
   const std::string said = (dir.path() / "check.txt").string();
-  const int status = std::system(("CHROMIUM=" + kChromium.string() + " bash tools/serve_browser_check.sh " + url +
-                                  " muse csan >" + said + " 2>&1").c_str());
+  const int status = std::system(("CHROMIUM=" + kChromium.string() + " python3 dev/serve_page_check.py --browser chromium " +
+                                  url + " muse csan >" + said + " 2>&1").c_str());
   INFO(slurp(said));
   REQUIRE(status == 0);
   // The page is the one the server answers at /, whole.
@@ -323,7 +324,7 @@ TEST_CASE("serve: in headless Firefox the page draws every model's maps too", "[
   ServeProcess server;
   ScratchDir dir;
   const std::string said = (dir.path() / "check.txt").string();
-  const int status = std::system(("python3 tools/serve_firefox_check.py http://127.0.0.1:" +
+  const int status = std::system(("python3 dev/serve_page_check.py --browser firefox http://127.0.0.1:" +
                                   std::to_string(server.port()) + " muse csan >" + said + " 2>&1").c_str());
   INFO(slurp(said));
   REQUIRE(status == 0);

@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 spec = importlib.util.spec_from_file_location("compare_verdicts", os.path.join(ROOT, "tools", "compare_verdicts.py"))
 cv = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cv)
-from check_score import corpus_bleu  # noqa: E402  importable once compare_verdicts has put tools/ on the path
+from sacrebleu_ref import corpus_bleu  # noqa: E402  importable once compare_verdicts has put tools/ on the path
 
 
 class RegularizedBetaTest(unittest.TestCase):
@@ -219,7 +219,7 @@ class SentenceGroupBootstrapTest(unittest.TestCase):
     """The pooled test of the slope claim: BLEU statistics per group of test sentences, resampled."""
 
     def test_segment_stats_sum_to_corpus_bleu(self):
-        """Summed per-segment statistics give tools/check_score.py's corpus BLEU (sacreBLEU's)."""
+        """Summed per-segment statistics give tools/sacrebleu_ref.py score's corpus BLEU (sacreBLEU's)."""
         hyps = ["A man rides a bike.", "Two dogs, playing in the snow!", "x"]
         refs = ["A man is riding a bike.", "Two dogs are playing in the snow.", "A woman reads."]
         summed = [sum(col) for col in zip(*(cv.segment_stats(h, r) for h, r in zip(hyps, refs)))]

@@ -132,15 +132,15 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   straight.valid_every = 5;
   straight.save_dir = tmp.path() / "straight";
   straight.log_json = straight.save_dir / "log.jsonl";
-  REQUIRE(train::Trainer(straight).run().updates == 14);
+  REQUIRE(test::train_session(straight).updates == 14);
 
   auto interrupted = straight;
   interrupted.save_dir = tmp.path() / "interrupted";
   interrupted.log_json = interrupted.save_dir / "log.jsonl";
   test::TestHooks stop;
   stop.stop_after = 5;
-  for (int i = 0; i < 2; ++i) REQUIRE(train::Trainer(interrupted, &stop).run().interrupted);
-  REQUIRE(train::Trainer(interrupted).run().updates == 14);
+  for (int i = 0; i < 2; ++i) REQUIRE(test::train_session(interrupted, &stop).interrupted);
+  REQUIRE(test::train_session(interrupted).updates == 14);
   REQUIRE(test::model_weights(straight.save_dir / "last.attn") == test::model_weights(interrupted.save_dir / "last.attn"));
 
   // The same run on single pairs is another run.
@@ -148,7 +148,7 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   single.join_pairs = 1;
   single.save_dir = tmp.path() / "single";
   single.log_json.clear();
-  train::Trainer(single).run();
+  test::train_session(single);
   REQUIRE(test::model_weights(straight.save_dir / "last.attn") != test::model_weights(single.save_dir / "last.attn"));
 
   for (const char* file : {"last.attn", "best.attn"}) {

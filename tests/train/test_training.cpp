@@ -22,7 +22,7 @@ namespace {
 
 
 train::TrainResult train_run(const train::TrainOptions& o, train::TrainHooks* hooks = nullptr) {
-  return train::Trainer(o, hooks).run();
+  return test::train_session(o, hooks);
 }
 
 train::TrainOptions tiny_options(const fs::path& dir) {

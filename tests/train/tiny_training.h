@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "attn/model/model_file.h"
+#include "attn/cli/greedy_validation.h"
 #include "attn/train/trainer.h"
 
 namespace attn::test {
@@ -31,6 +32,11 @@ inline train::TrainOptions tiny_train_options(const std::filesystem::path& dir) 
   return o;
 }
 
+// A Trainer session with attn train's validation translator (greedy search).
+inline train::TrainResult train_session(const train::TrainOptions& o, train::TrainHooks* hooks = nullptr) {
+  return train::Trainer(o, cli::greedy_validation_translator(), hooks).train();
+}
+
 // Every parameter of a model file, in order.
 inline std::vector<float> model_weights(const std::filesystem::path& file) {
   const auto loaded = model::load_model_file(file);
@@ -38,10 +44,10 @@ inline std::vector<float> model_weights(const std::filesystem::path& file) {
   return {v.begin(), v.end()};
 }
 
-// The test seams: stop after N updates of a run; NaN losses on some update attempts.
+// The test seams: stop after N updates of a session; NaN losses on some update attempts.
 struct TestHooks final : train::TrainHooks {
   std::int64_t stop_after = 0, poison_from = 0, poison_count = 0;
-  bool stop(std::int64_t updates_this_run) override { return stop_after > 0 && updates_this_run >= stop_after; }
+  bool stop(std::int64_t updates_this_session) override { return stop_after > 0 && updates_this_session >= stop_after; }
   bool poison(std::int64_t attempt) override { return attempt >= poison_from && attempt < poison_from + poison_count; }
 };
 

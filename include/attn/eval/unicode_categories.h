@@ -1,6 +1,6 @@
 // The Unicode general-category classes sacreBLEU's `intl` tokenizer matches
 // with \p{P}, \p{S} and \p{N}. The table is generated from Python's
-// unicodedata by tools/make_unicode_categories.py (Unicode 14 with Python
+// unicodedata by dev/make_unicode_categories.py (Unicode 14 with Python
 // 3.11; sacreBLEU's `regex` module may carry a newer Unicode, which differs
 // only for characters assigned since).
 #pragma once

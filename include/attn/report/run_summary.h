@@ -1,7 +1,7 @@
 // What `attn report` knows about a training run directory: its JSON log
 // (RUN/log.jsonl, written by `attn train --log-json`), its arch and size (the
 // log's "model" record, else best.attn, else last.attn), its test scores (RUN/score[.avg5].<M>min.json
-// or .txt, written by tools/quality_m30k.sh) and its peak memory (the log's
+// or .txt, written by experiments/quality_m30k.sh) and its peak memory (the log's
 // "peak_rss_mb", else /usr/bin/time -v's line in RUN/train.log).
 //
 // Reading is split from summarising so that the numbers can be checked

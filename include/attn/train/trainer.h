@@ -11,6 +11,7 @@
 #include "attn/model/config.h"
 #include "attn/train/optimizer.h"
 #include "attn/train/run_flags.h"
+#include "attn/train/validation_translator.h"
 
 namespace attn::train {
 
@@ -50,14 +51,14 @@ struct TrainOptions {
   bool quiet = false;
   // Updates whose loss or gradient is NaN/Inf that are skipped (batches
   // consumed, no optimizer step) before training stops with an error. The
-  // count starts again at 0 in each run (a resume).
+  // count starts again at 0 in each session (a resume starts one).
   std::int64_t skip_bad_batches = 0;
 };
 
 struct TrainResult {
   std::int64_t updates = 0, epochs_done = 0;
   bool interrupted = false;
-  int signal = 0;  // the stop signal (SIGINT, SIGTERM, SIGHUP) that stopped the run
+  int signal = 0;  // the stop signal (SIGINT, SIGTERM, SIGHUP) that stopped the session
   double best_metric = 0.0;
   std::filesystem::path last, best;
 };
@@ -70,33 +71,34 @@ class TrainHooks {
   // Before the update that follows `update`, and as the validation after `update` begins.
   virtual void before_update(std::int64_t /*update*/) {}
   virtual void before_validation(std::int64_t /*update*/) {}
-  // True: stop as on SIGINT before the next update (updates done in this run so far).
-  virtual bool stop(std::int64_t /*updates_this_run*/) { return false; }
-  // True: this update attempt of this run (counted from 1, skipped ones
+  // True: stop as on SIGINT before the next update (updates done in this session so far).
+  virtual bool stop(std::int64_t /*updates_this_session*/) { return false; }
+  // True: this update attempt of this session (counted from 1, skipped ones
   // included) gets a NaN loss.
   virtual bool poison(std::int64_t /*attempt*/) { return false; }
 };
 
-// A training run in named steps: open() reads the data and resumes or starts
-// the model; then update() after update() — validate() at the end of each
-// epoch (or every --valid-every updates), which also writes the checkpoints —
-// until a limit, early stopping or a signal; finish() logs the end. run() is
-// that loop.
+// A session of a training run (the first, or a resume) in named steps: open()
+// reads the data and resumes or starts the model; then update() after update()
+// — validate() at the end of each epoch (or every --valid-every updates), which
+// also writes the checkpoints — until a limit, early stopping or a signal;
+// finish() logs the end. train() is that whole session. Validation BLEU scores
+// what `translator` makes of the validation sources.
 class Trainer {
  public:
-  explicit Trainer(TrainOptions options, TrainHooks* hooks = nullptr);
+  Trainer(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks = nullptr);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  TrainResult run();
+  TrainResult train();
 
  private:
-  class Run;
-  std::unique_ptr<Run> run_;
+  class Session;
+  std::unique_ptr<Session> session_;
 };
 
-// A stop signal (SIGINT/SIGTERM) arrived during the current run: its number, else 0.
+// A stop signal (SIGINT/SIGTERM) arrived during the current session: its number, else 0.
 int pending_stop_signal();
 
 

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# attn against its PyTorch twin (tools/twin), side by side in one run, one
+# attn against its PyTorch twin (bench/twin), side by side in one run, one
 # table per architecture: the reference preset
 # (d 256, 3+3 layers, 4 heads, FFN 1024, joint BPE 8,000), Multi30k de→en.
 #
-#   tools/bench.sh [--json] DATA_DIR [ARCHS...]      (default archs: transformer muse convsan2d fastdisa)
+#   bench/twin_bench.sh [--json] DATA_DIR [ARCHS...]      (default archs: transformer muse convsan2d fastdisa)
 #
 # Training: `attn train --seed 1 --max-tokens 4096 --threads T --log-every 1`
 # for BENCH_STEPS updates, then `twin_dump batches` writes the batches that run
 # trained on (attn's BPE and batcher) and the parameters it started from, and
-# the twin trains on exactly those (tools/twin/bench_twin.py) with PyTorch's
+# the twin trains on exactly those (bench/twin/bench_twin.py) with PyTorch's
 # fused loss, F.cross_entropy(label_smoothing=eps, ignore_index=pad). Rows:
 # attn fp32, twin, and (BENCH_BF16=1) attn --precision bf16 and the twin under
 # torch.autocast("cpu", dtype=torch.bfloat16), PyTorch's own low precision.
 # Target tokens/s per update, median after BENCH_WARMUP updates; peak resident
 # memory of each process (/usr/bin/time); the share of the FMA peak
 # (bench_gemm --peak-only, measured at the start of this run) counted on the
-# model's matrix products (tools/twin/bench_report.py).
+# model's matrix products (bench/twin/bench_report.py).
 # Decoding test2016: both sides decode one model (attn train for
 # BENCH_DECODE_UPDATES updates, trained once and kept in runs/bench/models/),
 # the same BPE-encoded sources in the same order and batches as `attn
@@ -50,7 +50,7 @@ set -euo pipefail
 
 json=0
 if [ "${1:-}" = --json ]; then json=1; shift; fi
-[ $# -ge 1 ] || { echo "usage: tools/bench.sh [--json] DATA_DIR [ARCHS...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/twin_bench.sh [--json] DATA_DIR [ARCHS...]" >&2; exit 2; }
 data=$(cd "$1" 2>/dev/null && pwd) || { echo "bench: $1: no such directory" >&2; exit 2; }
 shift
 cd "$(dirname "$0")/.."
@@ -185,7 +185,7 @@ twin_train() {  # ARCH ROUND [--autocast bf16]
   local dir=$out/$1 r=$2 name=twin-train; shift 2
   [ $# -eq 0 ] || name=twin-train-bf16
   log "$(basename "$dir"): twin train${1:+ under torch.autocast(cpu, bfloat16)}, $steps updates (round $r, OpenBLAS core ${core:-default})"
-  /usr/bin/time -f %M -o "$dir/$name.r$r.rss" "${twin_env[@]}" $python tools/twin/bench_twin.py train \
+  /usr/bin/time -f %M -o "$dir/$name.r$r.rss" "${twin_env[@]}" $python bench/twin/bench_twin.py train \
     --batches "$dir/batches.json" --init "$dir/init.attn" --threads "$threads" "$@" --out "$dir/$name.r$r.json" ||
     { [ $# -gt 0 ] && log "$(basename "$dir"): the twin under autocast bf16 failed (round $r); no row"; }
 }
@@ -215,9 +215,9 @@ decode() {  # ARCH BEAM BATCH SENTENCES ROUND: attn, the twin, and the twin with
   "$build/bench_decode" "$model" --input "$data/test2016.de" --beam "$2" --batch-size "$3" \
     --sentences "$4" --threads "$threads" --out "$dir/decode/attn.$name.json" >&2
   if [ "$twin" = 1 ]; then
-    "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
+    "${twin_env[@]}" $python bench/twin/bench_twin.py decode --model "$model" --threads "$threads" \
       --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin.$name.json"
-    "${twin_env[@]}" $python tools/twin/bench_twin.py decode --model "$model" --threads "$threads" \
+    "${twin_env[@]}" $python bench/twin/bench_twin.py decode --model "$model" --threads "$threads" \
       --attn-result "$dir/decode/attn.$name.json" --out "$dir/decode/twin-drop.$name.json" --drop-finished
   fi
 }
@@ -247,4 +247,4 @@ for arch in "${archs[@]}"; do
   fi
 done
 
-$python tools/twin/bench_report.py "$out" $([ "$json" = 1 ] && echo --json)
+$python bench/twin/bench_report.py "$out" $([ "$json" = 1 ] && echo --json)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two training runs of the same recipe side by side (issue 22: bf16 against FP32).
 
-    tools/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS]
+    experiments/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS]
                               [--targets 35 40]
 
 A run is a folder with log.jsonl (attn train --log-json) and, when tools/compare.sh scored it,
@@ -13,7 +13,7 @@ score/<set>.{best,avg5}.json. Prints:
   - BLEU at the same wall time: the other run's validations against the base's last validation
     at or before the same minute;
   - the minutes each run took to its first validation at BLEU 35 and 40 (--targets): its clock
-    and, with --speeds, its target tokens at a speed measured apart (tools/bleu_minutes.py).
+    and, with --speeds, its target tokens at a speed measured apart (experiments/bleu_minutes.py).
 The same-wall-time rows use the logs' elapsed_s, or with --speeds the run's cumulative target
 tokens over a training speed measured apart (tokens/s on a quiet machine): runs logged beside
 other work have clocks that cannot be compared.

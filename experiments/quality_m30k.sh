@@ -6,7 +6,7 @@
 # epoch checkpoints (attn average --last 5, fairseq's practice). The scores go
 # to score[.avg5].<M>min.txt as sacreBLEU's text lines and to
 # score[.avg5].<M>min.json as its JSON, which attn report reads.
-#   tools/quality_m30k.sh [MULTI30K_DIR] [RUN_DIR] [ARCH] [EXTRA TRAIN FLAGS...]
+#   experiments/quality_m30k.sh [MULTI30K_DIR] [RUN_DIR] [ARCH] [EXTRA TRAIN FLAGS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:-../shared/data/multi30k}

@@ -5,10 +5,10 @@
 # adds, per round, the same clients beside every hostile client of
 # bench/hostile_load.h: their sentences/s ÷ unloaded, /healthz's p99 and the
 # server's largest RSS (docs/serve.md, "Hostile clients").
-#   tools/serve_bench.sh MODEL SRC        (env: CLIENTS=16 DURATION=20 ROUNDS=2 THREADS=2 BEAM=5 BUILD=build
+#   bench/serve_bench.sh MODEL SRC        (env: CLIENTS=16 DURATION=20 ROUNDS=2 THREADS=2 BEAM=5 BUILD=build
 #                                          SERVE_ARGS="--decoders 2": more flags for attn serve; HOSTILE=1)
 set -euo pipefail
-[ $# -eq 2 ] || { echo "usage: tools/serve_bench.sh MODEL SRC" >&2; exit 2; }
+[ $# -eq 2 ] || { echo "usage: bench/serve_bench.sh MODEL SRC" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
 make --no-print-directory "$build/attn" "$build/bench_serve" >/dev/null

@@ -1,5 +1,5 @@
 // twin_dump: what attn computes on one fixed batch, written to a .safetensors
-// file for tools/twin/crosscheck.py to compare with the PyTorch twin.
+// file for bench/twin/crosscheck.py to compare with the PyTorch twin.
 //
 //   twin_dump init MODEL.attn [--arch muse --vocab 500 --dim 48 --norm pre --share all ...]
 //       a randomly initialised model file (no training), parameters perturbed
@@ -18,7 +18,7 @@
 //       "beam": JSON [{"tokens": [...], "score": s, "logprob": l}, ...]; "search":
 //       the SearchOptions used).
 //   twin_dump batches TRAINED.attn OUT.json --train-src F --train-tgt F [--seed S --count N --init-out INIT.attn]
-//       the first N training batches `attn train --seed S` makes (tools/bench.sh): the corpus
+//       the first N training batches `attn train --seed S` makes (bench/twin_bench.sh): the corpus
 //       encoded with TRAINED.attn's BPE (the one that run learned), cut by attn's batcher
 //       (plan_batches, epoch 1, 2, …); INIT.attn: the parameters that run started from
 //       (its config, initialize(Rng(seed)), as the Trainer does). OUT.json:
@@ -289,7 +289,7 @@ void run_batches(const BatchesOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"twin_dump: what attn computes, for the PyTorch twin (tools/twin/crosscheck.py, tools/bench.sh)"};
+  CLI::App app{"twin_dump: what attn computes, for the PyTorch twin (bench/twin/crosscheck.py, bench/twin_bench.sh)"};
   app.require_subcommand(1);
 
   InitOptions init;

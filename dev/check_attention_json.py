@@ -5,7 +5,7 @@ cannot say: every weights array is [heads][from tokens][to tokens] and every
 row sums to 1 (or is all 0). A second, independent reading of the format
 beside the C++ tests; not part of `make test`.
 
-    tools/check_attention_json.py maps.json [maps.jsonl ...]
+    dev/check_attention_json.py maps.json [maps.jsonl ...]
 
 A file ending in .jsonl is read as JSON Lines (one document per line).
 Exits 1 on the first problem, 2 when jsonschema is missing.

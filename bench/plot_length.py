@@ -3,7 +3,7 @@
 training time per target token (µs, log scale) against T, and the step's and
 the attention mixer's memory (MB, log scale) against T, one colour per arch.
 
-    python3 tools/plot_length.py runs/bench/length.json -o docs/img/cost_length.svg
+    python3 bench/plot_length.py runs/bench/length.json -o docs/img/cost_length.svg
 
 Standard library only. Cells that did not fit have no point; a line breaks there.
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Minutes of training to a validation BLEU (issue 22's measure users feel), from attn train logs.
 
-    tools/bleu_minutes.py [--targets 35 40] [--speeds TOKS ...] LOG.jsonl ...
+    experiments/bleu_minutes.py [--targets 35 40] [--speeds TOKS ...] LOG.jsonl ...
 
 A log is `attn train --log-json` output; its validation records ({"split": "valid", "update",
 "elapsed_s", "target_tokens", "bleu"}) give, per target, the first validation with BLEU >= the
@@ -12,7 +12,7 @@ target (resolution: one validation interval), and for it:
   - with --speeds (one tokens/s per log, measured apart on a quiet machine): the target tokens
     trained so far at that speed, for runs logged beside other work, whose clocks cannot be
     compared.
-tools/time_to_bleu.sh --report and tools/precision_curves.py print this table.
+experiments/time_to_bleu.sh --report and experiments/precision_curves.py print this table.
 """
 import argparse
 import json

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where beam search spends its time, per compute type, and what that allows int8.
 #
-#   tools/profile_decode.sh MODEL SOURCES [SENTENCES]       (default: the first 300 lines of SOURCES)
+#   bench/profile_decode.sh MODEL SOURCES [SENTENCES]       (default: the first 300 lines of SOURCES)
 #
 # For each of TYPES (default "fp32 int8"): `perf record --call-graph dwarf` of
 # `attn translate --compute-type T --beam 5 --batch-size 64 --threads 1`, then the share of all
@@ -20,7 +20,7 @@
 # Needs perf (linux-perf) and a build with symbols (the default `make`). Environment: BUILD=build
 # TYPES="fp32 int8" FREQ=499 OUT=runs/profile/<date>.
 set -euo pipefail
-[ $# -ge 2 ] || { echo "usage: tools/profile_decode.sh MODEL SOURCES [SENTENCES]" >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: bench/profile_decode.sh MODEL SOURCES [SENTENCES]" >&2; exit 2; }
 model=$1 sources=$2 sentences=${3:-300}
 [ -f "$model" ] || { echo "profile_decode: $model: no such model file" >&2; exit 2; }
 [ -f "$sources" ] || { echo "profile_decode: $sources: no such file" >&2; exit 2; }

@@ -48,9 +48,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
 from read_model import load as read_safetensors  # noqa: E402  (tools/read_model.py)
-from mechanisms import (MixerSpec, MultiHeadAttention, make_mixer,  # noqa: E402,F401  (tools/twin/mechanisms.py)
+from mechanisms import (MixerSpec, MultiHeadAttention, make_mixer,  # noqa: E402,F401  (bench/twin/mechanisms.py)
                         reset_mixer_parameters)
 
 PAD, UNK, BOS, EOS = 0, 1, 2, 3  # include/attn/text/vocab.h

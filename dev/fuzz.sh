@@ -5,7 +5,7 @@
 # are cores, from the committed seeds in fuzz/seeds/<target>/ plus what
 # earlier runs kept in build-fuzz/corpus/<target>/. A crash, leak or timeout
 # leaves its input in build-fuzz/artifacts/ and makes the script fail.
-#   tools/fuzz.sh [SECONDS] [TARGETS...]        (make fuzz FUZZ_SECONDS=600)
+#   dev/fuzz.sh [SECONDS] [TARGETS...]        (make fuzz FUZZ_SECONDS=600)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -5,7 +5,7 @@
 # and the median target tokens/s of its progress windows after warm-up is
 # printed next to the Transformer's. Archs run interleaved (A B C … A B C …)
 # so that drift of a shared machine hits them alike.
-#   tools/arch_speed.sh [MULTI30K_DIR] [UPDATES] [ROUNDS] [ARCHS...]
+#   bench/arch_speed.sh [MULTI30K_DIR] [UPDATES] [ROUNDS] [ARCHS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:-../shared/data/multi30k}

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Minutes of attn training to reach a validation BLEU: Multi30k, FP32 and bf16.
 #
-#   tools/time_to_bleu.sh DATA_DIR                 train once per precision, then report
-#   tools/time_to_bleu.sh --report LOG.jsonl ...   report from existing attn train logs only
+#   experiments/time_to_bleu.sh DATA_DIR                 train once per precision, then report
+#   experiments/time_to_bleu.sh --report LOG.jsonl ...   report from existing attn train logs only
 #
 # Each run is `attn train --precision P --valid-every N --log-every N --log-json OUT/P/log.jsonl`
 # (the reference preset unless ARGS says otherwise) and stops when every target is reached or at
-# MAX_UPDATES. The report (tools/bleu_minutes.py) prints, per target, the first validation with
+# MAX_UPDATES. The report (experiments/bleu_minutes.py) prints, per target, the first validation with
 # BLEU >= the target: its wall-clock minute and the minute without the validations' own time.
 # Resolution: one validation interval. Hours of CPU per run: not for `make test`.
 #
@@ -22,11 +22,11 @@ report() { $python "$here/bleu_minutes.py" --targets $targets -- "$@"; }
 
 if [ "${1:-}" = --report ]; then
   shift
-  [ $# -ge 1 ] || { echo "usage: tools/time_to_bleu.sh --report LOG.jsonl ..." >&2; exit 2; }
+  [ $# -ge 1 ] || { echo "usage: experiments/time_to_bleu.sh --report LOG.jsonl ..." >&2; exit 2; }
   report "$@"
   exit 0
 fi
-[ $# -eq 1 ] || { echo "usage: tools/time_to_bleu.sh DATA_DIR | --report LOG.jsonl ..." >&2; exit 2; }
+[ $# -eq 1 ] || { echo "usage: experiments/time_to_bleu.sh DATA_DIR | --report LOG.jsonl ..." >&2; exit 2; }
 data=$(cd "$1" 2>/dev/null && pwd) || { echo "time_to_bleu: $1: no such directory" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 for f in train.de train.en valid.de valid.en; do

@@ -1,4 +1,4 @@
-"""The PyTorch side of tools/bench.sh: the twin trains on attn's batches and decodes attn's sources.
+"""The PyTorch side of bench/twin_bench.sh: the twin trains on attn's batches and decodes attn's sources.
 
     bench_twin.py train  --batches B.json --init INIT.attn --out OUT.json [--steps N] [--threads 2]
                          [--loss fused|attn] [--autocast bf16]
@@ -27,8 +27,8 @@ decoder state each step as attn's search does: the two rows show how much of att
 bookkeeping rather than kernels.
 
 Both write JSON with the timings, the process's peak resident memory (ru_maxrss) and, when loaded,
-the OpenBLAS core: run with OPENBLAS_CORETYPE=SkylakeX (tools/bench.sh sets it for this process
-only), or Debian's OpenBLAS falls back to its SSE3 kernels on this CPU; tools/bench.sh also sets
+the OpenBLAS core: run with OPENBLAS_CORETYPE=SkylakeX (bench/twin_bench.sh sets it for this process
+only), or Debian's OpenBLAS falls back to its SSE3 kernels on this CPU; bench/twin_bench.sh also sets
 OPENBLAS_NUM_THREADS to the thread count, beside torch.set_num_threads.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in for `attn serve` to work on its page without the server.
 
-    tools/serve_page_mock.py --page PAGE.html --attn build/attn \
+    dev/serve_page_mock.py --page PAGE.html --attn build/attn \
         --model muse=runs/a/best.attn --model transformer=runs/b/best.attn [--port 8765]
 
 Serves PAGE.html (the text of attn::serve::serve_page()) at / and answers the

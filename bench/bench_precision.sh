@@ -7,13 +7,13 @@
 # the CPU and this CPU's FP32 FMA / bf16 / int8 dot-product ceilings
 # (../shared/tools/lowp_peak.c, when present), measured in the same run.
 #
-#   tools/bench_precision.sh MODEL SRC REF [OUT_DIR]
+#   bench/bench_precision.sh MODEL SRC REF [OUT_DIR]
 #
 # Environment: ROUNDS=3 BEAM=5 THREADS=2 SENTENCES_B1=200 (batch 1 decodes the
 # first SENTENCES_B1 lines; batch 64 the whole file) TYPES="fp32 bf16 int8"
 # ATTN=./attn
 set -euo pipefail
-[ $# -ge 3 ] || { echo "usage: tools/bench_precision.sh MODEL SRC REF [OUT_DIR]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: bench/bench_precision.sh MODEL SRC REF [OUT_DIR]" >&2; exit 2; }
 model=$1 src=$2 ref=$3 out=${4:-runs/bench-precision}
 rounds=${ROUNDS:-3} beam=${BEAM:-5} threads=${THREADS:-2} n_b1=${SENTENCES_B1:-200}
 types=(${TYPES:-fp32 bf16 int8})

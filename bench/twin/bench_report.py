@@ -1,4 +1,4 @@
-"""The tables of tools/bench.sh: attn against the PyTorch twin, from the files one run left in OUT.
+"""The tables of bench/twin_bench.sh: attn against the PyTorch twin, from the files one run left in OUT.
 
     bench_report.py OUT [--json] [--warmup W]
 
@@ -443,7 +443,7 @@ def main() -> int:
           f"(OpenBLAS core {meta.get('openblas_core', '—')}), loss F.cross_entropy; data {meta.get('data')}")
     for r in results:
         print_arch(r, meta)
-    print(f"\nFLOPs: the model's matrix products on real tokens, 3× forward for training (tools/twin/bench_report.py). "
+    print(f"\nFLOPs: the model's matrix products on real tokens, 3× forward for training (bench/twin/bench_report.py). "
           f"Results: {os.path.join(out, 'results.json')}")
     return 0
 
