@@ -78,6 +78,12 @@ $(BUILD)/isa$(1)/%.o: %.cpp | $(DEPS_OK)
 endef
 $(foreach L,0 1 2 3 4,$(eval $(call isa_rule,$(L))))
 
+# Files built in with .incbin (include/attn/core/embed.h), which the compiler's
+# dependency files do not list: the pages' files (src/web/) and each mechanism's
+# drawing (src/nn/mechanisms/<name>/page.js).
+$(BUILD)/src/web/assets.o: $(wildcard src/web/*.css src/web/*.js src/web/*.html)
+$(foreach f,$(wildcard src/nn/mechanisms/*/page.js),$(eval $(BUILD)/$(dir $(f))mechanism.o: $(f)))
+
 $(LIB): $(CORE_OBJ) $(ISA_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
