@@ -13,12 +13,19 @@ using text::html_escape;
 using text::script_safe;
 
 std::string mechanisms_script() {
-  std::string js = "<script>\nconst ATTN_MECHANISMS = {\n";
-  for (const nn::Mechanism* m : nn::mechanisms())
-    for (const nn::MapKind& k : m->map_kinds())
-      js += "  " + nlohmann::json(std::string(k.kind)).dump() + ": { label: " + nlohmann::json(std::string(k.label)).dump() +
-            ",\n    note: " + std::string(m->page_note()) + " },\n";
-  return js + "};\n</script>\n";
+  std::string js =
+      "<script>\n"
+      "// Each map kind's label and its mechanism's drawing hooks (page.js in the module's folder).\n"
+      "const ATTN_MECHANISMS = {};\n"
+      "function attnMechanism(labels, hooks) {\n"
+      "  for (const kind in labels) ATTN_MECHANISMS[kind] = Object.assign({ label: labels[kind] }, hooks);\n"
+      "}\n";
+  for (const nn::Mechanism* m : nn::mechanisms()) {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const nn::MapKind& k : m->map_kinds()) labels[std::string(k.kind)] = std::string(k.label);
+    js += "attnMechanism(" + labels.dump() + ",\n" + std::string(m->page_script()) + ");\n";
+  }
+  return js + "</script>\n";
 }
 
 

@@ -18,7 +18,8 @@ function attnMapsDrawer(view, precision) {
   "use strict";
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
   const NAMES = { encoder: "Encoder self-attention", decoder: "Decoder self-attention", cross: "Cross-attention" };
-  // Each mechanism's label and note, written from its module (nn/mechanism.h) before this script.
+  // Each map kind's label and drawing hooks, from its mechanism's module (nn/mechanism.h), written
+  // before this script: what a mechanism adds to a map (masks, outlines, badges, strips) is drawn there.
   const MECH = ATTN_MECHANISMS;
   const PALETTE = ATTN_PALETTE, MASKED = "#eceef2";
   // The legend's CSS background: the ramp at its stops.
@@ -38,24 +39,21 @@ function attnMapsDrawer(view, precision) {
   }
   function fmt(v) { return v === null || v === undefined ? "—" : (+v).toFixed(Math.min(4, precision)); }
   function mechLabel(kind) { return MECH[kind] ? MECH[kind].label : kind; }
-  function noteFor(L, component) {
-    const m = MECH[L.mechanism] || MECH.mha;
-    return m.note(L.extras || {}, component);
-  }
+  // The hooks of a layer's mechanism (MHA's for a kind this page does not know) and its extras.
+  function hooks(L) { return MECH[L.mechanism] || MECH.mha; }
+  function noteFor(L, component) { return hooks(L).note(L.extras || {}, component); }
   // The selection as indices valid in this component: {layer, head}.
   function pick(comp) {
     return { layer: Math.max(0, Math.min(comp.layers.length - 1, view.layer)),
              head: Math.max(0, Math.min(comp.heads.length - 1, view.head)) };
   }
 
-  // Whether query i may attend to key j in this map: the mechanism's mask
-  // (causal decoder, ConvSAN window, Fast-DiSA direction). Masked cells are grey.
+  // Whether query i may attend to key j in this map: the causal decoder's mask, then the
+  // mechanism's own (hook mask). Masked cells are grey.
   function allowedFn(L, hi) {
-    const e = L.extras || {};
-    const causal = view.component === "decoder", win = "left" in e;
-    const dir = e.directions ? e.directions[hi] : null, strict = dir && !e.diagonal;
-    return (i, j) => !(causal && j > i) && !(win && (j < i - e.left || j > i + e.right)) &&
-                     !(dir === "forward" && (strict ? j >= i : j > i)) && !(dir === "backward" && (strict ? j <= i : j < i));
+    const causal = view.component === "decoder", h = hooks(L);
+    const own = h.mask ? h.mask(L.extras || {}, hi) : null;
+    return (i, j) => !(causal && j > i) && (!own || own(i, j));
   }
   // One heat map W [F][T] as SVG rects of s px, class cls.
   function cells(W, F, T, s, cls, allowed) {
@@ -66,40 +64,20 @@ function attnMapsDrawer(view, precision) {
     }
     return out.join("");
   }
-  // The outline of a ConvSAN window [i − left, i + right] over rows 0..F−1.
-  function windowPath(L, F, T, s, x0, y0) {
-    const e = L.extras || {};
-    if (!("left" in e)) return "";
-    const lo = (i) => Math.max(0, i - e.left), hi = (i) => Math.min(T, i + e.right + 1);
-    let d = "M" + (x0 + lo(0) * s) + " " + y0;
-    for (let i = 0; i < F; ++i) d += "H" + (x0 + lo(i) * s) + "V" + (y0 + (i + 1) * s);
-    d += "H" + (x0 + hi(F - 1) * s);
-    for (let i = F - 1; i >= 0; --i) d += "V" + (y0 + (i + 1) * s) + "H" + (x0 + hi(i) * s) + "V" + (y0 + i * s);
-    return '<path class="win" d="' + d + 'Z"></path>';
-  }
-  function directionBadge(L, hi) {
-    const dir = L.extras && L.extras.directions ? L.extras.directions[hi] : null;
-    if (!dir) return "";
-    return dir === "forward" ? '<span class="badge fw" title="forward mask: attends to earlier tokens">← fw</span>'
-                             : '<span class="badge bw" title="backward mask: attends to later tokens">bw →</span>';
-  }
-  function gateBars(L) {
-    const e = L.extras || {};
-    if (!e.gate || !e.kernels) return "";
-    let h = '<div class="gatebars" title="kernel gate π = softmax(α): how the convolution cells are mixed">';
-    e.kernels.forEach((k, i) => {
-      h += "<span>k=" + k + '</span><span class="bar"><i style="width:' + (100 * e.gate[i]).toFixed(1) + '%"></i></span><span class="v">' + fmt(e.gate[i]) + "</span>";
-    });
-    return h + "</div>";
-  }
+  // What the mechanism draws over a map of F × T cells of s px at (x0, y0) (hook outline), beside a
+  // head's name (hook badge) and under a layer's label (hook layerSummary).
+  function outline(L, F, T, s, x0, y0) { const h = hooks(L); return h.outline ? h.outline(L.extras || {}, F, T, s, x0, y0) : ""; }
+  function badge(L, hi) { const h = hooks(L); return h.badge ? h.badge(L.extras || {}, hi) : ""; }
+  function layerSummary(L) { const h = hooks(L); return h.layerSummary ? h.layerSummary(L.extras || {}, drawer) : ""; }
   // Side strips aligned with the F rows (s px) of the large map of layer li, head hi, under a
-  // title band of `top` px: MUSE taps, ConvSAN 2D head area, Fast-DiSA fusion gate. Their
-  // columns are w px wide (s unless given).
+  // title band of `top` px: the mechanism's (hook strips), drawn with strip() or titled() below.
+  // Their columns are w px wide (s unless given).
   function sideStrips(L, li, hi, F, s, top, w) {
+    const h = hooks(L);
+    if (!h.strips) return "";
     const cw = w || s;
-    const e = L.extras || {};
-    const out = [];
     const titled = (title) => '<div><div class="side-title" style="height:' + (top - 4) + 'px;display:flex;align-items:flex-end;justify-content:center">' + title + "</div>";
+    // A titled strip of `cols` columns: rows[i][j] in the colour ramp, null as an empty cell; tip names it for hook stripTip.
     const strip = (title, cols, rows, tip) => {
       let g = titled(title) + '<svg class="map side" data-tip="' + tip + '" data-l="' + li + '" data-h="' + hi + '" data-s="' + s + '" data-w="' + cw + '" width="' + cols * cw + '" height="' + F * s + '" style="--s:' + s + 'px;--w:' + cw + 'px" shape-rendering="crispEdges">';
       for (let i = 0; i < F; ++i) for (let j = 0; j < cols; ++j) {
@@ -108,23 +86,7 @@ function attnMapsDrawer(view, precision) {
       }
       return g + "</svg></div>";
     };
-    if (e.taps && e.kernels) e.kernels.forEach((k, ki) => {
-      out.push(strip("conv taps<br>k=" + k + (e.gate ? " · π " + fmt(e.gate[ki]) : ""), k, e.taps[ki][hi], "taps:" + ki));
-    });
-    if (e.head_weights && e.head_window > 1) {
-      out.push(strip("head area<br>h−" + (e.head_window - 1) / 2 + "…h+" + (e.head_window - 1) / 2, e.head_window, e.head_weights[hi], "area"));
-    }
-    if (e.fusion_gate) {
-      const g = e.fusion_gate[hi], w = 64;
-      let b = titled("fusion gate G") + '<svg class="map side" data-tip="gate" data-l="' + li + '" data-h="' + hi + '" data-s="' + s + '" data-w="' + (w + 36) + '" width="' + (w + 36) + '" height="' + F * s + '">';
-      for (let i = 0; i < F; ++i) {
-        b += '<rect x="0" y="' + (i * s + 1) + '" width="' + w + '" height="' + Math.max(1, s - 2) + '" rx="2" fill="#eef1f6"></rect>' +
-             '<rect x="0" y="' + (i * s + 1) + '" width="' + (w * g[i]).toFixed(1) + '" height="' + Math.max(1, s - 2) + '" rx="2" fill="#2f9e44" opacity="0.75"></rect>';
-        if (s >= 10) b += '<text x="' + (w + 4) + '" y="' + (i * s + s / 2) + '" dominant-baseline="central" font-size="' + Math.min(11, s - 1) + '">' + fmt(g[i]) + "</text>";
-      }
-      out.push(b + "</svg></div>");
-    }
-    return out.join("");
+    return h.strips(L.extras || {}, hi, { F, s, li, titled, strip, fmt, color });
   }
 
   // The width (px) a grid would like: one row of heads at up to 120 px each beside the layer labels.
@@ -147,12 +109,12 @@ function attnMapsDrawer(view, precision) {
     const sel = pick(comp);
     let h = opts && opts.title !== undefined ? opts.title : "<h2>" + NAMES[view.component] + " · " + comp.layers.length + " layers × " + H + " heads · rows: " + comp.from.replace("_", " ") + " tokens, columns: " + comp.to.replace("_", " ") + " tokens</h2>";
     comp.layers.forEach((L, li) => {
-      h += '<div class="layer-row"><div class="layer-head"' + (opts && opts.labelWidth ? ' style="width:' + labelWidth + 'px"' : "") + '><div class="lname">Layer ' + L.layer + '</div><div class="mech">' + esc(mechLabel(L.mechanism)) + "</div>" + gateBars(L) + '</div><div class="thumbs">';
+      h += '<div class="layer-row"><div class="layer-head"' + (opts && opts.labelWidth ? ' style="width:' + labelWidth + 'px"' : "") + '><div class="lname">Layer ' + L.layer + '</div><div class="mech">' + esc(mechLabel(L.mechanism)) + "</div>" + layerSummary(L) + '</div><div class="thumbs">';
       comp.heads.forEach((head, hi) => {
         const on = li === sel.layer && hi === sel.head ? " sel" : "";
-        h += '<figure class="thumb' + on + '" data-l="' + li + '" data-h="' + hi + '"><figcaption>head ' + head + directionBadge(L, hi) + "</figcaption>" +
+        h += '<figure class="thumb' + on + '" data-l="' + li + '" data-h="' + hi + '"><figcaption>head ' + head + badge(L, hi) + "</figcaption>" +
              '<svg class="map" data-l="' + li + '" data-h="' + hi + '" data-s="' + s + '" width="' + T * s + '" height="' + F * s + '" style="--s:' + s + 'px" shape-rendering="crispEdges">' +
-             cells(L.weights[hi], F, T, s, "c", allowedFn(L, hi)) + windowPath(L, F, T, s, 0, 0) + "</svg></figure>";
+             cells(L.weights[hi], F, T, s, "c", allowedFn(L, hi)) + outline(L, F, T, s, 0, 0) + "</svg></figure>";
       });
       h += "</div></div>";
     });
@@ -165,10 +127,9 @@ function attnMapsDrawer(view, precision) {
   function detailCell(S, width, opts) {
     const comp = S.components[view.component];
     if (!comp) return 28;
-    const T = tokens(S, comp.to).length, e = comp.layers[pick(comp).layer].extras || {};
+    const T = tokens(S, comp.to).length, L = comp.layers[pick(comp).layer], h = hooks(L);
     const f = opts && opts.narrowStrips ? 0.5 : 1;
-    const sideCols = (e.taps ? e.kernels.reduce((a, k) => a + k * f + 2, 0) : 0) + (e.head_weights && e.head_window > 1 ? e.head_window * f + 2 : 0) +
-                     (e.fusion_gate ? 8 : 0);
+    const sideCols = h.stripColumns ? h.stripColumns(L.extras || {}, f) : 0;
     const guess = Math.min(150, 12 + longest(tokens(S, comp.from)) * 7.5);
     return Math.max(12, Math.min(28, Math.floor((width - 40 - guess) / (T + sideCols + 1))));
   }
@@ -190,9 +151,9 @@ function attnMapsDrawer(view, precision) {
     rowsTok.forEach((t, i) => { g += '<text class="rl" data-i="' + i + '" x="' + (left - 6) + '" y="' + (top + i * s + s / 2) + '" text-anchor="end" dominant-baseline="central" font-size="' + fs + '">' + label(t, true) + "</text>"; });
     colsTok.forEach((t, j) => { g += '<text class="cl" data-j="' + j + '" transform="translate(' + (left + j * s + s / 2) + "," + (top - 6) + ') rotate(-55)" dominant-baseline="central" font-size="' + fs + '">' + label(t, true) + "</text>"; });
     g += '<g transform="translate(' + left + "," + top + ')" shape-rendering="crispEdges">' + cells(W, F, T, s, "d", allowedFn(L, hi)) + "</g>";
-    g += windowPath(L, F, T, s, left, top);
+    g += outline(L, F, T, s, left, top);
     g += '<rect class="hover" x="0" y="0" width="' + s + '" height="' + s + '" fill="none" stroke="#111827" stroke-width="1.5" visibility="hidden"></rect></svg>';
-    return '<div class="title"><b>' + NAMES[view.component] + " · layer " + L.layer + " · head " + comp.heads[hi] + "</b>" + directionBadge(L, hi) +
+    return '<div class="title"><b>' + NAMES[view.component] + " · layer " + L.layer + " · head " + comp.heads[hi] + "</b>" + badge(L, hi) +
       '<span class="badge">' + esc(mechLabel(L.mechanism)) + "</span></div>" +
       '<div class="note">' + esc(noteFor(L, view.component)) + "</div>" +
       '<div class="maps"><div>' + g + "</div>" + sideStrips(L, sel.layer, hi, F, s, top, sw) + "</div>";
@@ -211,20 +172,8 @@ function attnMapsDrawer(view, precision) {
     const li = +svg.dataset.l, hi = +svg.dataset.h, L = comp.layers[li];
     if (!L || i < 0 || i >= rowsTok.length || j < 0) return "";
     if (svg.classList.contains("side")) {
-      const e = L.extras, kind = svg.dataset.tip;
-      if (kind.startsWith("taps:")) {
-        const ki = +kind.slice(5), k = e.kernels[ki];
-        if (j >= k) return "";
-        const src = i + j - e.offsets[ki];
-        return "tap " + j + " of k=" + k + ' for <span class="t">' + esc(rowsTok[i]) + "</span> reads " + (src >= 0 && src < colsTok.length ? '<span class="t">' + esc(colsTok[src]) + "</span>" : "outside the sentence (0)") +
-               '<br><span class="v">' + fmt(e.taps[ki][hi][i][j]) + "</span>";
-      }
-      if (kind === "area") {
-        if (j >= e.head_window) return "";
-        const kh = comp.heads[hi] + j - (e.head_window - 1) / 2, v = e.head_weights[hi][i][j];
-        return '<span class="t">' + esc(rowsTok[i]) + "</span>: weight on head " + kh + '<br><span class="v">' + (v === null ? "dropped (no such head)" : fmt(v)) + "</span>";
-      }
-      return '<span class="t">' + esc(rowsTok[i]) + '</span>: fusion gate<br><span class="v">' + fmt(e.fusion_gate[hi][i]) + "</span>";
+      const h = hooks(L);
+      return h.stripTip ? h.stripTip(L.extras, svg.dataset.tip, i, j, { rowsTok, colsTok, hi, head: comp.heads[hi], esc, fmt }) : "";
     }
     if (j >= colsTok.length) return "";
     if (svg.classList.contains("big")) {
@@ -236,8 +185,9 @@ function attnMapsDrawer(view, precision) {
     return "layer " + L.layer + " · head " + comp.heads[hi] + '<br><span class="t">' + esc(rowsTok[i]) + "</span> (" + i + ') → <span class="t">' + esc(colsTok[j]) + "</span> (" + j + ')<br><span class="v">' + fmt(L.weights[hi][i][j]) + "</span>";
   }
 
-  return { NAMES, MASKED, esc, fmt, label, tokens, color, rampGradient, mechLabel, noteFor, pick, allowedFn, cells,
-           windowPath, directionBadge, gateBars, sideStrips, gridBasis, gridHTML, detailCell, detailHTML, hover };
+  const drawer = { NAMES, MASKED, esc, fmt, label, tokens, color, rampGradient, mechLabel, noteFor, pick, allowedFn, cells,
+                   outline, badge, layerSummary, sideStrips, gridBasis, gridHTML, detailCell, detailHTML, hover };
+  return drawer;
 }
 
 // One tooltip element for every svg.map of the page. find(svg) → [drawer, S] or null.
