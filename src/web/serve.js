@@ -73,7 +73,7 @@
     let answer;
     waiting = true;
     try {
-      answer = await api("/v1/attend", { sentence: sentence, models: chosen, beam: beam });
+      answer = await api("/v1/attend", { models: chosen, sentences: [sentence], beam: beam });
     } catch (e) {
       if (ticket !== asked) return;
       waiting = false;
