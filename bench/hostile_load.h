@@ -112,7 +112,7 @@ class HostileLoad {
     pause(300);
   }
   void malformed() {
-    const std::string ok_body = with_model({{"sentence", "ein hund"}}).dump();
+    const std::string ok_body = with_model({{"sentences", nlohmann::json::array({"ein hund"})}}).dump();
     nlohmann::json names = nlohmann::json::array();
     for (int i = 0; i < 300; ++i) names.push_back(model_.empty() ? "m" : model_);
     const std::vector<std::string> requests{
@@ -121,8 +121,8 @@ class HostileLoad {
         "PUT /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
         http_get("/v1/models", "rebound.example"),
         http_post("/v1/translate", ok_body, "text/plain"),
-        http_post("/v1/translate", R"({"sentence": "ein hund", "lenpen": 1e400})"),
-        http_post("/v1/attend", nlohmann::json{{"sentence", "ein hund"}, {"models", names}}.dump()),
+        http_post("/v1/translate", R"({"sentences": ["ein hund"], "lenpen": 1e400})"),
+        http_post("/v1/attend", nlohmann::json{{"models", names}, {"sentences", nlohmann::json::array({"ein hund"})}}.dump()),
     };
     for (const std::string& r : requests) {
       if (stop_) return;
@@ -142,7 +142,7 @@ class HostileLoad {
   }
 
   nlohmann::json with_model(nlohmann::json request) const {
-    if (!model_.empty()) request["model"] = model_;
+    if (!model_.empty()) request["models"] = nlohmann::json::array({model_});
     return request;
   }
 

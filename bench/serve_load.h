@@ -65,7 +65,7 @@ inline LoadResult run_load(const LoadOptions& o, const std::vector<std::string>&
       std::string failure;
       while (clock::now() < stop) {
         nlohmann::json body{{"beam", o.beam}, {"sentences", nlohmann::json::array()}};
-        if (!o.model.empty()) body["model"] = o.model;
+        if (!o.model.empty()) body["models"] = nlohmann::json::array({o.model});
         std::vector<std::string> asked;
         for (int k = 0; k < o.per_request; ++k) asked.push_back(sentences[next++ % sentences.size()]);
         body["sentences"] = asked;

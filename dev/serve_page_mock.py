@@ -7,7 +7,7 @@
 Serves PAGE.html (the text of attn::serve::serve_page()) at / and answers the
 page's API (include/attn/serve/page.h) by running the real `attn info --json`
 and `attn attend` once per model and request: GET /v1/models,
-POST /v1/attend {"sentence", "models", "beam"}; errors are
+POST /v1/attend {"models", "sentences" (one; or the deprecated "sentence"), "beam"}; errors are
 {"error": {"status", "message"}} with that status.
 """
 import argparse
@@ -65,8 +65,10 @@ def main():
                 req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"null")
             except ValueError as e:
                 return self.error(400, "the body is not JSON: " + str(e))
+            if isinstance(req, dict) and "sentence" not in req and isinstance(req.get("sentences"), list) and len(req["sentences"]) == 1:
+                req["sentence"] = req["sentences"][0]
             if not isinstance(req, dict) or not isinstance(req.get("sentence"), str) or not req["sentence"].strip():
-                return self.error(400, "\"sentence\" must be a non-empty string")
+                return self.error(400, "\"sentences\" must be an array of one non-empty string")
             names = req.get("models") or list(files)
             unknown = [n for n in names if n not in files]
             if unknown:

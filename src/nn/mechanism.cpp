@@ -13,6 +13,8 @@ json Mechanism::document_extras(json& /*raw*/, bool /*causal*/, const std::vecto
   return json::object();
 }
 
+json Mechanism::extras_schema() const { return {{"type", "object"}, {"additionalProperties", false}}; }
+
 const Mechanism* mechanism_named(std::string_view name) {
   for (const Mechanism* m : mechanisms())
     if (m->name() == name) return m;

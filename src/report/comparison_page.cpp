@@ -9,6 +9,7 @@
 #include "attn/text/html.h"
 #include "attn/report/chart.h"
 #include "attn/report/colours.h"
+#include "attn/web/assets.h"
 
 namespace attn::report {
 
@@ -302,19 +303,6 @@ std::string comparison_sections(const Comparison& c) {
   return out;
 }
 
-const char* const kComparisonStyle = R"CSS(<style>
-tr.arch td:first-child, #paired td:nth-child(-n+3), #paired th:nth-child(-n+3) { text-align: left; }
-#archs thead tr:first-child th:first-child { text-align: left; }
-td small { color: var(--muted); font-weight: 400; }
-td.verdict.better { color: #1e7b3a; font-weight: 600; }
-td.verdict.worse { color: #b42318; font-weight: 600; }
-td.verdict.same { color: var(--muted); }
-details summary { cursor: pointer; color: var(--muted); margin: 10px 0 4px; }
-#comparison-notes { margin-top: 10px; }
-#archs th, #archs td { padding: 5px 6px; }
-p.caption { color: var(--muted); font-size: 12px; margin: 6px 0 0; }
-svg .whisker { stroke: var(--c); stroke-width: 1.2; opacity: 0.6; }
-</style>
-)CSS";
+std::string comparison_style() { return web::style(web::Asset::comparison_css); }
 
 }  // namespace attn::report

@@ -10,6 +10,7 @@
 #include "attn/report/colours.h"
 #include "attn/report/comparison_page.h"
 #include "attn/text/html.h"
+#include "attn/web/assets.h"
 
 namespace attn::report {
 
@@ -187,73 +188,6 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
   return out;
 }
 
-constexpr const char* kStyle = R"CSS(<style>
-:root { --bg: #f5f6f8; --card: #ffffff; --line: #e2e5ea; --ink: #1f2430; --muted: #6b7280; --accent: #3b5bdb; }
-* { box-sizing: border-box; }
-html, body { margin: 0; background: var(--bg); color: var(--ink);
-  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", Roboto, sans-serif; }
-header.top { display: flex; align-items: baseline; gap: 14px; padding: 14px 22px 4px; flex-wrap: wrap; }
-header.top h1 { font-size: 19px; margin: 0; }
-header.top h1 span { color: var(--accent); }
-header.top .meta { color: var(--muted); font-size: 13px; }
-main { padding: 10px 22px 30px; display: flex; flex-direction: column; gap: 14px; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; padding: 14px 16px;
-  box-shadow: 0 1px 2px rgba(16,24,40,0.04); }
-.card h2 { font-size: 13px; margin: 0 0 10px; color: var(--muted); font-weight: 600; text-transform: uppercase; letter-spacing: 0.05em; }
-.legend { display: flex; flex-wrap: wrap; gap: 6px 18px; margin-bottom: 8px; }
-.legend span { display: inline-flex; align-items: center; gap: 6px; cursor: default; }
-.legend small { color: var(--muted); }
-.sw { display: inline-block; width: 16px; height: 4px; border-radius: 2px; background: var(--c); flex: none; }
-td .sw { margin-right: 7px; vertical-align: middle; }
-.plots { display: grid; grid-template-columns: repeat(auto-fit, minmax(600px, 1fr)); gap: 6px 18px; }
-figure.plot { margin: 0; }
-figure.plot figcaption { font-weight: 600; margin: 4px 0 2px 8px; }
-figure.plot figcaption span { color: var(--muted); font-weight: 400; }
-svg { display: block; max-width: 100%; height: auto; }
-svg .frame { fill: none; stroke: #c9ced6; }
-svg .grid line { stroke: #eef0f3; }
-svg text { font-size: 11.5px; fill: #4b5260; }
-svg .axis-label { font-size: 12px; fill: var(--muted); }
-svg .empty { fill: var(--muted); font-size: 13px; }
-svg .curve { fill: none; stroke: var(--c); stroke-width: 1.5; stroke-linejoin: round; }
-svg .pt { fill: var(--c); stroke: #fff; stroke-width: 0.8; }
-.dimmed svg g.run:not(.hl) { opacity: 0.15; }
-.dimmed tr.run:not(.hl) { opacity: 0.45; }
-.scroll { overflow-x: auto; }
-table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums; white-space: nowrap; }
-th, td { padding: 5px 8px; text-align: right; border-bottom: 1px solid #eef0f3; }
-th { font-size: 12px; color: var(--muted); font-weight: 600; }
-th .sub { font-weight: 400; font-size: 11px; }
-th.group { text-align: center; border-bottom: 1px solid var(--line); }
-tr.run td:nth-child(-n+2), thead tr:first-child th:nth-child(-n+2) { text-align: left; }
-td.name { font-weight: 600; }
-td.na { color: #b3b9c4; }
-td.na[colspan] { text-align: center; }
-td.top { font-weight: 700; color: #1e7b3a; }
-.badge { font-size: 11px; font-weight: 600; padding: 1px 7px; border-radius: 10px; background: #fff3bf; color: #8a6100; }
-ul.notes { margin: 0; padding-left: 18px; }
-ul.notes li { margin: 3px 0; }
-footer { color: var(--muted); font-size: 12px; padding: 0 22px 24px; max-width: 1100px; }
-</style>
-)CSS";
-
-// Hovering a run (legend or table row) brings its curves forward; the page works without it.
-constexpr const char* kScript = R"JS(<script>
-(function () {
-  "use strict";
-  const main = document.querySelector("main");
-  function highlight(name) {
-    main.classList.toggle("dimmed", name !== null);
-    document.querySelectorAll("[data-run]").forEach((e) => e.classList.toggle("hl", e.dataset.run === name));
-  }
-  document.querySelectorAll(".legend [data-run], tr.run").forEach((e) => {
-    e.addEventListener("mouseenter", () => highlight(e.dataset.run));
-    e.addEventListener("mouseleave", () => highlight(null));
-  });
-})();
-</script>
-)JS";
-
 }  // namespace
 
 nlohmann::json report_json(const std::vector<RunSummary>& runs, const Comparison& comparison) {
@@ -268,8 +202,8 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
   std::string page =
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>attn report — " +
-      std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" + kStyle +
-      (seeds ? kComparisonStyle : "") + "</head>\n<body>\n";
+      std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" + web::style(web::Asset::report_css) +
+      (seeds ? comparison_style() : "") + "</head>\n<body>\n";
   page += "<header class=\"top\"><h1><span>attn</span> report</h1><div class=\"meta\">" + std::to_string(runs.size()) +
           (runs.size() == 1 ? " run" : " runs") +
           (seeds ? ": " + std::to_string(comparison.archs.size()) + " archs over seeds, training curves and the table of runs"
@@ -337,7 +271,7 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
   page += "<script type=\"application/json\" id=\"attn-report\">" +
           text::script_safe(report_json(runs, comparison).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
           "</script>\n";
-  page += kScript;
+  page += web::script(web::Asset::report_js);
   page += "</body>\n</html>\n";
   return page;
 }

@@ -131,20 +131,55 @@ std::size_t find_model(const std::vector<ServedModel>& models, const json& name)
                          " (GET /v1/models)"};
 }
 
-// The sentences of a request: "sentences" (an array of strings) or "sentence" (one string).
+// Both endpoints name things the same way: "models", an array of model names,
+// and "sentences", an array of strings. The keys of the first version,
+// "model" (one name) and "sentence" (one string), are still read (deprecated).
+
+// The model names of a request: "models", or the deprecated "model"; none given: empty.
+std::vector<std::size_t> model_fields(const json& request, const std::vector<ServedModel>& models) {
+  if (request.contains("model") && request.contains("models"))
+    throw Refusal{400, "give \"models\" (or the deprecated \"model\"), not both"};
+  std::vector<std::size_t> chosen;
+  if (request.contains("model")) {
+    chosen.push_back(find_model(models, request["model"]));
+    return chosen;
+  }
+  if (!request.contains("models")) return chosen;
+  const json& names = request["models"];
+  if (!names.is_array() || names.empty())
+    throw Refusal{400, "\"models\" must be a non-empty array of model names: " + loaded_names(models)};
+  // Each model at most once, so the list is as long as the loaded models at most.
+  if (names.size() > models.size())
+    throw Refusal{400, "\"models\" lists " + std::to_string(names.size()) + " names; " + std::to_string(models.size()) +
+                           " models are loaded, each may be named once: " + loaded_names(models)};
+  for (const json& name : names) {
+    const std::size_t m = find_model(models, name);
+    if (std::find(chosen.begin(), chosen.end(), m) != chosen.end())
+      throw Refusal{400, "\"models\" names " + name.dump() + " twice; name each model once"};
+    chosen.push_back(m);
+  }
+  return chosen;
+}
+
+// The sentences of a request: "sentences" (an array of strings), or the deprecated
+// "sentence" (one string). one_only: the endpoint takes exactly one.
 std::vector<std::string> sentence_fields(const json& request, const Limits& limits, bool one_only) {
   std::vector<std::string> out;
-  if (request.contains("sentence") && !one_only && request.contains("sentences"))
-    throw Refusal{400, "give \"sentences\" or \"sentence\", not both"};
+  if (request.contains("sentence") && request.contains("sentences"))
+    throw Refusal{400, "give \"sentences\" (or the deprecated \"sentence\"), not both"};
   if (request.contains("sentence")) {
     if (!request["sentence"].is_string()) throw Refusal{400, "\"sentence\" must be a string"};
     out.push_back(request["sentence"].get<std::string>());
     return out;
   }
-  if (one_only) throw Refusal{400, "the request needs \"sentence\": the text to translate and show"};
-  if (!request.contains("sentences")) throw Refusal{400, "the request needs \"sentences\": an array of strings"};
+  if (!request.contains("sentences"))
+    throw Refusal{400, one_only ? "the request needs \"sentences\": an array of one string, the text to translate and show"
+                                : "the request needs \"sentences\": an array of strings"};
   const json& list = request["sentences"];
   if (!list.is_array()) throw Refusal{400, "\"sentences\" must be an array of strings"};
+  if (one_only && list.size() != 1)
+    throw Refusal{400, "\"sentences\" holds " + std::to_string(list.size()) +
+                           " strings; the maps are of one sentence: give an array of one"};
   if (static_cast<std::int64_t>(list.size()) > limits.max_sentences)
     throw Refusal{413, "the request holds " + std::to_string(list.size()) + " sentences; the limit is " +
                            std::to_string(limits.max_sentences) + " per request (--max-sentences); split it"};
@@ -279,13 +314,15 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
     const json request = parse_body(body);
-    refuse_unknown_fields(request, {"model", "sentences", "sentence", "beam", "lenpen", "nbest", "max_len_a",
-                                    "max_len_b", "split_sentences"});
-    std::size_t which = 0;
-    if (request.contains("model"))
-      which = find_model(models_, request["model"]);
-    else if (models_.size() > 1)
-      throw Refusal{400, "several models are loaded; name one with \"model\": " + loaded_names(models_)};
+    refuse_unknown_fields(request, {"models", "sentences", "model", "sentence", "beam", "lenpen", "nbest",
+                                    "max_len_a", "max_len_b", "split_sentences"});
+    const std::vector<std::size_t> named = model_fields(request, models_);
+    if (named.empty() && models_.size() > 1)
+      throw Refusal{400, "several models are loaded; name one with \"models\": [\"NAME\"], one of " + loaded_names(models_)};
+    if (named.size() > 1)
+      throw Refusal{400, "\"models\" names " + std::to_string(named.size()) +
+                             " models; translate answers with one: give an array of one (attend compares several)"};
+    const std::size_t which = named.empty() ? 0 : named.front();
     const ServedModel& served = models_[which];
     const decode::SearchOptions search = search_fields(request, limits_, 5);
     const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
@@ -349,27 +386,11 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
     const json request = parse_body(body);
-    refuse_unknown_fields(request, {"models", "sentence", "beam", "lenpen", "max_len_a", "max_len_b",
-                                    "split_sentences", "precision"});
-    std::vector<std::size_t> chosen;
-    if (request.contains("models")) {
-      const json& names = request["models"];
-      if (!names.is_array() || names.empty())
-        throw Refusal{400, "\"models\" must be a non-empty array of model names: " + loaded_names(models_)};
-      // Each model at most once, so the list is as long as the loaded models at most.
-      if (names.size() > models_.size())
-        throw Refusal{400, "\"models\" lists " + std::to_string(names.size()) + " names; " +
-                               std::to_string(models_.size()) + " models are loaded, each may be named once: " +
-                               loaded_names(models_)};
-      for (const json& name : names) {
-        const std::size_t m = find_model(models_, name);
-        if (std::find(chosen.begin(), chosen.end(), m) != chosen.end())
-          throw Refusal{400, "\"models\" names " + name.dump() + " twice; name each model once"};
-        chosen.push_back(m);
-      }
-    } else {
+    refuse_unknown_fields(request, {"models", "sentences", "model", "sentence", "beam", "lenpen", "max_len_a",
+                                    "max_len_b", "split_sentences", "precision"});
+    std::vector<std::size_t> chosen = model_fields(request, models_);
+    if (chosen.empty())
       for (std::size_t i = 0; i < models_.size(); ++i) chosen.push_back(i);
-    }
     decode::SearchOptions search = search_fields(request, limits_, 1);
     const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
     decode::MapsSelection selection;

@@ -117,8 +117,8 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
   std::string dom = test::browse(dir.path(), page.string() + "?s=a%20dog%20runs%20.&beam=3#component=encoder&layer=0&head=2",
                                  "--dump-dom");
   REQUIRE(dom.find("<body data-state=\"drawn\"") != std::string::npos);
-  REQUIRE(dom.find("data-asked=\"{&quot;sentence&quot;:&quot;a dog runs .&quot;,&quot;models&quot;:[&quot;muse&quot;,"
-                   "&quot;convsan2d&quot;,&quot;fastdisa&quot;],&quot;beam&quot;:3}\"") != std::string::npos);
+  REQUIRE(dom.find("data-asked=\"{&quot;models&quot;:[&quot;muse&quot;,&quot;convsan2d&quot;,&quot;fastdisa&quot;],"
+                   "&quot;sentences&quot;:[&quot;a dog runs .&quot;],&quot;beam&quot;:3}\"") != std::string::npos);
   std::vector<std::string> panel;
   for (const std::string& name : archs) {
     const std::size_t at = dom.find("data-model=\"" + name + "\"");

@@ -119,7 +119,7 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   const std::string one = dir.write("one.txt", "blue dog sees red cat\n");
   const RunResult attend = run_attn(shell_words({"attend", "-m", models.convsan2d, "-i", one, "--beam", "2"}));
   REQUIRE(attend.status == 0);
-  const json attend_request{{"sentence", "blue dog sees red cat"}, {"models", {"csan", "muse"}}, {"beam", 2}};
+  const json attend_request{{"models", {"csan", "muse"}}, {"sentences", {"blue dog sees red cat"}}, {"beam", 2}};
   require_schema("attend_request", attend_request);
   auto maps = post(*c, "/v1/attend", attend_request.dump());
   REQUIRE(maps);
@@ -182,6 +182,40 @@ TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its
   }
 }
 
+// Both endpoints take "models" (an array of names) and "sentences" (an array of
+// strings); the first version's "model" and "sentence" are still read.
+TEST_CASE("serve: translate and attend name models and sentences alike; the old keys still work", "[serve]") {
+  ServeProcess server;
+  auto c = server.client();
+  const auto answer = [&](const char* path, const json& request) {
+    auto r = post(*c, path, request.dump());
+    REQUIRE(r);
+    INFO(path << " " << request.dump() << " → " << r->body.substr(0, 300));
+    REQUIRE(r->status == 200);
+    return json::parse(r->body);
+  };
+  const json translated = answer("/v1/translate", {{"models", {"csan"}}, {"sentences", {"red cat", "blue dog"}}});
+  require_schema("translate_request", json{{"models", {"csan"}}, {"sentences", {"red cat"}}});
+  REQUIRE(translated["model"] == "csan");
+  REQUIRE(translated["translations"].size() == 2);
+  REQUIRE(answer("/v1/translate", {{"model", "csan"}, {"sentences", {"red cat", "blue dog"}}}) == translated);
+  REQUIRE(answer("/v1/translate", {{"model", "csan"}, {"sentence", "red cat"}})["translations"][0] ==
+          translated["translations"][0]);
+
+  const json attended = answer("/v1/attend", {{"models", {"muse"}}, {"sentences", {"red cat"}}});
+  require_schema("attend_request", json{{"models", {"muse"}}, {"sentences", {"red cat"}}});
+  REQUIRE(attended["results"][0]["model"] == "muse");
+  REQUIRE(answer("/v1/attend", {{"models", {"muse"}}, {"sentence", "red cat"}}) == attended);
+  REQUIRE(answer("/v1/attend", {{"model", "muse"}, {"sentences", {"red cat"}}}) == attended);
+
+  require_refused(post(*c, "/v1/translate", R"({"models": ["csan", "muse"], "sentences": ["red"]})"), 400,
+                  "give an array of one");
+  require_refused(post(*c, "/v1/translate", R"({"model": "csan", "models": ["csan"], "sentences": ["red"]})"), 400,
+                  "not both");
+  require_refused(post(*c, "/v1/attend", R"({"sentences": ["red cat", "blue dog"]})"), 400, "an array of one");
+  require_refused(post(*c, "/v1/attend", R"({"sentence": "red", "sentences": ["red"]})"), 400, "not both");
+}
+
 TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives on", "[serve]") {
   ServeProcess server({"--max-sentences", "3", "--max-input-len", "20"});
   auto c = server.client();
@@ -199,7 +233,7 @@ TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives 
   require_refused(post(*c, "/v1/translate", "{\"model\": \"muse\", \"sentences\": [\"r\xC3\x28\"]}"), 400, "UTF-8");
   require_refused(post(*c, "/v1/translate", R"({"model": "marian", "sentences": ["red"]})"), 404, "muse, csan");
   require_refused(post(*c, "/v1/attend", R"({"models": ["muse", "nope"], "sentence": "red"})"), 404, "nope");
-  require_refused(post(*c, "/v1/attend", R"({"models": ["muse"]})"), 400, "\"sentence\"");
+  require_refused(post(*c, "/v1/attend", R"({"models": ["muse"]})"), 400, "\"sentences\"");
   require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["a", "b", "c", "d"]})"), 413,
                   "limit is 3");
   const std::string long_sentence(200, 'x');

@@ -4,7 +4,8 @@
 // call the same functions, so a map, its masks and its mechanism extras look
 // and read the same on both.
 //
-// The script defines two globals (it needs ATTN_MECHANISMS, mechanisms_script()):
+// The script defines two globals (it needs ATTN_MECHANISMS, mechanisms_script()).
+// Its text is src/web/maps_draw.js and the style's src/web/maps.css (web/assets.h):
 //
 //   attnMapsDrawer(view, precision) → drawer
 //     view: the page's selection {component, layer, head, scale}, read at
@@ -21,8 +22,11 @@
 //                                           its cell size (px) in that width
 //       hover(S, svg, clientX, clientY)     the tooltip's HTML for a point over
 //                                           one of those svg.map, or ""
-//     and the pieces they are made of (colour ramp, cells, masks, window
-//     outline, direction badge, gate bars, side strips, labels, fmt, esc).
+//     and the pieces they are made of (colour ramp, cells, masks, labels,
+//     fmt, esc). What a mechanism adds — its mask, outline, badge, layer
+//     summary, side strips and their tooltips — is drawn by the hooks of its
+//     module (Mechanism::page_script, nn/mechanism.h), which the drawer calls
+//     for each layer by its mechanism; this code never reads an extra itself.
 //   attnTooltip(tip, find)
 //     one tooltip element for every svg.map on the page; find(svg) returns
 //     [drawer, S] for the map's sentence, or null.

@@ -35,8 +35,9 @@ class MapsPageWriter {
   std::FILE* out_;
 };
 
-// <script> defining ATTN_MECHANISMS: each map kind's label and note function,
-// from the mechanism modules (nn/mechanism.h). The page and attn serve read it.
+// <script> defining ATTN_MECHANISMS: each map kind's label and its
+// mechanism's drawing hooks (Mechanism::page_script, nn/mechanism.h), from the
+// registry. The drawing code of both pages (maps_draw.h) calls them.
 std::string mechanisms_script();
 
 }  // namespace attn::decode

@@ -5,8 +5,9 @@
 // The registry (mechanisms()) lists the modules; config, the CLI, the maps
 // and the page loop over it and never name a mechanism.
 //
-// Adding a mechanism: a folder src/nn/mechanisms/<name>/ with its mixer and a
-// `mechanism.cpp` defining `const Mechanism& mechanism_<name>()`, one entry in
+// Adding a mechanism: a folder src/nn/mechanisms/<name>/ with its mixer, a
+// `mechanism.cpp` defining `const Mechanism& mechanism_<name>()` and a
+// `page.js` with its drawing on the map pages (page_script), one entry in
 // ATTN_MECHANISMS (src/nn/mechanisms/registry.cpp), its tests, and, for a new
 // --arch, one row in the preset table (src/model/presets.cpp).
 #pragma once
@@ -73,10 +74,29 @@ class Mechanism {
   // passed through rounded by the caller. `raw` is an object.
   virtual nlohmann::json document_extras(nlohmann::json& raw, bool causal, const std::vector<std::int64_t>& heads,
                                          int precision) const;
-  // A JavaScript function expression (e, component) → the page's note under
-  // this mechanism's map: e is the layer's extras, component "encoder",
-  // "decoder" or "cross".
-  virtual std::string_view page_note() const = 0;
+  // The JSON Schema of document_extras' result (decode/attention_schema.h):
+  // the module's extras.schema.json; by default an empty object.
+  virtual nlohmann::json extras_schema() const;
+  // How the map pages draw its maps: a JavaScript object expression, the file
+  // page.js in its folder (built in with ATTN_EMBED, core/embed.h). e is a
+  // layer's extras, hi the head's index in them; every hook but note may be
+  // left out:
+  //   note(e, component) → the text under the large map (component "encoder",
+  //     "decoder" or "cross")
+  //   mask(e, hi) → (i, j) → whether query i may attend to key j, or null
+  //     (the decoder's causal mask is the pages' own)
+  //   outline(e, F, T, s, x0, y0) → SVG over a map of F × T cells of s px at (x0, y0)
+  //   badge(e, hi) → HTML beside the head's name
+  //   layerSummary(e, drawer) → HTML under the layer's name in the grid
+  //   strips(e, hi, k) → the large map's side strips, F rows of s px, made with
+  //     k.strip(title, cols, rows, tip) or k.titled(title) (k: {F, s, li,
+  //     titled, strip, fmt, color}); stripColumns(e, f) → the columns they take,
+  //     f the width of a strip column over a cell's
+  //   stripTip(e, tip, i, j, k) → the tooltip over row i, column j of strip
+  //     `tip` (k: {rowsTok, colsTok, hi, head, esc, fmt})
+  // The drawing code (decode/maps_draw.h) calls them; it never reads a
+  // mechanism's extras itself.
+  virtual std::string_view page_script() const = 0;
 };
 
 // The registry, in a fixed order (mha first).

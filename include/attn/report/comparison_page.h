@@ -22,6 +22,6 @@ namespace attn::report {
 std::string comparison_sections(const Comparison& comparison);
 
 // The CSS the sections add to the page's.
-extern const char* const kComparisonStyle;
+std::string comparison_style();
 
 }  // namespace attn::report

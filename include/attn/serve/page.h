@@ -8,7 +8,7 @@
 //   GET  /v1/models  → {"models": [{"name", "file", "arch", "parameters", "config",
 //                                   "encoder_mixers", "decoder_mixers"}, …],
 //                    "limits": {"max_beam", …}}  (the beam box allows up to max_beam)
-//   POST /v1/attend  {"sentence": "…", "models": ["a", "b"], "beam": 5}
+//   POST /v1/attend  {"models": ["a", "b"], "sentences": ["…"], "beam": 5}
 //                    → {"results": [{"model": "a", "document": <attn attend's document,
 //                                    one sentence>}, …]} in the requested order
 //   errors: 4xx/5xx with {"error": {"status": 400, "message": "…"}}

@@ -1,6 +1,7 @@
 // Convolutional self-attention (Yang et al. 2019; MECHANISMS.md §2): 1D
 // windows, or 2D windows over neighbouring heads. Its decoder (causal) form is
 // our extension and always 1D.
+#include "attn/core/embed.h"
 #include "attn/core/error.h"
 #include "attn/nn/map_json.h"
 #include "attn/nn/mechanism.h"
@@ -9,6 +10,9 @@
 namespace attn::nn {
 
 namespace {
+
+ATTN_EMBED(attn_csan_page_js, "src/nn/mechanisms/csan/page.js");
+ATTN_EMBED(attn_csan_extras_schema, "src/nn/mechanisms/csan/extras.schema.json");
 
 using nlohmann::json;
 
@@ -68,11 +72,8 @@ class Csan final : public Mechanism {
     }
     return e;
   }
-  std::string_view page_note() const override {
-    return R"JS((e) => "ConvSAN: each query attends only to keys in its window [i−" + e.left + ", i+" + e.right + "] (outlined)" +
-  (e.head_window > 1 ? "; in 2D one softmax runs over the window of " + e.head_window + " neighbouring heads (" +
-  (e.head_policy === "wrap" ? "keys wrap around the heads and values clamp to 0…H−1, as in the authors' code" : "heads outside 0…H−1 are dropped") + "), the map shows each key's weight summed over those heads and the strip the weight each neighbouring head received." : "."))JS";
-  }
+  json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_csan_extras_schema)); }
+  std::string_view page_script() const override { return ATTN_EMBEDDED(attn_csan_page_js); }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Fast-DiSA (Shen et al. 2018; MECHANISMS.md §3): directional, feature-wise
 // attention in its factorised form, with a fusion gate.
+#include "attn/core/embed.h"
 #include "attn/core/error.h"
 #include "attn/nn/map_json.h"
 #include "attn/nn/mechanism.h"
@@ -8,6 +9,9 @@
 namespace attn::nn {
 
 namespace {
+
+ATTN_EMBED(attn_fast_disa_page_js, "src/nn/mechanisms/fast_disa/page.js");
+ATTN_EMBED(attn_fast_disa_extras_schema, "src/nn/mechanisms/fast_disa/extras.schema.json");
 
 using nlohmann::json;
 
@@ -47,11 +51,8 @@ class FastDisa final : public Mechanism {
     }
     return e;
   }
-  std::string_view page_note() const override {
-    return R"JS((e) => "Fast-DiSA: feature-wise weights averaged over the head's features. Forward heads attend to earlier tokens, backward heads to later ones" +
-  (e.diagonal ? " (the token itself included)" : " (the token itself excluded)") + ". A row with no allowed key is all 0. " +
-  (e.fusion_gate ? "The fusion gate G is the share of the head's own value kept (U = G⊙v + (1−G)⊙attention), averaged over features." : ""))JS";
-  }
+  json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_fast_disa_extras_schema)); }
+  std::string_view page_script() const override { return ATTN_EMBEDDED(attn_fast_disa_page_js); }
 };
 
 }  // namespace

@@ -1,11 +1,14 @@
 // Multi-head attention (Vaswani et al. 2017): the baseline, global in the
 // encoder, causal in the decoder. No options, no extras.
+#include "attn/core/embed.h"
 #include "attn/nn/mechanism.h"
 #include "attn/nn/mechanisms/mha/mha_mixer.h"
 
 namespace attn::nn {
 
 namespace {
+
+ATTN_EMBED(attn_mha_page_js, "src/nn/mechanisms/mha/page.js");
 
 constexpr MapKind kKinds[] = {{"mha", "multi-head attention"}};
 
@@ -18,11 +21,7 @@ class Mha final : public Mechanism {
     return std::make_unique<MhaMixer>(params, name, spec);
   }
   std::span<const MapKind> map_kinds() const override { return kKinds; }
-  std::string_view page_note() const override {
-    return R"JS((e, comp) => comp === "cross" ? "Cross-attention: each target position attends to the encoder's output over the source tokens." :
-  comp === "decoder" ? "Causal self-attention: position i sees positions ≤ i. Rows are the predicted tokens; columns the tokens read (<s> first)." :
-  "Multi-head attention: softmax(QKᵀ/√d_h) over the sentence's tokens.")JS";
-  }
+  std::string_view page_script() const override { return ATTN_EMBEDDED(attn_mha_page_js); }
 };
 
 }  // namespace

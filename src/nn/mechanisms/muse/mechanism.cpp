@@ -1,5 +1,6 @@
 // MUSE (Zhao et al. 2019; MECHANISMS.md §1): attention in parallel with
 // gated dynamic depth-wise convolutions over one shared value projection.
+#include "attn/core/embed.h"
 #include "attn/nn/map_json.h"
 #include "attn/nn/mechanism.h"
 #include "attn/nn/mechanisms/muse/muse_mixer.h"
@@ -7,6 +8,9 @@
 namespace attn::nn {
 
 namespace {
+
+ATTN_EMBED(attn_muse_page_js, "src/nn/mechanisms/muse/page.js");
+ATTN_EMBED(attn_muse_extras_schema, "src/nn/mechanisms/muse/extras.schema.json");
 
 using nlohmann::json;
 
@@ -67,10 +71,8 @@ class Muse final : public Mechanism {
     }
     return e;
   }
-  std::string_view page_note() const override {
-    return R"JS((e) => "MUSE: the map is the global attention branch. Beside it, each dynamic-convolution cell's taps for this head: tap κ of token t reads token t+κ−offset (" +
-  (e.offsets ? e.offsets.join(", ") : "") + "); the cells are mixed by the gate π.")JS";
-  }
+  json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_muse_extras_schema)); }
+  std::string_view page_script() const override { return ATTN_EMBEDDED(attn_muse_page_js); }
 };
 
 }  // namespace
