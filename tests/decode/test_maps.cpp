@@ -35,7 +35,7 @@ namespace {
 
 model::ModelConfig small_config(const std::string& arch = "transformer", const std::string& norm = "pre") {
   model::ModelConfig c = test::small_maps_config(arch, static_cast<std::int64_t>(text::Bpe().vocab().size()));
-  c.norm = norm;
+  c.norm = *model::parse_norm(norm);
   c.max_positions = 64;
   c.options["muse_tap_dropout"] = 0.0f;
   c.options["csan_window"] = 3;
