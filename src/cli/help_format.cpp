@@ -54,6 +54,16 @@ class HelpFormatter : public CLI::Formatter {
     }
     return name;
   }
+  // One blank line before each group (CLI11 puts two between groups): the group
+  // itself starts with none, the usage line ends with one.
+  std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override {
+    std::string out = group + ":\n";
+    for (const CLI::Option* opt : opts) out += make_option(opt, is_positional);
+    return out;
+  }
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    return CLI::Formatter::make_usage(app, std::move(name)) + "\n";
+  }
   std::string make_subcommand(const CLI::App* sub) const override {
     return two_columns(sub->get_display_name(), sub->get_description());
   }
