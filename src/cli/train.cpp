@@ -126,7 +126,7 @@ int run(TrainFlags& f) {
   }
   // The flags' IsMember checks allow no other text.
   o.best_metric = *train::parse_best_metric(f.best_metric);
-  o.precision = *model::parse_compute_type(f.precision);
+  o.precision = *kernels::parse_compute_type(f.precision);
   o.max_time_s = f.max_time_minutes * 60.0;
   o.save_dir = f.save_dir;
   // The JSON log lives with the run by default, so `attn report SAVE_DIR` works on every run.
@@ -162,7 +162,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
       "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
   f.command = sub;
   sub->option_defaults()->group("Data");
-  sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt> (or, when only they exist, their .gz)");
+  sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt> (or their .gz when only those exist)");
   sub->add_option("--valid", f.valid_prefix, "validation corpus prefix (as --train)");
   sub->add_option("--src,-s", f.src_lang, "source suffix (default: src)");
   sub->add_option("--tgt,-t", f.tgt_lang, "target suffix (default: tgt)");
