@@ -320,8 +320,7 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
   auto args = std::make_shared<ScoreArgs>();
   CLI::App* sub = app.add_subcommand(
       "score",
-      "Score translations with BLEU, chrF(++) and TER as sacreBLEU 2.x; prints JSON like sacreBLEU 2.x (-f text: "
-      "text lines)");
+      "Score translations with BLEU, chrF(++) and TER as sacreBLEU 2.x does; prints JSON (-f text: text)");
   sub->footer(
       "Examples:\n  attn score --ref test.en -i test.hyp -f text      # BLEU = 37.6 ... and chrF2 = ...\n"
       "  attn score --ref test.en -i base.hyp -i new.hyp --paired-bs -f text\n"
