@@ -106,7 +106,7 @@ struct Reference {
   using Mat = std::vector<double>;  // row-major
 
   explicit Reference(const model::Seq2Seq& model)
-      : m(model), d(model.config().dim), H(model.config().heads), dh(d / H), pre(model.config().norm == "pre") {}
+      : m(model), d(model.config().dim), H(model.config().heads), dh(d / H), pre(model.config().norm == model::Norm::pre) {}
 
   Mat param(const std::string& name) const {
     const nn::ParamId id = m.params().find(name);
