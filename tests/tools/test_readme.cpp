@@ -73,7 +73,7 @@ TEST_CASE("README: every command in its code blocks names a real target, subcomm
   const std::vector<std::string> commands = code_block_commands(readme);
   REQUIRE(commands.size() >= 8);
   const attn::test::AppUnderTest under_test;
-  const CLI::App* app = under_test.app.get();
+  CLI::App* app = under_test.app.get();
   const std::regex assignment(R"([A-Za-z_][A-Za-z0-9_]*=\S+)");
   for (const std::string& command : commands) {
     INFO("README command: " << command);
@@ -85,7 +85,7 @@ TEST_CASE("README: every command in its code blocks names a real target, subcomm
         if (w[i].find('=') == std::string::npos) CHECK(is_make_target(w[i]));
     } else if (w[0] == "./attn") {
       REQUIRE(w.size() >= 2);
-      const CLI::App* sub = app->get_subcommand_no_throw(w[1]);
+      CLI::App* sub = app->get_subcommand_no_throw(w[1]);
       REQUIRE(sub != nullptr);
       for (std::size_t i = 2; i < w.size(); ++i) {
         if (w[i].size() < 2 || w[i][0] != '-') continue;
