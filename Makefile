@@ -4,6 +4,7 @@
 #   make bench      speed against OpenBLAS (and the PyTorch twin, when installed); PARTS=list, PARTS=gemm,…
 #   make demo       train a small model on data/, translate, score, dump attention maps
 #   make fuzz       the libFuzzer targets in fuzz/, FUZZ_SECONDS each (clang)
+#   make lowp-peak  this CPU's bf16 and int8 dot-product peaks against FP32 FMA
 
 # One job per core unless -j is given (GNU make 4.3 reads -j from MAKEFLAGS).
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
@@ -143,7 +144,7 @@ $(BUILD)/bench_%: bench/bench_%.cpp $(LIB)
 # of every arch and attn serve under load, when the corpus is in M30K. PARTS=gemm,band runs only
 # those; PARTS=list lists every part. The twin's results go to BENCH_OUT: run `make bench` again
 # after an interruption and it resumes there.
-M30K ?= ../shared/data/multi30k
+M30K ?= data/multi30k
 BENCH_OUT ?= runs/bench/make-bench
 PARTS ?= default
 bench:
@@ -151,6 +152,16 @@ bench:
 
 demo: attn
 	@bash tools/demo.sh
+
+# The peak of the bf16 and int8 dot-product instructions against FP32 FMA on this CPU (docs/guide.md,
+# lower precision): the ceiling the low-precision kernels are measured against.
+.PHONY: lowp-peak
+$(BUILD)/lowp_peak: bench/lowp_peak.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -mavx512f -mavx512bf16 -mavx512vnni $< -o $@
+lowp-peak: $(BUILD)/lowp_peak
+	@if grep -q avx512_bf16 /proc/cpuinfo && grep -q avx512_vnni /proc/cpuinfo; then $(BUILD)/lowp_peak; \
+	else echo "lowp-peak: this CPU lacks AVX512_BF16 or AVX512_VNNI; nothing to measure"; fi
 
 # libFuzzer targets (make FUZZ=1 build-fuzz/fuzz_<name>); `make fuzz` runs each
 # for FUZZ_SECONDS from the seeds in fuzz/seeds/ (dev/fuzz.sh).

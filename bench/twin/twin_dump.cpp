@@ -90,7 +90,7 @@ void run_init(InitOptions o) {
   attn::model::save_model_file(o.out, model, bpe_of_size(o.config.vocab_size));
   std::printf("%s: arch %s%s, %lld parameters, norm %s, share %s\n", o.out.c_str(), o.config.arch.c_str(),
               o.config.decoder_mixer.empty() ? "" : (", decoder mixer " + o.config.decoder_mixer).c_str(),
-              static_cast<long long>(model.parameter_count()), o.config.norm.c_str(), o.share.c_str());
+              static_cast<long long>(model.parameter_count()), std::string(attn::model::norm_name(o.config.norm)).c_str(), o.share.c_str());
 }
 
 struct RunOptions {
@@ -310,7 +310,9 @@ int main(int argc, char** argv) {
   init_cmd->add_option("--enc-layers", init.config.enc_layers)->capture_default_str();
   init_cmd->add_option("--dec-layers", init.config.dec_layers)->capture_default_str();
   init_cmd->add_option("--max-positions", init.config.max_positions)->capture_default_str();
-  init_cmd->add_option("--norm", init.config.norm, "pre | post")->capture_default_str();
+  init_cmd->add_option("--norm", init.config.norm, "pre | post")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, attn::model::Norm>{{"pre", attn::model::Norm::pre},
+                                                                                {"post", attn::model::Norm::post}}));
   init_cmd->add_option("--share", init.share, "embeddings: all (one table) | decoder (target tied to output) | none")
       ->capture_default_str();
   init_cmd->add_option("--arch", init.config.arch, attn::model::known_archs())->capture_default_str();

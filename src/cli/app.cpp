@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 
 #include "attn/cli/commands.h"
+#include "attn/cli/help_format.h"
 #include "attn/version.h"
 
 namespace attn::cli {
@@ -9,6 +10,7 @@ std::unique_ptr<CLI::App> make_app(CommonOptions& common, Action& action) {
   auto app = std::make_unique<CLI::App>(
       "attn: train, translate with and inspect sequence-to-sequence models built on MUSE, "
       "convolutional self-attention and Fast-DiSA, beside a Transformer baseline. CPU only.");
+  app->formatter(help_formatter());  // before the subcommands, which inherit it
   app->set_version_flag("--version", std::string("attn ") + ATTN_VERSION);
   app->require_subcommand(1);
   app->fallthrough();

@@ -31,7 +31,7 @@ struct AttendFlags {
   bool jsonl = false;
   bool beam_given = false;
   int precision = 4;
-  decode::SearchOptions search{.beam = 1};
+  decode::SearchOptions search;  // translate's defaults (beam 5), so the maps are of what translate outputs
   std::int64_t batch_size = 16;
   std::string compute_type = "fp32";
   bool split_sentences = false;
@@ -136,26 +136,31 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   AttendFlags& f = *flags;
   CLI::App* sub = app.add_subcommand("attend", "Dump attention maps as JSON (and an HTML page)");
   sub->footer(
-      "Without -t the model translates (greedy, or beam with --beam N) and the maps are those of its output;\n"
+      "Without -t the model translates as attn translate does (beam 5; --beam 1: greedy) and the maps are those\n"
+      "of its best hypothesis, followed through the beam's back-pointers;\n"
       "with -t it scores the given target. The JSON format: docs/attention-json.md.\n"
       "Example:\n  attn attend -m runs/toy/best.attn -i data/toy/test.src -o maps.json --html maps.html");
-  add_common_options(*sub, common);
+  sub->option_defaults()->group("Input and output");
   sub->add_option("-m,--model", f.model, "model file (.attn)")->required();
   sub->add_option("-i,--input", f.input, "source sentences, one per line (default: stdin)");
   sub->add_option("-t,--target", f.target, "target sentences to score instead of decoding (forced mode)");
   sub->add_option("-o,--output", f.output, "JSON output ('-': stdout, the default without --html); written atomically");
   sub->add_option("--html", f.html, "also write a self-contained page that draws the maps");
   sub->add_flag("--jsonl", f.jsonl, "JSON Lines: one complete document per sentence, per line");
+  sub->option_defaults()->group("Maps");
   sub->add_option("--layers", f.layers, "layers to show: all, or indices like 0,2 or 1-3")->capture_default_str();
   sub->add_option("--heads", f.heads, "heads to show: all, or indices like 0,3")->capture_default_str();
   sub->add_option("--components", f.components, "any of encoder, decoder, cross (or all)")->capture_default_str();
   sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")->capture_default_str()
       ->check(bounded(within(1, 9)));
+  sub->option_defaults()->group("Decoding (as attn translate)");
   add_search_options(*sub, f.search);
-  add_compute_type_option(*sub, f.compute_type);
   sub->add_flag("--split-sentences", f.split_sentences,
                 "one map per sentence of each line (split by rule, as translate's), labelled \"line\" and "
                 "\"line_sentence\"");
+  sub->option_defaults()->group("Resources");
+  add_compute_type_option(*sub, f.compute_type);
+  add_common_options(*sub, common);
   sub->add_option("--batch-size", f.batch_size, "sentences processed (and held in memory) together")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));

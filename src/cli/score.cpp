@@ -320,8 +320,12 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
   auto args = std::make_shared<ScoreArgs>();
   CLI::App* sub = app.add_subcommand(
       "score",
-      "Score translations with BLEU, chrF(++) and TER, and compare systems with paired tests, as sacreBLEU 2.x");
-  add_common_options(*sub, common);
+      "Score translations with BLEU, chrF(++) and TER as sacreBLEU 2.x does; prints JSON (-f text: text)");
+  sub->footer(
+      "Examples:\n  attn score --ref test.en -i test.hyp -f text      # BLEU = 37.6 ... and chrF2 = ...\n"
+      "  attn score --ref test.en -i base.hyp -i new.hyp --paired-bs -f text\n"
+      "The JSON and text formats, and every mode: docs/score.md.");
+  sub->option_defaults()->group("Input");
   sub->add_option("-r,--ref", args->references, "Reference file(s), one segment per line; repeat for several")
       ->required()
       ->expected(1, -1);
@@ -330,6 +334,7 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
                   "the first being the baseline of paired tests")
       ->expected(1, -1)
       ->capture_default_str();
+  sub->option_defaults()->group("Metrics (sacreBLEU's defaults)");
   sub->add_option("-m,--metrics", args->metrics, "Metrics: bleu, chrf, ter, comma-separated")
       ->delimiter(',')
       ->capture_default_str();
@@ -355,6 +360,7 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
                 "chrF++.py-style epsilon smoothing instead of effective order");
   sub->add_flag("--ter-case-sensitive", args->ter_case_sensitive, "Case-sensitive TER (default: lowercased)");
   sub->add_flag("--ter-no-punct", args->ter_no_punct, "Remove . , ? : ; ! \" ( ) before TER");
+  sub->option_defaults()->group("Modes and paired tests");
   sub->add_flag("--sentence-level", args->sentence_level,
                 "One line per segment with each metric's sentence score (BLEU with effective order)");
   sub->add_flag("--paired-bs", args->paired_bs,
@@ -372,6 +378,7 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_flag("--by-length", args->by_length,
                 "Scores per bucket of first-reference length: 1-10, 11-20, 21-30, 31-40, 41-60, 61+ words");
   sub->add_option("--dump-resamples", args->dump_resamples)->group("");
+  sub->option_defaults()->group("Output");
   sub->add_option("-f,--format", args->format, "Output: json (full-precision scores) or text")
       ->check(CLI::IsMember({"json", "text"}))
       ->capture_default_str();
@@ -379,6 +386,8 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->capture_default_str()
       ->check(bounded(within(0, 17)));
   sub->add_flag("-b,--score-only", args->score_only, "Print only the scores, one per line");
+  sub->option_defaults()->group("Resources");
+  add_common_options(*sub, common);
   sub->callback([&action, args, smooth_value] {
     if (smooth_value->count() > 0) args->smooth_value = args->smooth_value_given;
     action = [args]() -> int { return run_score(*args); };

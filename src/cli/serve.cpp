@@ -78,7 +78,7 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
       "The API and its limits: docs/serve.md.\n"
       "Example:\n  attn serve -m muse=runs/muse/best.attn -m convsan=runs/convsan/best.attn --port 8080\n"
       "  then open http://127.0.0.1:8080/");
-  add_common_options(*sub, common);
+  sub->option_defaults()->group("Models and address");
   sub->add_option("-m,--model", f.models,
                   "a model file, or NAME=FILE (the name requests use; default: its arch); FILE:fp32, FILE:bf16 or "
                   "FILE:int8 loads that model in that compute type (default: --compute-type)")
@@ -89,6 +89,7 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->capture_default_str()
       ->check(bounded(within(0, 65535)));
   add_compute_type_option(*sub, f.compute_type);
+  sub->option_defaults()->group("Batching");
   sub->add_option("--max-batch", f.batching.max_batch, "sentences decoded together, across requests")
       ->capture_default_str()
       ->check(bounded(within(1, 4096)));
@@ -102,6 +103,7 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--max-queue", f.batching.max_queued, "sentences waiting for the decoder; more are refused (429)")
       ->capture_default_str()
       ->check(bounded(within(1, 1000000)));
+  sub->option_defaults()->group("Limits per request");
   sub->add_option("--max-sentences", f.limits.max_sentences, "sentences per request; more are refused (413)")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));
@@ -131,6 +133,7 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
                   "seconds the requests in flight get on Ctrl-C or SIGTERM; then their work is dropped (503)")
       ->capture_default_str()
       ->check(bounded(within(0, 3600)));
+  sub->option_defaults()->group("Connections and behaviour");
   sub->add_option("--connections", f.http.max_connections, "connections open at once; more get 503")
       ->capture_default_str()
       ->check(bounded(within(1, 65536)));
@@ -143,6 +146,8 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
                 "name the model files by their full path in /v1/models and attend's documents (default: file name only)");
   sub->add_flag("--split-sentences", f.limits.split_sentences,
                 "split each line into sentences before translating (a request's \"split_sentences\" overrides)");
+  sub->option_defaults()->group("Resources");
+  add_common_options(*sub, common);
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
 }
 

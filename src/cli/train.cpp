@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 
 #include "attn/cli/bounds.h"
@@ -27,7 +28,7 @@ struct TrainFlags {
   // Model flags: the preset's value unless given (`command->count`).
   std::int64_t layers = 0, enc_layers = 0, dec_layers = 0, dim = 0, ffn_dim = 0, heads = 0;
   double dropout = 0, activation_dropout = 0, attention_dropout = 0;
-  std::string norm;
+  std::string norm, best_metric = "bleu", precision = "fp32";  // parsed into o's enums by run()
   // Mechanism options given as flags, by key; the others keep the preset's value.
   nlohmann::json mechanism_options = nlohmann::json::object();
   std::string decoder_mixer;
@@ -57,13 +58,17 @@ constexpr std::pair<const char*, const char*> kModelFlags[] = {
     {"--share-embeddings", "share_decoder_output"},
 };
 
-// The file for one side of one split: --train-src FILE, else --train PREFIX + ".<src>".
+// The file for one side of one split: --train-src FILE, else --train PREFIX + ".<src>", or its ".gz"
+// when only that exists (as Multi30k ships it; text/gzip.h reads it as its content).
 std::string pick(const std::string& explicit_path, const std::string& prefix, const std::string& lang,
                  const std::string& split, const std::string& side) {
   if (!explicit_path.empty()) return explicit_path;
   require(!prefix.empty(), "no " + split + " data: give --" + split + " PREFIX (reads PREFIX." + lang +
                                ") or --" + split + "-" + side + " FILE");
-  return prefix + "." + lang;
+  const std::string plain = prefix + "." + lang, packed = plain + ".gz";
+  std::error_code error;
+  if (!std::filesystem::exists(plain, error) && std::filesystem::exists(packed, error)) return packed;
+  return plain;
 }
 
 int run(TrainFlags& f) {
@@ -102,7 +107,7 @@ int run(TrainFlags& f) {
   if (given("--dropout")) c.dropout = static_cast<float>(f.dropout);
   if (given("--activation-dropout")) c.activation_dropout = static_cast<float>(f.activation_dropout);
   if (given("--attention-dropout")) c.attention_dropout = static_cast<float>(f.attention_dropout);
-  if (given("--norm")) c.norm = f.norm;
+  if (given("--norm")) c.norm = *model::parse_norm(f.norm);  // its IsMember check allows no other text
   c.options.update(f.mechanism_options);
   if (given("--decoder-mixer")) c.decoder_mixer = f.decoder_mixer;
   c.share_all_embeddings = f.share_all;
@@ -120,6 +125,9 @@ int run(TrainFlags& f) {
     check.vocab_size = 5 + o.vocab_size;  // the vocabulary is not known yet; validate the rest now
     check.validate();
   }
+  // The flags' IsMember checks allow no other text.
+  o.best_metric = *train::parse_best_metric(f.best_metric);
+  o.precision = *kernels::parse_compute_type(f.precision);
   o.max_time_s = f.max_time_minutes * 60.0;
   o.save_dir = f.save_dir;
   // The JSON log lives with the run by default, so `attn report SAVE_DIR` works on every run.
@@ -154,15 +162,26 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
       "Data-parallel on several processes or machines (a build with make MPI=1; docs/distributed.md):\n"
       "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
   f.command = sub;
-  add_common_options(*sub, common);
-  sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt>");
-  sub->add_option("--valid", f.valid_prefix, "validation corpus prefix");
+  sub->option_defaults()->group("Data");
+  sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt> (or their .gz when only those exist)");
+  sub->add_option("--valid", f.valid_prefix, "validation corpus prefix (as --train)");
   sub->add_option("--src,-s", f.src_lang, "source suffix (default: src)");
   sub->add_option("--tgt,-t", f.tgt_lang, "target suffix (default: tgt)");
   sub->add_option("--train-src", f.train_src, "training source file (instead of --train)");
   sub->add_option("--train-tgt", f.train_tgt, "training target file");
   sub->add_option("--valid-src", f.valid_src, "validation source file");
   sub->add_option("--valid-tgt", f.valid_tgt, "validation target file");
+  sub->add_option("--vocab-size", o.vocab_size, "joint BPE vocabulary size")->capture_default_str()
+      ->check(bounded(within(300, 1000000)));
+  sub->add_option("--max-len", o.max_len, "skip training pairs with a side longer than this (subwords)")
+      ->capture_default_str()
+      ->check(bounded(within(1, 100000)));
+  sub->add_option("--join-pairs", o.join_pairs,
+                  "build each training example from 1…K consecutive pairs joined (drawn per epoch from the seed); "
+                  "validation then also scores the validation set joined K at a time")
+      ->capture_default_str()
+      ->check(bounded(within(1, 64)));
+  sub->option_defaults()->group("Model (each flag overrides the --arch preset)");
   sub->add_option("--arch", f.arch, "architecture: " + model::known_archs())->capture_default_str();
   sub->add_option("--layers", f.layers, "encoder and decoder layers")
       ->check(bounded(within(1, 64)));
@@ -184,23 +203,16 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
                   "dropout on the attention weights after the softmax, every mixer and cross-attention; "
                   "Fast-DiSA: keep sqrt(1-P) on each factor (preset: 0)")
       ->check(bounded(probability));
-  sub->add_option("--norm", f.norm, "pre (default) or post layer normalisation");
-  add_mechanism_flags(*sub, f.mechanism_options);
+  sub->add_option("--norm", f.norm, "layer normalisation before each sublayer (pre) or after its residual sum (post)")
+      ->check(CLI::IsMember({"pre", "post"}));
   sub->add_option("--decoder-mixer", f.decoder_mixer, decoder_mixer_help());
   sub->add_flag("--share-all-embeddings,!--no-share-all-embeddings", f.share_all,
                 "one embedding table for source, target and output (default: on)");
   sub->add_flag("--share-embeddings,!--no-share-embeddings", f.share_decoder_output,
                 "tie the target embedding to the output projection (default: on)");
-  sub->add_option("--vocab-size", o.vocab_size, "joint BPE vocabulary size")->capture_default_str()
-      ->check(bounded(within(300, 1000000)));
-  sub->add_option("--max-len", o.max_len, "skip training pairs with a side longer than this (subwords)")
-      ->capture_default_str()
-      ->check(bounded(within(1, 100000)));
-  sub->add_option("--join-pairs", o.join_pairs,
-                  "build each training example from 1…K consecutive pairs joined (drawn per epoch from the seed); "
-                  "validation then also scores the validation set joined K at a time")
-      ->capture_default_str()
-      ->check(bounded(within(1, 64)));
+  sub->option_defaults()->group("Mechanisms (each flag overrides the --arch preset)");
+  add_mechanism_flags(*sub, f.mechanism_options);
+  sub->option_defaults()->group("Training");
   sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")->capture_default_str()
       ->check(bounded(within(1, 1e8)));
   sub->add_option("--update-freq", o.update_freq,
@@ -208,38 +220,43 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->capture_default_str()
       ->each([&f](const std::string&) { f.update_freq_given = true; })
       ->check(bounded(within(1, 10000)));
+  sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str()
+      ->check(bounded(above(0, 10)));
+  sub->add_option("--warmup", o.optimizer.warmup, "warm-up updates (inverse-sqrt schedule)")->capture_default_str()
+      ->check(bounded(within(0, 1e9)));
+  sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str()
+      ->check(bounded(probability));
+  sub->add_option("--clip-norm", o.optimizer.clip_norm, "clip gradients to this global norm (0: off)")
+      ->check(bounded(within(0, 1e9)));
+  sub->add_option("--weight-decay", o.optimizer.weight_decay, "AdamW weight decay")
+      ->check(bounded(within(0, 10)));
+  sub->add_option("--precision", f.precision,
+                  "fp32, or bf16: matrix products on bf16 operands with FP32 sums (weights, optimizer, norms, "
+                  "softmax and loss stay FP32; a checkpoint resumes in either)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
+  sub->add_option("--seed", o.seed, "random seed")->capture_default_str()
+      ->check(bounded(within(0, 1.8e19)));
+  sub->add_option("--skip-bad-batches", o.skip_bad_batches,
+                  "skip up to N updates whose loss or gradient is NaN/Inf before stopping with an error")
+      ->capture_default_str()
+      ->check(bounded(within(0, 1e9)));
+  sub->option_defaults()->group("Validation and stopping");
+  sub->add_option("--valid-every", o.valid_every, "validate every N updates (default: every epoch)")
+      ->check(bounded(within(0, 1e12)));
+  sub->add_option("--best-metric", f.best_metric,
+                  "bleu or loss (with --join-pairs K > 1: the mean over single and joined validation)")
+      ->check(CLI::IsMember({"bleu", "loss"}))
+      ->capture_default_str();
+  sub->add_option("--patience", o.patience, "stop after N validations without improvement (0: off)")
+      ->check(bounded(within(0, 1e9)));
   sub->add_option("--max-epochs", o.max_epochs, "stop after this many epochs (0: no limit)")
       ->check(bounded(within(0, 1e9)));
   sub->add_option("--max-updates", o.max_updates, "stop after this many updates (0: no limit)")
       ->check(bounded(within(0, 1e12)));
   sub->add_option("--max-time", f.max_time_minutes, "stop after this many minutes of training (0: no limit)")
       ->check(bounded(within(0, 1e7)));
-  sub->add_option("--valid-every", o.valid_every, "validate every N updates (default: every epoch)")
-      ->check(bounded(within(0, 1e12)));
-  sub->add_option("--patience", o.patience, "stop after N validations without improvement (0: off)")
-      ->check(bounded(within(0, 1e9)));
-  sub->add_option("--skip-bad-batches", o.skip_bad_batches,
-                  "skip up to N updates whose loss or gradient is NaN/Inf before stopping with an error")
-      ->capture_default_str()
-      ->check(bounded(within(0, 1e9)));
-  sub->add_option("--best-metric", o.best_metric, "bleu or loss (with --join-pairs K > 1: the mean over single and joined validation)")->capture_default_str();
-  sub->add_option("--precision", o.precision,
-                  "fp32, or bf16: matrix products on bf16 operands with FP32 sums (weights, optimizer, norms, "
-                  "softmax and loss stay FP32; a checkpoint resumes in either)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
-      ->capture_default_str();
-  sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str()
-      ->check(bounded(probability));
-  sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str()
-      ->check(bounded(above(0, 10)));
-  sub->add_option("--warmup", o.optimizer.warmup, "warm-up updates (inverse-sqrt schedule)")->capture_default_str()
-      ->check(bounded(within(0, 1e9)));
-  sub->add_option("--clip-norm", o.optimizer.clip_norm, "clip gradients to this global norm (0: off)")
-      ->check(bounded(within(0, 1e9)));
-  sub->add_option("--weight-decay", o.optimizer.weight_decay, "AdamW weight decay")
-      ->check(bounded(within(0, 10)));
-  sub->add_option("--seed", o.seed, "random seed")->capture_default_str()
-      ->check(bounded(within(0, 1.8e19)));
+  sub->option_defaults()->group("Output");
   sub->add_option("--save-dir", f.save_dir, "where last.attn and best.attn go")->capture_default_str();
   sub->add_option("--keep-last", o.keep_last, "also keep the last N checkpoints ckpt.<update>.attn")
       ->check(bounded(within(0, 1e6)));
@@ -248,6 +265,8 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str()
       ->check(bounded(within(1, 1e9)));
   sub->add_flag("--quiet,-q", o.quiet, "no progress output");
+  sub->option_defaults()->group("Resources");
+  add_common_options(*sub, common);
   sub->add_option("--test-pause-at", f.test_pause_at, "for attn's own tests")->group("");
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });
 }

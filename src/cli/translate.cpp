@@ -125,18 +125,21 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
   TranslateFlags& f = *flags;
   CLI::App* sub = app.add_subcommand("translate", "Translate a file or stdin with a trained model");
   sub->footer("Example:\n  attn translate -m runs/toy/best.attn < data/toy/test.src > hyp.txt");
-  add_common_options(*sub, common);
+  sub->option_defaults()->group("Input and output");
   sub->add_option("-m,--model", f.model, "model file (.attn)")->required();
   sub->add_option("-i,--input", f.input, "input file, one sentence per line (default: stdin)");
   sub->add_option("-o,--output", f.output, "output file (default: stdout); written atomically");
+  sub->option_defaults()->group("Decoding");
   add_search_options(*sub, f.search);
-  add_compute_type_option(*sub, f.compute_type);
   sub->add_flag("--split-sentences", f.split_sentences,
                 "translate each sentence of a line on its own (rule-based split after . ! ? with the usual "
                 "abbreviation and number exceptions), then join them on the line again");
   sub->add_option("--nbest", f.search.nbest, "print the N best: 'line ||| translation ||| score'")
       ->capture_default_str()
       ->check(bounded(within(1, 1000)));
+  sub->option_defaults()->group("Resources");
+  add_compute_type_option(*sub, f.compute_type);
+  add_common_options(*sub, common);
   sub->add_option("--batch-size", f.batch_size, "sentences decoded together")->capture_default_str()
       ->check(bounded(within(1, 100000)));
   sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")

@@ -4,6 +4,14 @@
 
 namespace attn::model {
 
+std::string_view norm_name(Norm norm) { return norm == Norm::pre ? "pre" : "post"; }
+
+std::optional<Norm> parse_norm(std::string_view text) {
+  if (text == "pre") return Norm::pre;
+  if (text == "post") return Norm::post;
+  return std::nullopt;
+}
+
 nlohmann::json ModelConfig::to_json() const {
   nlohmann::json j = {{"arch", arch},
                       {"vocab_size", vocab_size},
@@ -14,7 +22,7 @@ nlohmann::json ModelConfig::to_json() const {
                       {"dec_layers", dec_layers},
                       {"dropout", dropout},
                       {"activation_dropout", activation_dropout},
-                      {"norm", norm},
+                      {"norm", std::string(norm_name(norm))},
                       {"share_all_embeddings", share_all_embeddings},
                       {"share_decoder_output", share_decoder_output},
                       {"max_positions", max_positions},
@@ -42,7 +50,12 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
     get("dropout", c.dropout);
     get("activation_dropout", c.activation_dropout);
     get("attention_dropout", c.attention_dropout);
-    get("norm", c.norm);
+    if (j.contains("norm")) {
+      const std::string norm = j.at("norm").get<std::string>();
+      const std::optional<Norm> parsed = parse_norm(norm);
+      require(parsed.has_value(), "model config: norm must be pre or post (got " + norm + ")");
+      c.norm = *parsed;
+    }
     get("share_all_embeddings", c.share_all_embeddings);
     get("share_decoder_output", c.share_decoder_output);
     get("max_positions", c.max_positions);
@@ -72,7 +85,6 @@ void ModelConfig::validate() const {
   require(activation_dropout >= 0.0f && activation_dropout < 1.0f, "--activation-dropout must be in [0, 1)");
   require(attention_dropout >= 0.0f && attention_dropout < 1.0f,
           "--attention-dropout must be in [0, 1) (got " + std::to_string(attention_dropout) + ")");
-  require(norm == "pre" || norm == "post", "--norm must be pre or post (got " + norm + ")");
   require(vocab_size > 4, "the vocabulary is too small (" + std::to_string(vocab_size) + " entries)");
   require(max_positions > 0, "max_positions must be positive");
   for (auto it = options.begin(); it != options.end(); ++it) {

@@ -29,7 +29,7 @@ Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
                              config_.ffn_dim,
                              config_.dropout,
                              config_.activation_dropout,
-                             config_.norm == "pre",
+                             config_.norm == Norm::pre,
                              config_.parallel_layers()};
   encoder_.resize(static_cast<std::size_t>(config_.enc_layers));
   for (std::size_t i = 0; i < encoder_.size(); ++i)
@@ -67,7 +67,7 @@ void Seq2Seq::run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::in
   const float* h = x;
   for (std::size_t i = 0; i < encoder_.size(); ++i) h = encoder_[i].forward(ctx, h, batch, ts, src_lengths, run.encoder[i]);
   run.out = h;
-  if (config_.norm == "pre") {
+  if (config_.norm == Norm::pre) {
     float* normed = ctx.arena.alloc(batch * ts * d);
     run.norm = enc_norm_.forward(ctx, h, normed, batch * ts);
     run.out = normed;
@@ -86,7 +86,7 @@ void Seq2Seq::run_decoder(nn::StepContext& ctx, const Batch& batch, const float*
     g = decoder_[i].forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(),
                             run.decoder[i]);
   run.out = g;
-  if (config_.norm == "pre") {
+  if (config_.norm == Norm::pre) {
     float* normed = ctx.arena.alloc(B * tt * d);
     run.norm = dec_norm_.forward(ctx, g, normed, B * tt);
     run.out = normed;
@@ -112,7 +112,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Seq2Seq::gradient_chunks() co
     return std::pair{begin, std::max(begin, end)};
   };
   std::vector<std::pair<std::int64_t, std::int64_t>> chunks;
-  const bool pre = config_.norm == "pre";
+  const bool pre = config_.norm == Norm::pre;
   if (pre) chunks.push_back(span_of("dec.ln."));
   for (std::size_t i = decoder_.size(); i-- > 0;) chunks.push_back(span_of("dec." + std::to_string(i) + "."));
   if (pre) chunks.push_back(span_of("enc.ln."));
@@ -133,7 +133,7 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
                                        bool backward, float grad_scale,
                                        const std::function<void(std::size_t)>* gradients_ready) {
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
-  const bool pre = config_.norm == "pre";
+  const bool pre = config_.norm == Norm::pre;
   // The layers' saved activations are kept from step to step (refilled, not reallocated).
   StackRun& enc = training_runs_.encoder;
   StackRun& dec = training_runs_.decoder;
@@ -225,7 +225,7 @@ void Seq2Seq::decode_step(nn::StepContext& ctx, DecoderState& state, const std::
   const float* h = x;
   for (std::size_t i = 0; i < decoder_.size(); ++i)
     h = decoder_[i].step(ctx, h, state.sentences, state.beams, state.t, state.src_lengths.data(), state.layers[i]);
-  if (config_.norm == "pre") {
+  if (config_.norm == Norm::pre) {
     float* normed = ctx.arena.alloc(n * d);
     dec_norm_.forward(ctx, h, normed, n);
     h = normed;

@@ -199,7 +199,6 @@ class Trainer::Session {
   void open() {
     require(o_.max_tokens > 0, "--max-tokens must be positive");
     require(o_.update_freq > 0, "--update-freq must be positive");
-    require(o_.best_metric == "bleu" || o_.best_metric == "loss", "--best-metric must be bleu or loss");
     require(o_.join_pairs >= 1, "--join-pairs must be at least 1");
     // Everything the run reads is checked before it writes anything: a run
     // that cannot start leaves no new file behind. A save dir in use is said first.
@@ -324,7 +323,7 @@ class Trainer::Session {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
     // --precision bf16: the forward and backward products only; the sums,
     // the optimizer and validation stay FP32.
-    model_->params().set_compute_type(o_.precision == "bf16" ? kernels::ComputeType::bf16 : kernels::ComputeType::fp32,
+    model_->params().set_compute_type(o_.precision,
                                       nn::ParamStore::Use::training);
     accumulate_gradients(batches, first, count, sums);
     model_->params().set_compute_type(kernels::ComputeType::fp32);
@@ -448,13 +447,13 @@ class Trainer::Session {
     r.elapsed_s = elapsed();
     r.target_tokens = state_.target_tokens;
     r.lr = inverse_sqrt_lr(o_.optimizer, state_.update);
-    double metric = o_.best_metric == "bleu" ? v.bleu : -v.loss;
+    double metric = o_.best_metric == BestMetric::bleu ? v.bleu : -v.loss;
     if (!valid_joined_.examples.empty()) {
       // The model is meant for inputs of 1…K sentences: it is chosen on both ends of that range alike.
       const Validation j = validation_scores(comm_, *model_, translator_, bpe_, valid_joined_, valid_joined_text_.tgt,
                                              o_.label_smoothing, o_.max_tokens, arena_);
       r.joined = LogRecord::Joined{o_.join_pairs, j.loss, j.nll, j.bleu};
-      metric = 0.5 * (metric + (o_.best_metric == "bleu" ? j.bleu : -j.loss));
+      metric = 0.5 * (metric + (o_.best_metric == BestMetric::bleu ? j.bleu : -j.loss));
     }
     log_->valid(r);
     const bool improved = !state_.has_best || metric > state_.best_metric;
@@ -508,8 +507,8 @@ class Trainer::Session {
       log_->message("all-reduce: waited " + format_fixed(gradient_sum_->wait_seconds(), 2) +
                    " s for the gradient sums over " + std::to_string(updates_this_session_) + " updates");
     log_->ended(state_.update, elapsed(), "finished");
-    log_->message("done: " + std::to_string(state_.update) + " updates; best " + o_.best_metric + " " +
-                 std::to_string(o_.best_metric == "bleu" ? state_.best_metric : -state_.best_metric) +
+    log_->message("done: " + std::to_string(state_.update) + " updates; best " + std::string(best_metric_name(o_.best_metric)) + " " +
+                 std::to_string(o_.best_metric == BestMetric::bleu ? state_.best_metric : -state_.best_metric) +
                  " at update " + std::to_string(state_.best_update) + "; models in " + o_.save_dir.string());
     return result_;
   }
@@ -573,5 +572,13 @@ Trainer::Trainer(TrainOptions options, const ValidationTranslator& translator, T
     : session_(std::make_unique<Session>(std::move(options), translator, hooks)) {}
 Trainer::~Trainer() = default;
 TrainResult Trainer::train() { return session_->train(); }
+
+std::string_view best_metric_name(BestMetric metric) { return metric == BestMetric::bleu ? "bleu" : "loss"; }
+
+std::optional<BestMetric> parse_best_metric(std::string_view text) {
+  if (text == "bleu") return BestMetric::bleu;
+  if (text == "loss") return BestMetric::loss;
+  return std::nullopt;
+}
 
 }  // namespace attn::train

@@ -357,3 +357,21 @@ TEST_CASE("translate: a model that emits line breaks still writes one line per i
   const auto nbest = run_attn("translate -m " + model + " --beam 2 --nbest 2", "red cat\n");
   REQUIRE(std::count(nbest.out.begin(), nbest.out.end(), '\n') == 2);
 }
+
+TEST_CASE("attend (cli): without --beam it decodes as translate does (beam 5), the maps of the best hypothesis",
+          "[attend][cli]") {
+  test::ScratchDir dir;
+  const std::string model = make_model(dir, "m.attn", "transformer", "", 5, true);
+  const std::string src = dir.write("test.src", lines_text(kSources));
+  const auto maps = run_attn("attend -m " + model + " -i " + src);
+  INFO(maps.err);
+  REQUIRE(maps.status == 0);
+  const json doc = json::parse(maps.out);
+  REQUIRE(doc["mode"] == "beam");
+  REQUIRE(doc["search"]["beam"] == 5);
+  const auto translated = run_attn("translate -m " + model + " -i " + src);
+  REQUIRE(translated.status == 0);
+  std::string lines;
+  for (const auto& s : doc["sentences"]) lines += s["translation"].get<std::string>() + "\n";
+  REQUIRE(lines == translated.out);
+}

@@ -48,6 +48,8 @@ TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
   const std::string ok = " --train " + (d.path() / "ok").string() + valid + save;
   require_user_error(run_attn("train" + ok + " --dim 250 --heads 4"), "not divisible");
   require_user_error(run_attn("train" + ok + " --norm sideways"), "--norm");
+  require_user_error(run_attn("train" + ok + " --best-metric accuracy"), "--best-metric");
+  require_user_error(run_attn("train" + ok + " --precision fp16"), "--precision");
   // Flags valid alone, not together: a head area wider than the heads allow.
   require_user_error(run_attn("train" + ok + " --arch convsan2d --dim 16 --heads 2 --csan-head-window 9"),
                      "--csan-head-window 9 is wider than 2 heads allow (at most 3)");

@@ -63,3 +63,20 @@ TEST_CASE("gzip inputs: train, translate, attend and score read .gz files as the
   require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", (dir.path() / "cut.gz").string()})),
                      "cut.gz: damaged gzip data");
 }
+
+TEST_CASE("gzip inputs: --train PREFIX reads PREFIX.<lang>.gz when only the compressed file exists", "[cli][gzip]") {
+  ScratchDir dir;
+  write_tiny_corpus(dir.path(), "train", 60, 5);
+  write_tiny_corpus(dir.path(), "valid", 8, 6);
+  for (const char* file : {"train.src", "train.tgt"}) {
+    gzip_file(dir.path() / file);
+    std::filesystem::remove(dir.path() / file);
+  }
+  std::vector<std::string> args = tiny_train_args(dir.path(), "run", {"--max-updates", "2"});
+  args.erase(args.begin() + 1, args.begin() + 5);  // --train-src FILE --train-tgt FILE
+  args.insert(args.begin() + 1, {"--train", (dir.path() / "train").string()});
+  const RunResult r = run_attn(shell_words(args));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(std::filesystem::exists(dir.path() / "run" / "last.attn"));
+}

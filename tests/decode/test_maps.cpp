@@ -35,7 +35,7 @@ namespace {
 
 model::ModelConfig small_config(const std::string& arch = "transformer", const std::string& norm = "pre") {
   model::ModelConfig c = test::small_maps_config(arch, static_cast<std::int64_t>(text::Bpe().vocab().size()));
-  c.norm = norm;
+  c.norm = *model::parse_norm(norm);
   c.max_positions = 64;
   c.options["muse_tap_dropout"] = 0.0f;
   c.options["csan_window"] = 3;
@@ -106,7 +106,7 @@ struct Reference {
   using Mat = std::vector<double>;  // row-major
 
   explicit Reference(const model::Seq2Seq& model)
-      : m(model), d(model.config().dim), H(model.config().heads), dh(d / H), pre(model.config().norm == "pre") {}
+      : m(model), d(model.config().dim), H(model.config().heads), dh(d / H), pre(model.config().norm == model::Norm::pre) {}
 
   Mat param(const std::string& name) const {
     const nn::ParamId id = m.params().find(name);

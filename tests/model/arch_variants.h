@@ -16,7 +16,7 @@ inline ModelConfig tiny_config(const std::string& norm, bool share_all, bool sha
   c.enc_layers = 2;
   c.dec_layers = 2;
   c.dropout = 0.0f;
-  c.norm = norm;
+  c.norm = *parse_norm(norm);
   c.share_all_embeddings = share_all;
   c.share_decoder_output = share_out;
   c.max_positions = 32;

@@ -71,3 +71,18 @@ TEST_CASE("config: every encoder and decoder mixer spec carries attention_dropou
     REQUIRE(c.decoder_self_mixer().attention_dropout == 0.0f);
   }
 }
+
+TEST_CASE("config: norm is an enum stored as the text \"pre\" or \"post\"; other text is one clear error",
+          "[model][config]") {
+  ModelConfig c = small_config("transformer");
+  REQUIRE(c.to_json().at("norm") == "pre");
+  c.norm = Norm::post;
+  const nlohmann::json post = c.to_json();
+  REQUIRE(post.at("norm") == "post");
+  REQUIRE(ModelConfig::from_json(nlohmann::json::parse(post.dump())).norm == Norm::post);
+  REQUIRE(parse_norm("pre") == Norm::pre);
+  REQUIRE_FALSE(parse_norm("Pre").has_value());
+  nlohmann::json bad = post;
+  bad["norm"] = "sideways";
+  REQUIRE_THROWS_WITH(ModelConfig::from_json(bad), "model config: norm must be pre or post (got sideways)");
+}

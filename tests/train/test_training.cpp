@@ -127,7 +127,7 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
   flat.keep_last = 0;
   flat.max_epochs = 10;
   flat.patience = 1;
-  flat.best_metric = "loss";
+  flat.best_metric = train::BestMetric::loss;
   flat.optimizer.lr = 0.0f;
   flat.optimizer.warmup_init_lr = 0.0f;
   const auto r = train_run(flat);

@@ -3,13 +3,23 @@
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/model/presets.h"
 #include "attn/nn/mechanism.h"
 
 namespace attn::model {
+
+// Where each sublayer's LayerNorm sits: before it, on the residual branch
+// (x + f(LN(x)), with a final LN per stack), or after the residual sum (LN(x + f(x))).
+enum class Norm { pre, post };
+// "pre", "post": the text of the config JSON and of --norm.
+std::string_view norm_name(Norm norm);
+// nullopt for any other text.
+std::optional<Norm> parse_norm(std::string_view text);
 
 struct ModelConfig {
   std::string arch = "transformer";
@@ -22,7 +32,7 @@ struct ModelConfig {
   float dropout = 0.3f;             // on embeddings and every residual branch
   float activation_dropout = 0.0f;  // inside the FFN, after the ReLU
   float attention_dropout = 0.0f;   // on the attention weights after the softmax, every mixer and cross-attention
-  std::string norm = "pre";         // "pre" | "post"
+  Norm norm = Norm::pre;
   bool share_all_embeddings = true; // one table for source, target and the output projection
   bool share_decoder_output = true; // target embedding tied to the output projection
   std::int64_t max_positions = 1024;

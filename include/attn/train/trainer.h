@@ -5,15 +5,25 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "attn/kernels/products.h"
 #include "attn/model/config.h"
 #include "attn/train/optimizer.h"
 #include "attn/train/run_flags.h"
 #include "attn/train/validation_translator.h"
 
 namespace attn::train {
+
+// What picks best.attn and early stopping: validation BLEU, or validation loss.
+enum class BestMetric { bleu, loss };
+// "bleu", "loss": the text of --best-metric and of the checkpoints' training flags.
+std::string_view best_metric_name(BestMetric metric);
+// nullopt for any other text.
+std::optional<BestMetric> parse_best_metric(std::string_view text);
 
 struct TrainOptions {
   std::filesystem::path train_src, train_tgt, valid_src, valid_tgt;
@@ -38,14 +48,14 @@ struct TrainOptions {
   double max_time_s = 0.0;
   std::int64_t valid_every = 0;     // updates; 0: at the end of each epoch
   std::int64_t patience = 0;        // validations without improvement; 0: off
-  std::string best_metric = "bleu"; // "bleu" | "loss"; with join_pairs > 1 the mean over single and joined
+  BestMetric best_metric = BestMetric::bleu;  // with join_pairs > 1 the mean over single and joined
   std::int64_t keep_last = 0;       // periodic checkpoints kept besides last and best
   std::int64_t log_every = 100;     // updates between plain log lines
   float label_smoothing = 0.1f;
-  // "fp32" or "bf16": the matrix products of the forward and backward passes
+  // fp32 or bf16: the matrix products of the forward and backward passes
   // (the model's compute type, kernels/products.h); weights, gradients, the optimizer, LayerNorm,
   // softmax and the loss stay FP32, and so does the model file.
-  std::string precision = "fp32";
+  kernels::ComputeType precision = kernels::ComputeType::fp32;
   std::uint64_t seed = 1;
   OptimizerOptions optimizer;
   bool quiet = false;

@@ -1,0 +1,112 @@
+// The README's commands run verbatim on a fresh clone: each line of its code
+// blocks names a real make target, attn subcommand and flags, or script of
+// the repository (the long ones are not run here).
+#include <catch2/catch.hpp>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../cli/app_under_test.h"
+#include "../cli/run_attn.h"
+#include "../support.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+
+// The commands of the Markdown file's code blocks (indented by 4 or fenced by ```),
+// continuation lines joined and comments dropped.
+std::vector<std::string> code_block_commands(const std::string& markdown) {
+  std::vector<std::string> commands;
+  std::istringstream lines(markdown);
+  std::string pending;
+  bool fenced = false, previous_blank = true, indented = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("```", 0) == 0) {
+      fenced = !fenced;
+      continue;
+    }
+    const bool blank = line.find_first_not_of(' ') == std::string::npos;
+    indented = !fenced && line.rfind("    ", 0) == 0 && (previous_blank || indented) && !blank;
+    previous_blank = blank;
+    if (!fenced && !indented) continue;
+    std::string text = line;
+    const std::size_t comment = text.find(" #");
+    if (comment != std::string::npos) text.erase(comment);
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    const bool continues = !text.empty() && text.back() == '\\';
+    if (continues) text.pop_back();
+    pending += text + " ";
+    if (!continues) {
+      if (pending.find_first_not_of(' ') != std::string::npos) commands.push_back(pending);
+      pending.clear();
+    }
+  }
+  return commands;
+}
+
+std::vector<std::string> words(const std::string& command) {
+  std::istringstream in(command);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+bool is_make_target(const std::string& target) {
+  const std::string makefile = attn::test::slurp(kRepo / "Makefile");
+  return std::regex_search(makefile, std::regex("(^|\\n)" + target + ":"));
+}
+
+}  // namespace
+
+TEST_CASE("README: every command in its code blocks names a real target, subcommand, flag or script",
+          "[tools][readme]") {
+  const std::string readme = attn::test::slurp(kRepo / "README.md");
+  REQUIRE(!readme.empty());
+  const std::vector<std::string> commands = code_block_commands(readme);
+  REQUIRE(commands.size() >= 8);
+  const attn::test::AppUnderTest under_test;
+  CLI::App* app = under_test.app.get();
+  const std::regex assignment(R"([A-Za-z_][A-Za-z0-9_]*=\S+)");
+  for (const std::string& command : commands) {
+    INFO("README command: " << command);
+    const std::vector<std::string> w = words(command);
+    if (std::regex_match(w[0], assignment) && w.size() == 1) continue;  // M=data/multi30k
+    if (w[0] == "make") {
+      REQUIRE(w.size() >= 2);
+      for (std::size_t i = 1; i < w.size(); ++i)
+        if (w[i].find('=') == std::string::npos) CHECK(is_make_target(w[i]));
+    } else if (w[0] == "./attn") {
+      REQUIRE(w.size() >= 2);
+      const std::vector<CLI::App*> subs = app->get_subcommands([&](CLI::App* s) { return s->get_name() == w[1]; });
+      REQUIRE(subs.size() == 1);
+      const CLI::App* sub = subs[0];
+      for (std::size_t i = 2; i < w.size(); ++i) {
+        if (w[i].size() < 2 || w[i][0] != '-') continue;
+        const std::string flag = w[i].substr(0, w[i].find('='));
+        INFO("flag " << flag);
+        CHECK(sub->get_option_no_throw(flag) != nullptr);
+      }
+    } else if (w[0].rfind("tools/", 0) == 0) {
+      const fs::path script = kRepo / w[0];
+      CHECK(fs::exists(script));
+      CHECK((fs::status(script).permissions() & fs::perms::owner_exec) != fs::perms::none);
+    } else if (w[0] == "git") {
+      CHECK(w.at(1) == "clone");  // the corpus, from its own repository
+    } else {
+      FAIL("a command the check does not know: teach tests/tools/test_readme.cpp what makes it valid");
+    }
+  }
+}
+
+TEST_CASE("README: at most 150 lines", "[tools][readme]") {
+  const std::string readme = attn::test::slurp(kRepo / "README.md");
+  REQUIRE(attn::test::count_occurrences(readme, "\n") <= 150);
+}
