@@ -1,58 +1,41 @@
 // Run-time choice between the per-ISA builds of a kernel family (after
 // CTranslate2's cpu_isa.h).
 //
-// Each family has a per-ISA source src/kernels/isa/<family>.cpp, compiled three
-// times (scalar, avx2, avx512) into namespaces isa_scalar, isa_avx2 and
-// isa_avx512, and a kernel list in its public header
-// (attn/kernels/kernel_list.h). The family's dispatcher src/kernels/<family>.cpp
-// is one line, ATTN_DISPATCH_KERNELS(ATTN_<FAMILY>_KERNELS): the per-ISA
-// declarations and a public function per kernel that calls the active ISA's.
-// FP32 families run their avx512 build under avx512vnni and avx512bf16. The
-// low-precision families (bf16, int8) are also compiled for those two
-// (namespaces isa_avx512vnni, isa_avx512bf16) and dispatch with
-// ATTN_DISPATCH_LOWP_KERNELS; a build without an instruction emulates its
-// arithmetic exactly (bf16 below avx512bf16, int8 below avx512vnni).
+// Each family has a per-ISA source src/kernels/isa/<family>.cpp, compiled
+// once per ISA into its namespace (isa_scalar, isa_avx2, isa_avx512; the
+// low-precision families in isa/lowp/ also into isa_avx512vnni and
+// isa_avx512bf16). Its header isa/<family>.h declares the table of that
+// build's kernels, a struct of function pointers with the public signatures,
+// once per namespace. The family's dispatcher src/kernels/<family>.cpp defines
+// each public kernel as a call through the table active_build picks.
+//
+// FP32 families run their avx512 build under avx512vnni and avx512bf16. A
+// low-precision build without an instruction emulates its arithmetic exactly
+// (bf16 below avx512bf16, int8 below avx512vnni).
 #pragma once
 #include "attn/core/cpu.h"
-#include "attn/kernels/kernel_list.h"
 
-#define ATTN_DISPATCH_CASES(function, vnni_namespace, bf16_namespace, ...)       \
-  switch (::attn::active_isa()) {                                               \
-    case ::attn::Isa::avx512bf16: return bf16_namespace::function(__VA_ARGS__);  \
-    case ::attn::Isa::avx512vnni: return vnni_namespace::function(__VA_ARGS__);  \
-    case ::attn::Isa::avx512: return isa_avx512::function(__VA_ARGS__);          \
-    case ::attn::Isa::avx2: return isa_avx2::function(__VA_ARGS__);              \
-    default: return isa_scalar::function(__VA_ARGS__);                          \
+namespace attn::kernels {
+
+// The build of the ISA the kernels use now (active_isa(), which the ATTN_ISA
+// environment variable and set_active_isa override).
+template <typename Table>
+const Table& active_build(const Table& scalar, const Table& avx2, const Table& avx512, const Table& avx512vnni,
+                          const Table& avx512bf16) {
+  switch (active_isa()) {
+    case Isa::avx512bf16: return avx512bf16;
+    case Isa::avx512vnni: return avx512vnni;
+    case Isa::avx512: return avx512;
+    case Isa::avx2: return avx2;
+    case Isa::scalar: break;
   }
+  return scalar;
+}
 
-#define ATTN_UNPAREN(...) __VA_ARGS__
-#define ATTN_FORWARD_KERNEL(ret, name, params, args) \
-  ret name params { ATTN_DISPATCH_CASES(name, isa_avx512, isa_avx512, ATTN_UNPAREN args) }
-#define ATTN_FORWARD_LOWP_KERNEL(ret, name, params, args) \
-  ret name params { ATTN_DISPATCH_CASES(name, isa_avx512vnni, isa_avx512bf16, ATTN_UNPAREN args) }
+// An FP32 family: its avx512 build serves the two ISAs above it.
+template <typename Table>
+const Table& active_build(const Table& scalar, const Table& avx2, const Table& avx512) {
+  return active_build(scalar, avx2, avx512, avx512, avx512);
+}
 
-// The per-ISA declarations every family has.
-#define ATTN_DECLARE_ISA_KERNELS(LIST) \
-  namespace isa_scalar {               \
-  LIST(ATTN_DECLARE_KERNEL)            \
-  }                                    \
-  namespace isa_avx2 {                 \
-  LIST(ATTN_DECLARE_KERNEL)            \
-  }                                    \
-  namespace isa_avx512 {               \
-  LIST(ATTN_DECLARE_KERNEL)            \
-  }
-
-#define ATTN_DISPATCH_KERNELS(LIST) \
-  ATTN_DECLARE_ISA_KERNELS(LIST)    \
-  LIST(ATTN_FORWARD_KERNEL)
-
-#define ATTN_DISPATCH_LOWP_KERNELS(LIST) \
-  ATTN_DECLARE_ISA_KERNELS(LIST)         \
-  namespace isa_avx512vnni {             \
-  LIST(ATTN_DECLARE_KERNEL)              \
-  }                                      \
-  namespace isa_avx512bf16 {             \
-  LIST(ATTN_DECLARE_KERNEL)              \
-  }                                      \
-  LIST(ATTN_FORWARD_LOWP_KERNEL)
+}  // namespace attn::kernels

@@ -6,6 +6,7 @@
 #include "attn/core/error.h"
 #include "dispatch.h"
 #include "gemm_shape.h"
+#include "isa/gemm.h"
 
 namespace attn::kernels {
 
@@ -29,6 +30,24 @@ void check_gemm_shape(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t
   if (batch < 0) bad_shape("batch", batch, 0);
 }
 
-ATTN_DISPATCH_KERNELS(ATTN_GEMM_KERNELS)
+namespace {
+const GemmKernels& active() {
+  return active_build(isa_scalar::gemm_kernels, isa_avx2::gemm_kernels, isa_avx512::gemm_kernels);
+}
+}  // namespace
+
+void sgemm_fp32(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                std::int64_t ldc) {
+  return active().sgemm_fp32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                        const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
+                        std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
+                        std::int64_t batch) {
+  return active().sgemm_fp32_batched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc,
+                                     stride_c, batch);
+}
 
 }  // namespace attn::kernels

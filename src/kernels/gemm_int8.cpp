@@ -8,6 +8,7 @@
 
 #include "attn/core/error.h"
 #include "dispatch.h"
+#include "isa/lowp/gemm_int8.h"
 
 namespace attn::kernels {
 
@@ -54,6 +55,16 @@ QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n
   return q;
 }
 
-ATTN_DISPATCH_LOWP_KERNELS(ATTN_GEMM_INT8_KERNELS)
+namespace {
+const GemmInt8Kernels& active() {
+  return active_build(isa_scalar::gemm_int8_kernels, isa_avx2::gemm_int8_kernels, isa_avx512::gemm_int8_kernels,
+                      isa_avx512vnni::gemm_int8_kernels, isa_avx512bf16::gemm_int8_kernels);
+}
+}  // namespace
+
+void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta, float* y,
+               std::int64_t ldy) {
+  return active().gemm_int8(m, x, ldx, w, beta, y, ldy);
+}
 
 }  // namespace attn::kernels

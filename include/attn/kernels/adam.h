@@ -1,8 +1,7 @@
-// Adam / AdamW over one flat buffer (all parameters at once).
+// Adam / AdamW over one flat buffer (all parameters at once). Built per ISA
+// and picked at run time (src/kernels/dispatch.h).
 #pragma once
 #include <cstdint>
-
-#include "attn/kernels/kernel_list.h"
 
 namespace attn::kernels {
 
@@ -15,18 +14,12 @@ struct AdamHyper {
   std::int64_t step = 1;      // 1-based, for bias correction
 };
 
-}  // namespace attn::kernels
+// param, grad, m, v: [n], none aliasing another. g = grad_scale · grad (e.g.
+// the clipping factor); m = β1 m + (1 − β1) g; v = β2 v + (1 − β2) g²;
+// p -= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps) + lr · wd · p.
+// Elementwise, so the result is the same for any thread count (OpenMP over
+// chunks above ~16k elements, serial inside a parallel region).
+void adam_update(float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamHyper& hyper,
+                 float grad_scale);
 
-// X(return type, name, (parameters), (arguments)) per kernel: declared below,
-// built per ISA and dispatched at run time (attn/kernels/kernel_list.h).
-#define ATTN_ADAM_KERNELS(X)                                                                                           \
-  /* param, grad, m, v: [n]. g = grad_scale · grad (e.g. the clipping factor);                                         \
-     m = β1 m + (1 − β1) g; v = β2 v + (1 − β2) g²;                                                                    \
-     p -= lr · (m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps) + lr · wd · p. */                                       \
-  X(void, adam_update, (float* param, const float* grad, float* m, float* v, std::int64_t n, const AdamHyper& hyper,   \
-                        float grad_scale),                                                                             \
-    (param, grad, m, v, n, hyper, grad_scale))
-
-namespace attn::kernels {
-ATTN_ADAM_KERNELS(ATTN_DECLARE_KERNEL)
 }  // namespace attn::kernels

@@ -1,31 +1,37 @@
-// Elementwise arithmetic and reductions over flat float arrays.
+// Elementwise arithmetic and reductions over flat float arrays. Each kernel is
+// built per ISA and picked at run time (src/kernels/dispatch.h). Threads:
+// OpenMP over chunks or rows above ~16k elements, serial inside a parallel
+// region; every result is the same for any thread count.
 #pragma once
 #include <cstdint>
 
-#include "attn/kernels/kernel_list.h"
-
-// X(return type, name, (parameters), (arguments)) per kernel: declared below,
-// built per ISA and dispatched at run time (attn/kernels/kernel_list.h).
-#define ATTN_ELEMENTWISE_KERNELS(X)                                                                                    \
-  /* y = a + b (y may alias) */                                                                                        \
-  X(void, add, (const float* a, const float* b, float* y, std::int64_t n), (a, b, y, n))                               \
-  /* x *= alpha */                                                                                                     \
-  X(void, scale, (float* x, float alpha, std::int64_t n), (x, alpha, n))                                               \
-  /* y += alpha · x */                                                                                                 \
-  X(void, axpy, (float alpha, const float* x, float* y, std::int64_t n), (alpha, x, y, n))                             \
-  /* y[r, :] += v */                                                                                                   \
-  X(void, add_row_vector, (float* y, const float* v, std::int64_t rows, std::int64_t cols), (y, v, rows, cols))        \
-  /* dv += Σ_r dy[r, :] (the bias gradient); dy: [rows, cols], dv: [cols]. */                                          \
-  X(void, sum_rows, (const float* dy, float* dv, std::int64_t rows, std::int64_t cols), (dy, dv, rows, cols))          \
-  /* Reductions accumulate in double; a fixed blocking makes them independent                                          \
-     of the thread count. */                                                                                           \
-  X(double, sum, (const float* x, std::int64_t n), (x, n))                                                             \
-  X(double, sum_squares, (const float* x, std::int64_t n), (x, n))                                                     \
-  /* -inf for n == 0 */                                                                                                \
-  X(float, max_value, (const float* x, std::int64_t n), (x, n))                                                        \
-  /* True when every value is finite (no NaN, no ±Inf). */                                                             \
-  X(bool, all_finite, (const float* x, std::int64_t n), (x, n))
-
 namespace attn::kernels {
-ATTN_ELEMENTWISE_KERNELS(ATTN_DECLARE_KERNEL)
+
+// a, b, y: [n]. y = a + b; y may alias a or b.
+void add(const float* a, const float* b, float* y, std::int64_t n);
+
+// x: [n]. x *= alpha.
+void scale(float* x, float alpha, std::int64_t n);
+
+// x, y: [n], not aliasing. y += alpha · x.
+void axpy(float alpha, const float* x, float* y, std::int64_t n);
+
+// y: [rows, cols], v: [cols], not aliasing. y[r, :] += v.
+void add_row_vector(float* y, const float* v, std::int64_t rows, std::int64_t cols);
+
+// dy: [rows, cols], dv: [cols], not aliasing. dv += Σ_r dy[r, :] (the bias
+// gradient), each column summed over its rows in order.
+void sum_rows(const float* dy, float* dv, std::int64_t rows, std::int64_t cols);
+
+// x: [n]. Σ x and Σ x², accumulated in double over fixed blocks, so that the
+// result does not depend on the thread count.
+double sum(const float* x, std::int64_t n);
+double sum_squares(const float* x, std::int64_t n);
+
+// x: [n]. The largest value; -inf for n == 0.
+float max_value(const float* x, std::int64_t n);
+
+// x: [n]. True when every value is finite (no NaN, no ±Inf).
+bool all_finite(const float* x, std::int64_t n);
+
 }  // namespace attn::kernels

@@ -1,49 +1,39 @@
 // SGEMM: packed, cache-blocked, register-tiled, OpenMP over tiles; one
-// source per ISA (src/kernels/isa/gemm.cpp), chosen at run time. The model's
-// layers multiply in a compute type (products.h), which picks this or the
-// bf16 and int8 products.
+// source per ISA (src/kernels/isa/gemm.cpp), chosen at run time
+// (src/kernels/dispatch.h). The model's layers multiply in a compute type
+// (products.h), which picks this or the bf16 and int8 products.
 #pragma once
 #include <cstdint>
-
-#include "attn/kernels/kernel_list.h"
 
 namespace attn::kernels {
 
 enum class Trans : bool { N = false, T = true };
 
-}  // namespace attn::kernels
+// C[m×n] = alpha · op(A)[m×k] · op(B)[k×n] + beta · C, all row-major.
+//   a: m×k (lda ≥ k) when trans_a == N, k×m (lda ≥ m) when T.
+//   b: k×n (ldb ≥ n) when trans_b == N, n×k (ldb ≥ k) when T.
+//   c: m×n (ldc ≥ n), aliasing neither a nor b.
+// beta == 0 overwrites C (whatever it held, NaN included). Any m, n, k ≥ 0;
+// k == 0 or alpha == 0 scales C by beta without reading A or B. Bad sizes or
+// leading dimensions throw attn::Error. Threads: OpenMP over tiles of C (one
+// thread inside a parallel region). Results are bitwise the same run to run
+// and for any thread count: k is never split across threads, and the
+// summation order depends on the shape (and ISA) only: a product with m ≤ 4,
+// A stored m×k and B stored n×k sums k in interleaved partial sums, one per
+// vector lane; all others accumulate k in order, one multiply-add at a time.
+void sgemm_fp32(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+                std::int64_t ldc);
 
-// X(return type, name, (parameters), (arguments)) per kernel: declared below,
-// built per ISA and dispatched at run time (attn/kernels/kernel_list.h).
-#define ATTN_GEMM_KERNELS(X)                                                                                           \
-  /* C[m×n] = alpha · op(A)[m×k] · op(B)[k×n] + beta · C, all row-major.                                               \
-     a: m×k (lda ≥ k) when trans_a == N, k×m (lda ≥ m) when T.                                                         \
-     b: k×n (ldb ≥ n) when trans_b == N, n×k (ldb ≥ k) when T.                                                         \
-     c: m×n (ldc ≥ n).                                                                                                 \
-     beta == 0 overwrites C (whatever it held, NaN included). Any m, n, k ≥ 0;                                         \
-     k == 0 or alpha == 0 scales C by beta without reading A or B. Bad sizes or                                        \
-     leading dimensions throw attn::Error. Results are bitwise the same run to                                         \
-     run and for any thread count: k is never split across threads, and the                                            \
-     summation order depends on the shape (and ISA) only: a product with m ≤ 4,                                        \
-     A stored m×k and B stored n×k sums k in interleaved partial sums, one per                                         \
-     vector lane; all others accumulate k in order, one multiply-add at a time. */                                     \
-  X(void, sgemm_fp32, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,           \
-                  const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,            \
-                  std::int64_t ldc),                                                                                   \
-    (trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))                                                  \
-  /* batch independent GEMMs of one shape: operand i starts at a + i·stride_a,                                         \
-     b + i·stride_b, c + i·stride_c (strides in floats). For attention (B·H small                                      \
-     products at once): threads go over the batch when it is large enough,                                             \
-     inside each GEMM otherwise. Each product's result is what sgemm_fp32 gives. */                                         \
-  X(void, sgemm_fp32_batched, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,       \
-                               float alpha,                                                                            \
-                          const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,   \
-                          std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,        \
-                          std::int64_t batch),                                                                         \
-    (trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch))
-
-namespace attn::kernels {
-ATTN_GEMM_KERNELS(ATTN_DECLARE_KERNEL)
+// batch independent GEMMs of one shape: operand i starts at a + i·stride_a,
+// b + i·stride_b, c + i·stride_c (strides in floats; the C's must not
+// overlap). For attention (B·H small products at once): threads go over the
+// batch when it is large enough, inside each GEMM otherwise. Each product's
+// result is what sgemm_fp32 gives.
+void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                        const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
+                        std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
+                        std::int64_t batch);
 
 // FP32 products by their plain names (sgemm_fp32's arguments and checks);
 // products in a compute type are in products.h.
@@ -53,4 +43,5 @@ void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n,
                    const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
                    std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
                    std::int64_t batch);
+
 }  // namespace attn::kernels

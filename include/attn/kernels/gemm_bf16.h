@@ -1,6 +1,9 @@
 // bf16 GEMM: the products of sgemm with both operands rounded to bfloat16 and
 // FP32 accumulation, on AVX512_BF16's vdpbf16ps (ISA avx512bf16) or an
-// emulation of it with FP32 FMA on the other ISAs, bitwise the same.
+// emulation of it with FP32 FMA on the other ISAs, bitwise the same. Each
+// kernel is built per ISA and picked at run time (src/kernels/dispatch.h);
+// threads as sgemm_fp32's (OpenMP over tiles of C, one thread inside a
+// parallel region), never changing a result.
 #pragma once
 #include <bit>
 #include <cmath>
@@ -8,7 +11,6 @@
 #include <vector>
 
 #include "attn/kernels/gemm.h"
-#include "attn/kernels/kernel_list.h"
 
 namespace attn::kernels {
 
@@ -42,44 +44,39 @@ struct Bf16PackedB {
   std::vector<std::uint32_t> pairs;
 };
 
+// C = alpha · op(A)·op(B) + beta · C with sgemm's arguments and checks, where
+// every element of A and B is first rounded to bf16 (bf16_bits). Each C
+// element's k sum is what vdpbf16ps computes: per k block, from 0, the pairs
+// (p, p + 1) in order, each adding the product at p + 1 and then the one at p,
+// every addition rounded to FP32 (products of bf16 values are exact) and
+// flushed to a signed zero below FLT_MIN; then C = alpha·sum + beta·C (beta
+// 1 after the first block). A product whose exact value is below FLT_MIN in
+// magnitude may differ between the instruction and its emulation (it
+// flushes such products, the emulation adds them before flushing the sum).
+// Otherwise bitwise the same on every ISA and for any thread count.
+void gemm_bf16(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+               const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
+               std::int64_t ldc);
 
-}  // namespace attn::kernels
+// batch products of one shape, as sgemm_batched; each is what gemm_bf16 gives.
+void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                       const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
+                       std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
+                       std::int64_t batch);
 
-// X(return type, name, (parameters), (arguments)) per kernel (attn/kernels/kernel_list.h).
-#define ATTN_GEMM_BF16_KERNELS(X)                                                                                     \
-  /* C = alpha · op(A)·op(B) + beta · C with sgemm's arguments and checks, where                                       \
-     every element of A and B is first rounded to bf16 (bf16_bits). Each C                                             \
-     element's k sum is what vdpbf16ps computes: per k block, from 0, the pairs                                        \
-     (p, p + 1) in order, each adding the product at p + 1 and then the one at p,                                      \
-     every addition rounded to FP32 (products of bf16 values are exact) and                                           \
-     flushed to a signed zero below FLT_MIN; then C = alpha·sum + beta·C (beta                                         \
-     1 after the first block). A product whose exact value is below FLT_MIN in                                         \
-     magnitude may differ between the instruction and its emulation (it                                                \
-     flushes such products, the emulation adds them before flushing the sum).                                          \
-     Otherwise bitwise the same on every ISA and for any thread count. */                                             \
-  X(void, gemm_bf16, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,       \
-                      const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,        \
-                      std::int64_t ldc),                                                                               \
-    (trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))                                                  \
-  /* batch products of one shape, as sgemm_batched; each is what gemm_bf16 gives. */                                   \
-  X(void, gemm_bf16_batched, (Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,            \
-                              float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,    \
-                              std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,         \
-                              std::int64_t stride_c, std::int64_t batch),                                              \
-    (trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c, batch))        \
-  /* The width of the B panels the active ISA's tiles read. */                                                       \
-  X(std::int64_t, bf16_panel_cols, (), ())                                                                            \
-  /* op(B) packed: column j, step p is b[j·col_stride + p·step_stride]. */                                            \
-  X(Bf16PackedB, pack_bf16_b, (const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,     \
-                               std::int64_t k),                                                                      \
-    (b, col_stride, step_stride, n, k))                                                                               \
-  /* C[m×n] = alpha · A[m×k]·op(B) + beta · C with op(B) packed (n and k are b's;                                     \
-     A's rows lda apart): bitwise what gemm_bf16 gives with op(B) unpacked. b                                        \
-     must have been packed for the active ISA (panel_cols == bf16_panel_cols()). */                                  \
-  X(void, gemm_bf16_packed, (std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b,    \
-                             float beta, float* c, std::int64_t ldc),                                                \
-    (m, alpha, a, lda, b, beta, c, ldc))
+// The width of the B panels the active ISA's tiles read.
+std::int64_t bf16_panel_cols();
 
-namespace attn::kernels {
-ATTN_GEMM_BF16_KERNELS(ATTN_DECLARE_KERNEL)
+// op(B) (n columns over k steps) packed for the active ISA: column j, step p
+// is b[j·col_stride + p·step_stride]. A negative n or k throws attn::Error.
+Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
+                        std::int64_t k);
+
+// C[m×n] = alpha · A[m×k]·op(B) + beta · C with op(B) packed (n and k are b's;
+// A's rows lda apart, C's ldc): bitwise what gemm_bf16 gives with op(B)
+// unpacked. b must have been packed for the active ISA (panel_cols ==
+// bf16_panel_cols()); attn::Error otherwise, as for bad shapes.
+void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b, float beta,
+                      float* c, std::int64_t ldc);
+
 }  // namespace attn::kernels

@@ -8,13 +8,13 @@
 // sums then hold 128·Σwq too, which the stored row sums take back out:
 //   y[i][j] = float(Σ (xq+128)·wq − 128·Σ wq) · scale_x[i] · scale_w[j]
 // (rounding: to nearest even throughout). Integer sums are exact, so every
-// ISA and thread count gives the same bits.
+// ISA and thread count gives the same bits. gemm_int8 is built per ISA and
+// picked at run time (src/kernels/dispatch.h).
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "attn/core/tensor.h"
-#include "attn/kernels/kernel_list.h"
 
 namespace attn::kernels {
 
@@ -41,17 +41,11 @@ float quantize_row(const float* row, std::int64_t k, std::int8_t* out);
 // W: n rows of k floats, rows ldw apart, each row by quantize_row.
 QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n, std::int64_t k);
 
-}  // namespace attn::kernels
+// y[m×n] = x[m×k]·Wᵀ (+ beta·y when beta ≠ 0: fma(beta, y, product)), x's rows
+// ldx apart, y's ldy (y not aliasing x); W quantized (k must be w.k). A row of
+// x with a non-finite value gives NaN in its row of y (it is quantized as
+// zeros). Threads: OpenMP over tiles of y, one thread inside a parallel region.
+void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta, float* y,
+               std::int64_t ldy);
 
-// X(return type, name, (parameters), (arguments)) per kernel (attn/kernels/kernel_list.h).
-#define ATTN_GEMM_INT8_KERNELS(X)                                                                                   \
-  /* y[m×n] = x[m×k]·Wᵀ (+ beta·y when beta ≠ 0: fma(beta, y, product)), x's rows                                   \
-     ldx apart, y's ldy; W quantized (k must be w.k). A row of x with a                                               \
-     non-finite value gives NaN in its row of y (it is quantized as zeros). */                                     \
-  X(void, gemm_int8, (std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta,        \
-                      float* y, std::int64_t ldy),                                                                   \
-    (m, x, ldx, w, beta, y, ldy))
-
-namespace attn::kernels {
-ATTN_GEMM_INT8_KERNELS(ATTN_DECLARE_KERNEL)
 }  // namespace attn::kernels

@@ -6,12 +6,12 @@
 
 #include <algorithm>
 
+#include "activation.h"
 #include "attn/kernels/activation.h"
 #include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_ACTIVATION_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 using vec_math::kWidth;
@@ -134,5 +134,11 @@ void bias_activation_forward(Activation act, float* y, const float* bias, float*
     case Activation::none: return apply_with_bias(y, bias, pre, rows, cols, identity);
   }
 }
+
+const ActivationKernels activation_kernels = {
+    .activation_forward = ATTN_ISA_NAMESPACE::activation_forward,
+    .activation_backward = ATTN_ISA_NAMESPACE::activation_backward,
+    .bias_activation_forward = ATTN_ISA_NAMESPACE::bias_activation_forward,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

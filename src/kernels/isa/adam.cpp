@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adam.h"
 #include "attn/kernels/adam.h"
 #include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_ADAM_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kChunk = 1 << 14;  // elements per unit of parallel work
@@ -68,5 +68,9 @@ void adam_update(float* param, const float* grad, float* m, float* v, std::int64
     adam_range(param + begin, grad + begin, m + begin, v + begin, end - begin, factors);
   });
 }
+
+const AdamKernels adam_kernels = {
+    .adam_update = ATTN_ISA_NAMESPACE::adam_update,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

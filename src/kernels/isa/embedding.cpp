@@ -6,10 +6,10 @@
 
 #include "attn/kernels/embedding.h"
 
+#include "embedding.h"
 #include "parallel_for.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_EMBEDDING_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kColumnBlock = 64;       // columns per unit of scatter work (a few cache lines)
@@ -36,5 +36,10 @@ void embedding_scatter_add(const float* dout, const std::int32_t* ids, float* dt
     }
   });
 }
+
+const EmbeddingKernels embedding_kernels = {
+    .embedding_gather = ATTN_ISA_NAMESPACE::embedding_gather,
+    .embedding_scatter_add = ATTN_ISA_NAMESPACE::embedding_scatter_add,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -18,15 +18,15 @@
 
 #include <omp.h>
 
-#include "attn/kernels/gemm.h"
 #include "../gemm_shape.h"
+#include "attn/kernels/gemm.h"
+#include "gemm.h"
 #include "gemm_common.h"
 #include "gemm_dot.h"
 #include "gemm_pack.h"
 #include "gemm_tile.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_GEMM_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 
@@ -238,5 +238,10 @@ void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_product);
 }
+
+const GemmKernels gemm_kernels = {
+    .sgemm_fp32 = ATTN_ISA_NAMESPACE::sgemm_fp32,
+    .sgemm_fp32_batched = ATTN_ISA_NAMESPACE::sgemm_fp32_batched,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

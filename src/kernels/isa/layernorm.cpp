@@ -9,11 +9,11 @@
 
 #include "attn/kernels/layernorm.h"
 
+#include "layernorm.h"
 #include "parallel_for.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_LAYERNORM_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 constexpr std::int64_t kRowBlock = 32;     // rows per dgamma/dbeta partial; fixed, never per thread
@@ -120,5 +120,10 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
     }
   });
 }
+
+const LayernormKernels layernorm_kernels = {
+    .layernorm_forward = ATTN_ISA_NAMESPACE::layernorm_forward,
+    .layernorm_backward = ATTN_ISA_NAMESPACE::layernorm_backward,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -6,11 +6,10 @@
 #include <algorithm>
 #include <utility>
 
+#include "rows.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_ROWS_KERNELS(ATTN_DECLARE_KERNEL)
-
 // Dots and row sums of at most a few dozen rows of a few dozen floats (a
 // window of ConvSAN or a kernel of MUSE's convolutions, per query): the work
 // per call is small, so what costs is not the multiply-adds but the overhead
@@ -118,5 +117,10 @@ void accumulate_rows(const float* coef, const float* rows, std::int64_t stride, 
   for (; x < n; x += vec_math::kWidth)
     accumulate_chunk<1>(coef, rows + x, stride, count, std::min<std::int64_t>(vec_math::kWidth, n - x), y + x);
 }
+
+const RowsKernels rows_kernels = {
+    .strided_dots = ATTN_ISA_NAMESPACE::strided_dots,
+    .accumulate_rows = ATTN_ISA_NAMESPACE::accumulate_rows,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

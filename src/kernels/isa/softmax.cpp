@@ -10,10 +10,10 @@
 #include "attn/kernels/softmax.h"
 
 #include "parallel_for.h"
+#include "softmax.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_SOFTMAX_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 using vec_math::kWidth;
@@ -111,5 +111,12 @@ void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64
     for (; j < cols; ++j) dx_row[j] = dy_row[j] - vec_math::exp(y_row[j]) * dy_sum;
   });
 }
+
+const SoftmaxKernels softmax_kernels = {
+    .softmax_forward = ATTN_ISA_NAMESPACE::softmax_forward,
+    .softmax_backward = ATTN_ISA_NAMESPACE::softmax_backward,
+    .log_softmax_forward = ATTN_ISA_NAMESPACE::log_softmax_forward,
+    .log_softmax_backward = ATTN_ISA_NAMESPACE::log_softmax_backward,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

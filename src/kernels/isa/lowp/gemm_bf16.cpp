@@ -10,15 +10,15 @@
 
 #include <omp.h>
 
-#include "attn/core/error.h"
-#include "attn/kernels/gemm_bf16.h"
 #include "../../gemm_shape.h"
 #include "../gemm_common.h"
+#include "attn/core/error.h"
+#include "attn/kernels/gemm_bf16.h"
 #include "bf16_pack.h"
 #include "bf16_tile.h"
+#include "gemm_bf16.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_GEMM_BF16_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 
@@ -161,5 +161,13 @@ void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t 
   run_product(make_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr, 0, beta, c, ldc),
               b.k > 0 ? &b : nullptr, true);
 }
+
+const GemmBf16Kernels gemm_bf16_kernels = {
+    .gemm_bf16 = ATTN_ISA_NAMESPACE::gemm_bf16,
+    .gemm_bf16_batched = ATTN_ISA_NAMESPACE::gemm_bf16_batched,
+    .bf16_panel_cols = ATTN_ISA_NAMESPACE::bf16_panel_cols,
+    .pack_bf16_b = ATTN_ISA_NAMESPACE::pack_bf16_b,
+    .gemm_bf16_packed = ATTN_ISA_NAMESPACE::gemm_bf16_packed,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -16,13 +16,13 @@
 
 #include <omp.h>
 
-#include "attn/core/error.h"
-#include "attn/kernels/gemm_int8.h"
 #include "../gemm_common.h"
 #include "../tile_store.h"
+#include "attn/core/error.h"
+#include "attn/kernels/gemm_int8.h"
+#include "gemm_int8.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
-ATTN_GEMM_INT8_KERNELS(ATTN_DECLARE_KERNEL)
 
 namespace {
 ATTN_AVX512_WARNINGS_OFF
@@ -234,5 +234,9 @@ void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const Quantized
     if (team == threads) barrier.wait();
   }
 }
+
+const GemmInt8Kernels gemm_int8_kernels = {
+    .gemm_int8 = ATTN_ISA_NAMESPACE::gemm_int8,
+};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -42,48 +42,10 @@
 
 #include "attn/nn/attention.h"
 #include "attn/nn/linear.h"
+#include "attn/nn/mechanisms/fast_disa/feature_softmax.h"
 #include "attn/nn/token_mixer.h"
 
 namespace attn::nn {
-
-// Attention dropout on one head's factors (see above): Ã [lq, lk] (row stride
-// lda) and Ẽ [lk, dh] (lde), already dropped, with their masks r_A (ldka) and
-// r_E (ldke) and the factor scale 1/√(1 − p) of a kept weight.
-struct FactorDropout {
-  const float* a = nullptr;
-  std::int64_t lda = 0;
-  const float* e = nullptr;
-  std::int64_t lde = 0;
-  const std::uint8_t* keep_a = nullptr;
-  std::int64_t ldka = 0;
-  const std::uint8_t* keep_e = nullptr;
-  std::int64_t ldke = 0;
-  float scale = 1.0f;
-};
-
-// One head's feature-wise softmax in the factorised form, queries i < lq and
-// keys j < lk. a: [lq, lk] (row stride lda), the non-negative token2token
-// weights with 0 at disallowed keys; e: [lk, dh] (lde), exp of the shifted
-// source2token term, 0 at padded keys; v: [lk, dh] (ldv).
-// Writes o: [lq, dh] (ldo), O = (A (v ⊙ E)) ⊘ (A E), and inv_d: [lq, dh]
-// (ldi), 1/D — both 0 where D = A E is below 2^-64: where a row or feature has
-// no key, or where the shifted E underflowed at the keys it has (the mixer then
-// computes the pair directly). scratch: grown as needed, reused across calls.
-// drop (attention dropout): O = (Ã (v ⊙ Ẽ)) ⊘ (A E).
-void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
-                      const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
-                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch,
-                      const FactorDropout* drop = nullptr, kernels::ComputeType type = kernels::ComputeType::fp32);
-
-// Its backward (§4.4) given dout: [lq, dh] (lddo) and the forward's o, inv_d.
-// Accumulates da: [lq, lk] (ldda), de: [lk, dh] (ldde), dv: [lk, dh] (lddv).
-void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
-                               const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
-                               std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
-                               std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
-                               float* dv, std::int64_t lddv, std::vector<float>& scratch,
-                               const FactorDropout* drop = nullptr,
-                               kernels::ComputeType type = kernels::ComputeType::fp32);
 
 class FastDisaMixer final : public TokenMixer {
  public:
@@ -141,6 +103,20 @@ class FastDisaMixer final : public TokenMixer {
   // hidden = ELU(v W_s1[h]ᵀ + b_s1[h]), s = hidden W_s2[h]ᵀ + b_s2[h].
   void source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, float* hidden,
                     float* s, std::int64_t rows) const;
+  // Its data backward given ds (∂L/∂S): dpre = (ds W_s2[h]) ⊙ ELU′ (from hidden),
+  // dv += dpre W_s1[h]; hidden, ds, dpre of row stride d_, dv of ldv.
+  void source2token_backward(const ParamStore& params, std::int64_t h, const float* hidden, const float* ds,
+                             float* dpre, float* dv, std::int64_t ldv, std::int64_t rows) const;
+  // Adds head h's W_s1, b_s1, W_s2, b_s2 gradients over all `rows` rows of the
+  // [rows, d] buffers (v: stride ldv); v, hidden, ds, dpre point at column 0.
+  void source2token_parameter_gradients(ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
+                                        const float* hidden, const float* ds, const float* dpre,
+                                        std::int64_t rows) const;
+  // R = q kᵀ / √d_h over len positions (q, k: row stride 3d), then a: [len, lda]
+  // = φ(R) at the keys query i may see, each row's max taken out (token2token_row),
+  // 0 at the others; row_scale: [len] max σ(R) per row (sigmoid), or null.
+  void token2token(kernels::ComputeType type, std::int64_t h, const float* q, const float* k, std::int64_t len,
+                   float* a, std::int64_t lda, float* row_scale) const;
   // The (query, feature) pairs of head h of one sequence whose factorised
   // denominator fell below its floor (inv_d 0 with keys allowed), each
   // recomputed by the direct softmax: visit(i, c, first, n, r, p, o) with r: [n]
@@ -152,6 +128,23 @@ class FastDisaMixer final : public TokenMixer {
   // g = σ([v; o] W_g[h]ᵀ + b_g[h]), u = g ⊙ v + (1 − g) ⊙ o.
   void fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o,
                    float* g, float* u, std::int64_t rows) const;
+  // Its data backward given du (∂L/∂U): dz = du ⊙ (v − o) ⊙ g (1 − g) (the
+  // pre-activation's gradient), dv += du ⊙ g + dz W_g,v[h], dout: [rows, dh]
+  // (row stride dh) = du ⊙ (1 − g) + dz W_g,o[h]. Row strides as fusion_gate's.
+  void fusion_gate_backward(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
+                            const float* o, const float* g, const float* du, float* dz, float* dv, float* dout,
+                            std::int64_t rows) const;
+  // Adds head h's W_g, b_g gradients over all `rows` rows (as
+  // source2token_parameter_gradients); v, o, dz point at column 0.
+  void fusion_gate_parameter_gradients(ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
+                                       const float* o, const float* dz, std::int64_t rows) const;
+  // The direct pairs' share of the backward (for_each_direct_pair's pairs of
+  // head h): adds to dv (stride 3d), ds (stride d) and da: [len, len] (∂L/∂R)
+  // given dout: [len, dh]; o is the forward's output, drop its dropout or null.
+  void direct_pairs_backward(std::int64_t h, std::int64_t len, const float* q, const float* k, const float* s_term,
+                             const float* v, const float* inv_d, const float* o, const float* dout,
+                             const FactorDropout* drop, float* dv, float* ds, float* da,
+                             std::vector<float>& scratch) const;
 
   std::int64_t d_ = 0, heads_ = 0, head_dim_ = 0;
   bool causal_ = false, gated_ = true, sigmoid_ = false;
