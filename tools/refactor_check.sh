@@ -38,6 +38,15 @@ print(hashlib.sha256(blob[8 + header:]).hexdigest())  # every tensor (weights an
 PY
   "$attn" translate -m "$work/$name/last.attn" -i "$work/test.src" -o "$out/$name.hyp" --threads 2 2>/dev/null
   "$attn" attend -m "$work/$name/last.attn" -i "$work/test.src" -o "$out/$name.maps.json" --threads 2 2>/dev/null
-  cp "$work/$name/last.attn" "$out/$name.attn"
+  # The model file's header, but for the training's wall time and the checksum over it.
+  python3 - "$work/$name/last.attn" >"$out/$name.header" <<'PY'
+import json, struct, sys
+blob = open(sys.argv[1], "rb").read()
+meta = json.loads(blob[8:8 + struct.unpack("<Q", blob[:8])[0]])["__metadata__"]
+meta.pop("header_crc32")
+state = json.loads(meta.pop("train_state"))
+state.pop("elapsed_s")
+print(json.dumps({"metadata": meta, "train_state": state}, indent=1, sort_keys=True))
+PY
 done
 echo "refactor_check: $(ls "$out" | wc -l) files in $out"

@@ -17,7 +17,7 @@ void Linear::declare(ParamStore& params, const std::string& name, std::int64_t i
 }
 
 Linear Linear::over(ParamStore& params, ParamId weight, ParamId bias, std::int64_t in, std::int64_t out) {
-  Linear l{weight, bias, in, out};
+  Linear l{weight, bias, in, out, {}};
   l.matrix = params.add_weight_matrix({weight, out, in, in});
   return l;
 }
@@ -29,7 +29,7 @@ void Linear::forward(const ParamStore& params, const float* x, float* y, std::in
 
 void Linear::backward(ParamStore& params, const float* x, const float* dy, float* dx, std::int64_t rows) const {
   if (dx) kernels::weight_product_backward(params.form(matrix), rows, dy, out, 1.0f, dx, in);
-  kernels::gemm(params.compute_type(), Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f, params.grad(weight), in);
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f, params.grad(weight), in);
   if (bias >= 0) kernels::sum_rows(dy, params.grad(bias), rows, out);
 }
 

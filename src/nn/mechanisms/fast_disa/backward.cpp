@@ -134,7 +134,7 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         }
         fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh,
                                   da.data(), len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr,
-                                  params.compute_type());
+                                  params.activation_compute_type());
         // dS = dE ⊙ E: E = exp(S − shift) with the shift held constant (it cancels in O).
         for (std::int64_t j = 0; j < len; ++j)
           for (std::int64_t c = 0; c < dh; ++c) dsh[j * d + c] *= e[j * d + c];
@@ -143,9 +143,9 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         direct_pairs_backward(h, len, q, k, s.s_term + at, v, s.inv_d + at, o, dout.data(),
                               dropout ? &factors : nullptr, dv, dsh, da.data(), direct);
         // dq += dR k / √d_h; dk += dRᵀ q / √d_h
-        kernels::gemm(params.compute_type(), Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq,
+        kernels::gemm(params.activation_compute_type(), Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq,
                       qs);
-        kernels::gemm(params.compute_type(), Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk,
+        kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk,
                       qs);
 
         // Source2token MLP, data path: dpre = (dS W_s2) ⊙ ELU′; dv += dpre W_s1.

@@ -102,7 +102,7 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
           for (std::int64_t c = 0; c < dh; ++c) e[j * d + c] = std::exp(e[j * d + c] - shift[c]);
 
         if (len > 0) {
-          token2token(ctx.params.compute_type(), h, q, k, len, a, T, row_scale);
+          token2token(ctx.params.activation_compute_type(), h, q, k, len, a, T, row_scale);
           FactorDropout factors;
           if (dropout) {
             const std::int64_t row0 = (b * H + h) * T;  // the head's first row of both masks
@@ -112,7 +112,7 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
                        s->drop_e.keep + row0 * dh, dh, s->drop_a.keep_scale()};
           }
           fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr,
-                           ctx.params.compute_type());
+                           ctx.params.activation_compute_type());
           for_each_direct_pair(h, len, q, k, s_term, v, inv_d, direct,
                                [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float*,
                                    const float* p, float o_ic) {

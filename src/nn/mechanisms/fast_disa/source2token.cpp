@@ -48,10 +48,10 @@ void FastDisaMixer::source2token_parameter_gradients(ParamStore& params, std::in
                                                      std::int64_t ldv, const float* hidden, const float* ds,
                                                      const float* dpre, std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_, col = h * dh;
-  kernels::gemm(params.compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, hidden + col, d, 1.0f,
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, hidden + col, d, 1.0f,
                 params.grad(s2_weight_) + h * dh * dh, dh);
   fast_disa::add_column_sums(ds + col, d, rows, dh, params.grad(s2_bias_) + col);
-  kernels::gemm(params.compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, ldv, 1.0f,
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, ldv, 1.0f,
                 params.grad(s1_weight_) + h * dh * dh, dh);
   fast_disa::add_column_sums(dpre + col, d, rows, dh, params.grad(s1_bias_) + col);
 }

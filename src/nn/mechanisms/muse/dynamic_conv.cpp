@@ -147,7 +147,7 @@ double DynamicConvCell::backward(StepContext& ctx, const Saved& s, const float* 
   }
   kernels::softmax_backward(s.taps, dz, dz, rows * heads, kernel, nullptr, 1.0f);
   // Filter generator: dWf += dzᵀ · V; dV += dz · Wf.
-  kernels::gemm(ctx.params.compute_type(), Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f, ctx.params.grad(weight), d);
+  kernels::gemm(ctx.params.activation_compute_type(), Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f, ctx.params.grad(weight), d);
   kernels::weight_product_backward(ctx.params.form(matrix), rows, dz, hk, 1.0f, dv, lddv);
   ctx.arena.release(mark);
   return gate_grad;
