@@ -5,7 +5,7 @@
 # machine's drift hits all alike; medians of sentences/s, ratios to fp32,
 # and BLEU / chrF2 of each type's output against the reference. Also prints
 # the CPU and this CPU's FP32 FMA / bf16 / int8 dot-product ceilings
-# (../shared/tools/lowp_peak.c, when present), measured in the same run.
+# (bench/lowp_peak.c), measured in the same run.
 #
 #   bench/bench_precision.sh MODEL SRC REF [OUT_DIR]
 #
@@ -24,9 +24,9 @@ head -n "$n_b1" "$ref" > "$out/ref.b1"
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') (family $(grep -m1 'cpu family' /proc/cpuinfo | awk '{print $4}') model $(grep -m1 '^model\s' /proc/cpuinfo | awk '{print $3}'))"
 echo "attn $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $attn; model $model; beam $beam; threads $threads; $rounds rounds"
-peak_src=../shared/tools/lowp_peak.c
+peak_src=bench/lowp_peak.c
 if [ -f "$peak_src" ] && gcc -O2 -march=native "$peak_src" -o "$out/lowp_peak" 2>/dev/null; then
-  echo "ceilings (one thread, ../shared/tools/lowp_peak.c):"
+  echo "ceilings (one thread, bench/lowp_peak.c):"
   "$out/lowp_peak" | sed 's/^/  /'
 fi
 
