@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Minutes of training to a validation BLEU (issue 22's measure users feel), from attn train logs.
+"""Minutes of training to a validation BLEU (the measure users feel), from attn train logs.
 
     experiments/bleu_minutes.py [--targets 35 40] [--speeds TOKS ...] LOG.jsonl ...
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two training runs of the same recipe side by side (issue 22: bf16 against FP32).
+"""Two training runs of the same recipe side by side (e.g. bf16 against FP32).
 
     experiments/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS]
                               [--targets 35 40]
