@@ -8,7 +8,7 @@
 #   bench/arch_speed.sh [MULTI30K_DIR] [UPDATES] [ROUNDS] [ARCHS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-data=${1:-../shared/data/multi30k}
+data=${1:-data/multi30k}
 updates=${2:-60}
 rounds=${3:-2}
 shift $(( $# > 3 ? 3 : $# )) || true

@@ -4,12 +4,12 @@
 #                              the default parts in order, "all" every part, "list" or "help" lists them.
 # Each part prints its own results and its ratios against its yardstick (OpenBLAS, attn's own
 # global attention, the PyTorch twin, the Transformer, attn translate, FP32).
-# Environment: BUILD=build  M30K=../shared/data/multi30k  BENCH_OUT=runs/bench/make-bench
+# Environment: BUILD=build  M30K=data/multi30k  BENCH_OUT=runs/bench/make-bench
 #   MODEL (precision, profile: the model file to decode with)  MAKE=make  SANITIZE=0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
-m30k=${M30K:-../shared/data/multi30k}
+m30k=${M30K:-data/multi30k}
 make_cmd=${MAKE:-make}
 serve_model=runs/bench/models/muse.u300/last.attn  # trained by the twin part's decoding half
 

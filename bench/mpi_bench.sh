@@ -5,10 +5,10 @@
 # (make MPI=1's binary under mpirun). Prints the median target tokens/s of
 # updates after the warm-up and, for 2 ranks, the time rank 0 waited for the
 # gradient all-reduce.
-#   bench/mpi_bench.sh [MULTI30K_DIR] [UPDATES]        (defaults: ../shared/data/multi30k 40)
+#   bench/mpi_bench.sh [MULTI30K_DIR] [UPDATES]        (defaults: data/multi30k 40)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-data=${1:-../shared/data/multi30k}
+data=${1:-data/multi30k}
 updates=${2:-40}
 warmup=10
 [ -f "$data/train.de" ] || { echo "mpi_bench: $data/train.de not found" >&2; exit 2; }

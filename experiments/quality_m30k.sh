@@ -9,7 +9,7 @@
 #   experiments/quality_m30k.sh [MULTI30K_DIR] [RUN_DIR] [ARCH] [EXTRA TRAIN FLAGS...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-data=${1:-../shared/data/multi30k}
+data=${1:-data/multi30k}
 run=${2:-runs/m30k}
 arch=${3:-transformer}
 shift $(( $# > 3 ? 3 : $# )) || true
