@@ -10,6 +10,7 @@
 //
 //   bench_serve --attn BIN --model MODEL --input SRC [--clients 16] [--seconds 20]
 //               [--rounds 2] [--threads 2] [--beam 5] [--serve-args "--decoders 2"] [--hostile 1]
+//               [--attacks chunked,headers,slow,idle,large,malformed,pipelined: a subset, to see what each costs]
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -40,6 +41,7 @@ struct Flags {
   std::string serve_args;  // more flags for attn serve, space-separated (e.g. "--decoders 2 --max-batch 8")
   int clients = 16, rounds = 2, threads = 2, beam = 5;
   bool hostile = false;
+  std::string attacks;  // --hostile's attacks by name (hostile_load.h), all when empty
   double seconds = 20.0;
 };
 
@@ -113,6 +115,7 @@ int main(int argc, char** argv) {
     else if (k == "--beam") f.beam = std::stoi(v);
     else if (k == "--serve-args") f.serve_args = v;
     else if (k == "--hostile") f.hostile = v == "1";
+    else if (k == "--attacks") f.attacks = v;
     else {
       std::fprintf(stderr, "bench_serve: unknown flag %s\n", k.c_str());
       return 2;
@@ -167,7 +170,7 @@ int main(int argc, char** argv) {
         }
       });
       attn::bench::HealthProbe probe(port);
-      attn::bench::HostileLoad hostile(port, "", f.beam);
+      attn::bench::HostileLoad hostile(port, "", f.beam, f.attacks);
       const attn::bench::LoadResult beside = attn::bench::run_load(load_options, sentences);
       hostile.stop();
       probe.finish();
