@@ -51,9 +51,11 @@ struct BatchOptions {
   std::chrono::microseconds max_wait{5000};        // how long a lone sentence waits for company
   std::int64_t max_queued = 1024;                  // sentences waiting, over all jobs
   int decoders = 2;                                // threads taking batches, --threads split between them
-  // One beam-16 sentence, about three at beam 5: while others wait, a client's
-  // turn costs about what one ordinary request does.
-  std::int64_t piece_hypotheses = 16;
+  // One sentence at translate's default beam 5 (and at any wider beam): while
+  // others are known, a client adds about what one ordinary request does to
+  // each batch. At 16 (three sentences at beam 5), a client sending 16
+  // sentences and leaving, again and again, kept a third of the decoders.
+  std::int64_t piece_hypotheses = 5;
 };
 
 using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
