@@ -266,11 +266,11 @@ TEST_CASE("serve hostile: while others wait, a large request is decoded one smal
   // must not wait for all 16 — an abandoned-and-resent large request would
   // otherwise hold a decoder for whole batches.
   std::vector<std::string> flags = kHeavyFlags;
-  flags.insert(flags.end(), {"--decoders", "1"});
+  flags.insert(flags.end(), {"--decoders", "1", "--timeout", "600"});  // slow builds (sanitizers) finish too
   ServeProcess server(flags);
   const auto timed = [&](std::string body) {
     return std::async(std::launch::async, [&server, body = std::move(body)] {
-      const auto a = ask(server.port(), http_post("/v1/translate", body), 120.0);
+      const auto a = ask(server.port(), http_post("/v1/translate", body), 600.0);
       return std::make_pair(a && a->status == 200, Clock::now());
     });
   };
