@@ -123,10 +123,9 @@ std::int64_t DecodeQueue::queued_sentences() const {
 
 void DecodeQueue::enrol(std::uint64_t client) {
   if (charged_.count(client)) return;
-  double least = 0;
-  for (auto it = charged_.begin(); it != charged_.end(); ++it)
-    least = it == charged_.begin() ? it->second : std::min(least, it->second);
-  charged_[client] = least;
+  const auto least = std::min_element(charged_.begin(), charged_.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+  charged_[client] = least == charged_.end() ? 0.0 : least->second;
 }
 
 std::deque<DecodeQueue::Job>::iterator DecodeQueue::next_job() {
@@ -134,7 +133,7 @@ std::deque<DecodeQueue::Job>::iterator DecodeQueue::next_job() {
   std::pair<int, double> best_rank{INT32_MAX, 0};
   for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
     const auto busy = busy_.find(it->client);
-    const std::pair<int, double> rank{busy == busy_.end() ? 0 : busy->second, charged_[it->client]};
+    const std::pair<int, double> rank{busy == busy_.end() ? 0 : busy->second, charged_.at(it->client)};
     if (rank < best_rank) {  // strictly: the oldest job of the best client
       best = it;
       best_rank = rank;
@@ -165,7 +164,8 @@ std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mute
   // knows: another client's next request, though not sent yet, may come any moment.
   const auto gather = [&] {
     for (auto it = jobs_.begin(); it != jobs_.end() && sentences() < options_.max_batch;) {
-      if (joins(*it) && sentences() + it->sentences <= options_.max_batch && (!in_batch(it->client) || charged_.size() == 1)) {
+      const bool own_piece_may_join = !in_batch(it->client) || charged_.size() == 1;
+      if (joins(*it) && sentences() + it->sentences <= options_.max_batch && own_piece_may_join) {
         batch.push_back(std::move(*it));
         it = jobs_.erase(it);
       } else {
