@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "attn/kernels/elementwise.h"
 #include "attn/text/vocab.h"
@@ -65,6 +66,27 @@ void keep_entries(std::vector<T>& v, const std::vector<std::int32_t>& keep) {
   v.resize(keep.size());
 }
 
+// The positions in `live` of the sentences options.drop keeps, their rows in a
+// state of `beams` rows per sentence, and the sentences it drops; empty when it drops none.
+struct Kept {
+  std::vector<std::int32_t> sentences, rows, dropped;
+};
+std::optional<Kept> kept_after_drops(const std::vector<std::int32_t>& live, std::int64_t beams,
+                                     const SearchOptions& options) {
+  if (!options.drop) return std::nullopt;
+  Kept kept;
+  for (std::size_t s = 0; s < live.size(); ++s) {
+    if (options.drop(static_cast<std::size_t>(live[s]))) {
+      kept.dropped.push_back(live[s]);
+      continue;
+    }
+    kept.sentences.push_back(static_cast<std::int32_t>(s));
+    for (std::int64_t k = 0; k < beams; ++k) kept.rows.push_back(static_cast<std::int32_t>(static_cast<std::int64_t>(s) * beams + k));
+  }
+  if (kept.dropped.empty()) return std::nullopt;
+  return kept;
+}
+
 }  // namespace
 
 std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::span<const float> scores,
@@ -120,6 +142,13 @@ std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq
   std::vector<float>& logprobs = buffers.logprobs;
   for (std::int64_t t = 0; !live.empty(); ++t) {
     if (options.stop && options.stop()) throw Cancelled();
+    if (const auto kept = kept_after_drops(live, 1, options); kept) {
+      for (std::int32_t b : kept->dropped) out[b] = {};
+      keep_entries(live, kept->sentences);
+      keep_entries(tokens, kept->rows);
+      if (live.empty()) break;
+      model.select(e.state, kept->rows);
+    }
     const std::int64_t S = static_cast<std::int64_t>(live.size());
     ctx.arena.reset();
     logprobs.resize(static_cast<std::size_t>(S * V));
@@ -169,6 +198,15 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
   std::vector<float>& logprobs = buffers.logprobs;
   for (std::int64_t t = 0; !live.empty(); ++t) {
     if (options.stop && options.stop()) throw Cancelled();
+    if (const auto kept = kept_after_drops(live, K, options); kept) {
+      for (std::int32_t b : kept->dropped) finished[b].clear();
+      keep_entries(live, kept->sentences);
+      keep_entries(prefix, kept->rows);
+      keep_entries(score, kept->rows);
+      keep_entries(tokens, kept->rows);
+      if (live.empty()) break;
+      model.select(e.state, kept->rows);
+    }
     const std::int64_t S = static_cast<std::int64_t>(live.size()), N = S * K;
     ctx.arena.reset();
     logprobs.resize(static_cast<std::size_t>(N * V));

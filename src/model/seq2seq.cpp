@@ -56,48 +56,48 @@ void check_positions(std::int64_t t, std::int64_t max_positions) {
 }
 }  // namespace
 
-void Seq2Seq::run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
-                          const std::int32_t* src_lengths, StackRun& run) const {
+void Seq2Seq::forward_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                              const std::int32_t* src_lengths, StackActivations& acts) const {
   check_positions(ts, config_.max_positions);
   const std::int64_t d = config_.dim;
   float* x = ctx.arena.alloc(batch * ts * d);
   src_embed_.forward(ctx.params, positions_, src, x, batch, ts);
-  run.embed_drop = embed_dropout_.forward(ctx, x, batch * ts * d);
-  run.encoder.resize(encoder_.size());
+  acts.embed_drop = embed_dropout_.forward(ctx, x, batch * ts * d);
+  acts.encoder.resize(encoder_.size());
   const float* h = x;
-  for (std::size_t i = 0; i < encoder_.size(); ++i) h = encoder_[i].forward(ctx, h, batch, ts, src_lengths, run.encoder[i]);
-  run.out = h;
+  for (std::size_t i = 0; i < encoder_.size(); ++i) h = encoder_[i].forward(ctx, h, batch, ts, src_lengths, acts.encoder[i]);
+  acts.out = h;
   if (config_.norm == Norm::pre) {
     float* normed = ctx.arena.alloc(batch * ts * d);
-    run.norm = enc_norm_.forward(ctx, h, normed, batch * ts);
-    run.out = normed;
+    acts.norm = enc_norm_.forward(ctx, h, normed, batch * ts);
+    acts.out = normed;
   }
 }
 
-void Seq2Seq::run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackRun& run) const {
+void Seq2Seq::forward_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackActivations& acts) const {
   check_positions(batch.tgt_len, config_.max_positions);
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   float* x = ctx.arena.alloc(B * tt * d);
   tgt_embed_.forward(ctx.params, positions_, batch.tgt_in.data(), x, B, tt);
-  run.embed_drop = embed_dropout_.forward(ctx, x, B * tt * d);
-  run.decoder.resize(decoder_.size());
+  acts.embed_drop = embed_dropout_.forward(ctx, x, B * tt * d);
+  acts.decoder.resize(decoder_.size());
   const float* g = x;
   for (std::size_t i = 0; i < decoder_.size(); ++i)
     g = decoder_[i].forward(ctx, g, memory, B, tt, ts, batch.tgt_lengths.data(), batch.src_lengths.data(),
-                            run.decoder[i]);
-  run.out = g;
+                            acts.decoder[i]);
+  acts.out = g;
   if (config_.norm == Norm::pre) {
     float* normed = ctx.arena.alloc(B * tt * d);
-    run.norm = dec_norm_.forward(ctx, g, normed, B * tt);
-    run.out = normed;
+    acts.norm = dec_norm_.forward(ctx, g, normed, B * tt);
+    acts.out = normed;
   }
 }
 
 const float* Seq2Seq::encode(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
                              const std::int32_t* src_lengths) const {
-  StackRun run;
-  run_encoder(ctx, src, batch, ts, src_lengths, run);
-  return run.out;
+  StackActivations acts;
+  forward_encoder(ctx, src, batch, ts, src_lengths, acts);
+  return acts.out;
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> Seq2Seq::gradient_chunks() const {
@@ -135,10 +135,10 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   const bool pre = config_.norm == Norm::pre;
   // The layers' saved activations are kept from step to step (refilled, not reallocated).
-  StackRun& enc = training_runs_.encoder;
-  StackRun& dec = training_runs_.decoder;
-  run_encoder(ctx, batch.src.data(), B, ts, batch.src_lengths.data(), enc);
-  run_decoder(ctx, batch, enc.out, dec);
+  StackActivations& enc = training_activations_.encoder;
+  StackActivations& dec = training_activations_.decoder;
+  forward_encoder(ctx, batch.src.data(), B, ts, batch.src_lengths.data(), enc);
+  forward_decoder(ctx, batch, enc.out, dec);
   const float* dec_out = dec.out;
 
   float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
@@ -280,8 +280,8 @@ void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) c
 
 void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch, float* logprobs) const {
   const float* memory = encode(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data());
-  StackRun dec;
-  run_decoder(ctx, batch, memory, dec);
+  StackActivations dec;
+  forward_decoder(ctx, batch, memory, dec);
   nn::output_log_probs(params_, output_matrix_, dec.out, logprobs, batch.size * batch.tgt_len, config_.dim,
                        config_.vocab_size);
 }
@@ -291,9 +291,9 @@ void Seq2Seq::teacher_forced_log_probs(nn::StepContext& ctx, const Batch& batch,
 namespace attn::model {
 
 std::vector<SentenceMaps> Seq2Seq::attention_maps(nn::StepContext& ctx, const Batch& batch) const {
-  StackRun enc, dec;
-  run_encoder(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data(), enc);
-  run_decoder(ctx, batch, enc.out, dec);
+  StackActivations enc, dec;
+  forward_encoder(ctx, batch.src.data(), batch.size, batch.src_len, batch.src_lengths.data(), enc);
+  forward_decoder(ctx, batch, enc.out, dec);
   const std::int64_t H = config_.heads, ts = batch.src_len, tt = batch.tgt_len;
   std::vector<SentenceMaps> maps(static_cast<std::size_t>(batch.size));
   for (std::int64_t b = 0; b < batch.size; ++b) {

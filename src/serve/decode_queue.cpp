@@ -215,6 +215,9 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
       if (left[j] > 0 && !batch[j].abandoned->load()) return false;
     return true;
   };
+  // A job given up on leaves the batch at the next step: its sentences no longer
+  // cost the others' steps.
+  search.drop = [&](std::size_t k) { return batch[where[k].first].abandoned->load(); };
   decode::beam_search(ctx, model, sources, search, [&](std::size_t k, const Hypotheses& best) {
     const auto [j, s] = where[k];
     results[j][s] = best;

@@ -248,6 +248,67 @@ TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[de
   }
 }
 
+// A server drops the sentences whose client left from a batch it shares with
+// others: the dropped ones are never reported, and the rest decode as alone.
+TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others decode as alone", "[decode][arch]") {
+  const std::vector<std::vector<std::int32_t>> batch = {{5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  for (const model::ArchVariant& v : model::kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    model::Seq2Seq model(model::arch_config(v));
+    initialize_sharp(model, 6, 2.0f);
+    Searcher searcher(model, 3.0f);
+    auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
+    for (int beam : {1, 3}) {
+      INFO("beam " << beam);
+      options.beam = options.nbest = beam;
+      // One sentence is dropped before the first step; the one searched longest
+      // (its longest hypothesis has L tokens: it is asked before steps 0…L) before the third.
+      const auto full = decode::beam_search(ctx, model, batch, options);
+      std::size_t late = 0, longest = 0;
+      for (std::size_t i = 0; i < batch.size(); ++i)
+        for (const auto& h : full[i])
+          if (h.tokens.size() > longest) {
+            late = i;
+            longest = h.tokens.size();
+          }
+      REQUIRE(longest >= 2);
+      const std::size_t early = late == 0 ? 1 : 0;
+      int asked_for_late = 0;
+      options.drop = [&](std::size_t k) { return k == early || (k == late && ++asked_for_late > 2); };
+      std::set<std::size_t> reported;
+      const auto together = decode::beam_search(ctx, model, batch, options, [&](std::size_t k, const auto&) { reported.insert(k); });
+      REQUIRE(asked_for_late == 3);
+      REQUIRE(reported.size() == batch.size() - 2);
+      REQUIRE(!reported.count(early));
+      REQUIRE(!reported.count(late));
+      // Greedy search is beam 1's reference: the same sentence lives as long.
+      asked_for_late = 0;
+      const auto greedy = beam == 1 ? decode::greedy_search(ctx, model, batch, options) : std::vector<decode::Hypothesis>{};
+      if (beam == 1) REQUIRE(asked_for_late == 3);
+      options.drop = nullptr;
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        INFO("sentence " << i);
+        if (i == early || i == late) {
+          REQUIRE(together[i].empty());
+          if (beam == 1) REQUIRE(greedy[i].tokens.empty());
+          continue;
+        }
+        if (beam == 1) {
+          const auto greedy_alone = decode::greedy_search(ctx, model, {batch[i]}, options);
+          REQUIRE(greedy[i].tokens == greedy_alone[0].tokens);
+          REQUIRE(greedy[i].score == Approx(greedy_alone[0].score).margin(1e-5));
+        }
+        const auto alone = decode::beam_search(ctx, model, {batch[i]}, options);
+        REQUIRE(together[i].size() == alone[0].size());
+        for (std::size_t k = 0; k < alone[0].size(); ++k) {
+          REQUIRE(together[i][k].tokens == alone[0][k].tokens);
+          REQUIRE(together[i][k].score == Approx(alone[0][k].score).margin(1e-5));
+        }
+      }
+    }
+  }
+}
+
 // The server answers a request when its sentences leave the search. With nbest = beam a
 // sentence's list holds all its finished hypotheses, and it leaves in the step its last
 // one finished, i.e. after as many steps as that hypothesis has tokens: so the reports

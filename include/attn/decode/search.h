@@ -26,6 +26,11 @@ struct SearchOptions {
   // Asked before every step when set: true ends the search by throwing
   // Cancelled (a server whose client left or whose deadline passed).
   std::function<bool()> stop;
+  // Asked for each sentence still searched before every step when set: true
+  // drops it (index into sources) from the search: its rows leave the state
+  // and its caches, it is never reported and its result stays empty. A server
+  // drops the sentences whose client left from a batch shared with others.
+  std::function<bool(std::size_t sentence)> drop;
 };
 
 // Thrown by a search whose `stop` said so.

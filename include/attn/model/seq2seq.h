@@ -102,18 +102,18 @@ class Seq2Seq {
   std::int64_t parameter_count() const { return params_.total_floats(); }
 
  private:
-  // One pass of a stack, with what its backward needs.
-  struct StackRun {
+  // One forward pass of a stack: what its backward needs.
+  struct StackActivations {
     nn::Dropout::Saved embed_drop;
-    std::vector<nn::EncoderLayer::Saved> encoder;  // encoder runs only
-    std::vector<nn::DecoderLayer::Saved> decoder;  // decoder runs only
+    std::vector<nn::EncoderLayer::Saved> encoder;  // encoder stacks only
+    std::vector<nn::DecoderLayer::Saved> decoder;  // decoder stacks only
     nn::LayerNorm::Saved norm;                     // pre-norm only
     const float* out = nullptr;                    // [B·T, d] after the final norm
   };
-  // Fill `run` (its vectors and the mixers' Saved reused when it held a run before).
-  void run_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
-                   const std::int32_t* src_lengths, StackRun& run) const;
-  void run_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackRun& run) const;
+  // Fill `acts` (its vectors and the mixers' Saved reused when it held a pass before).
+  void forward_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
+                       const std::int32_t* src_lengths, StackActivations& acts) const;
+  void forward_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackActivations& acts) const;
   nn::ParamId output_weight() const;
 
   ModelConfig config_;
@@ -126,9 +126,9 @@ class Seq2Seq {
   nn::LayerNorm enc_norm_, dec_norm_;  // pre-norm only
   nn::Dropout embed_dropout_;
   Tensor positions_;  // [max_positions, d]
-  struct TrainingRuns {
-    StackRun encoder, decoder;
-  } training_runs_;  // forward_backward's activations, kept from step to step
+  struct TrainingActivations {
+    StackActivations encoder, decoder;
+  } training_activations_;  // forward_backward's activations, kept from step to step
 };
 
 }  // namespace attn::model

@@ -8,8 +8,9 @@
 // are merged into one beam search. Other work (attention maps) runs alone, in
 // arrival order. The queue holds at most max_queued sentences: beyond that
 // submit() refuses (the server answers 429). A job its client gave up on (the
-// request timed out, or the client left) is skipped when its turn comes, and a
-// search whose every job was given up on stops at its next step.
+// request timed out, or the client left) is skipped when its turn comes; in a
+// running search its sentences leave the batch at the next step, and a search
+// whose every job was given up on stops there.
 //
 // Fair share: each job names its client (a connection), and each client is
 // charged the decoder time its jobs took (a batch's time split by hypotheses,
