@@ -160,7 +160,9 @@ int main(int argc, char** argv) {
     load_options.seconds = 2.0;  // warm-up: pages, caches, the quantized weights of int8
     attn::bench::run_load(load_options, sentences);
     load_options.seconds = f.seconds;
+    double server_cpu = attn::bench::cpu_seconds(server);
     const attn::bench::LoadResult result = attn::bench::run_load(load_options, sentences);
+    const double unloaded_cpu = attn::bench::cpu_seconds(server) - server_cpu;
     if (f.hostile) {
       std::atomic<bool> sampling{true};
       std::thread rss([&] {
@@ -170,9 +172,11 @@ int main(int argc, char** argv) {
         }
       });
       attn::bench::HealthProbe probe(port);
+      server_cpu = attn::bench::cpu_seconds(server);
       attn::bench::HostileLoad hostile(port, "", f.beam, f.attacks);
       const attn::bench::LoadResult beside = attn::bench::run_load(load_options, sentences);
       hostile.stop();
+      const double loaded_cpu = attn::bench::cpu_seconds(server) - server_cpu;
       probe.finish();
       sampling = false;
       rss.join();
@@ -184,6 +188,12 @@ int main(int argc, char** argv) {
                   r + 1, static_cast<long long>(hostile.rounds()), beside.sentences_per_second(), hostile_ratio.back(),
                   static_cast<long long>(beside.failed), health_p99.back(), probe.quantile(1.0), probe.count(),
                   static_cast<double>(rss_max) / 1024.0);
+      // Where the cores went: the server's CPU per ordinary sentence with and
+      // without the attacks, and the attackers' own (another machine's, on a real deployment).
+      std::printf("  server CPU %.1f s unloaded, %.1f s with hostile clients (%.1f / %.1f ms per ordinary sentence); "
+                  "the attackers' own CPU %.1f s of %.1f s x 2 cores\n",
+                  unloaded_cpu, loaded_cpu, 1e3 * unloaded_cpu / std::max<double>(1, result.sentences),
+                  1e3 * loaded_cpu / std::max<double>(1, beside.sentences), hostile.own_cpu_seconds(), beside.seconds);
     }
     ::kill(server, SIGTERM);
     int status = 0;

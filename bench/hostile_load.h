@@ -7,12 +7,16 @@
 // [serve][hostile] test with ordinary clients beside it and by bench_serve
 // --hostile, which measures what the ordinary clients keep.
 #pragma once
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +26,21 @@
 #include "raw_http.h"
 
 namespace attn::bench {
+
+// A process's CPU time (user + system, seconds), from /proc; 0 when it cannot be read.
+inline double cpu_seconds(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const auto after_name = line.rfind(')');  // the name may hold spaces
+  if (after_name == std::string::npos) return 0.0;
+  std::istringstream fields(line.substr(after_name + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14) ticks += std::stod(field);  // utime, stime
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 // A process's resident memory (kB), from /proc; 0 when it cannot be read.
 inline long resident_kb(pid_t pid) {
@@ -59,6 +78,12 @@ class HostileLoad {
   }
   // Attacks completed (each answered or cut by the server).
   std::int64_t rounds() const { return rounds_; }
+  // The CPU time the attacking threads took themselves (after stop()): on a real
+  // deployment another machine's, here taken from the cores the server shares.
+  double own_cpu_seconds() const {
+    std::lock_guard<std::mutex> lock(cpu_mutex_);
+    return own_cpu_seconds_;
+  }
 
  private:
   void repeat(std::function<void()> attack) {
@@ -70,6 +95,11 @@ class HostileLoad {
         // own CPU (floods at loopback speed) would be counted against it.
         pause(50);
       }
+      rusage used{};
+      getrusage(RUSAGE_THREAD, &used);
+      std::lock_guard<std::mutex> lock(cpu_mutex_);
+      own_cpu_seconds_ += static_cast<double>(used.ru_utime.tv_sec + used.ru_stime.tv_sec) +
+                          1e-6 * static_cast<double>(used.ru_utime.tv_usec + used.ru_stime.tv_usec);
     });
   }
   void pause(int ms) {
@@ -157,6 +187,8 @@ class HostileLoad {
   int beam_;
   std::atomic<bool> stop_{false};
   std::atomic<std::int64_t> rounds_{0};
+  mutable std::mutex cpu_mutex_;
+  double own_cpu_seconds_ = 0;
   std::vector<std::thread> threads_;
 };
 

@@ -155,7 +155,10 @@ TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its
   Rng pick(17);
   for (int i = 0; i < 60; ++i) {
     std::string sentence;
-    for (int k = 0, n = 1 + static_cast<int>(pick.below(8)); k < n; ++k) sentence += (k ? " " : "") + std::string(words[pick.below(8)]);
+    for (int k = 0, n = 1 + static_cast<int>(pick.below(8)); k < n; ++k) {
+      if (k) sentence += " ";
+      sentence += words[pick.below(8)];
+    }
     sentences.push_back(sentence);
   }
   ScratchDir dir;
