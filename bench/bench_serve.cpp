@@ -45,6 +45,23 @@ struct Flags {
   double seconds = 20.0;
 };
 
+// The CPU seconds of the server's four busiest threads between two readings (the
+// decoders, the I/O thread, a worker), largest first.
+std::string busiest_threads(const std::map<long, double>& before, const std::map<long, double>& after) {
+  std::vector<double> used;
+  for (const auto& [tid, seconds] : after) used.push_back(seconds - (before.count(tid) ? before.at(tid) : 0.0));
+  std::sort(used.rbegin(), used.rend());
+  std::string text;
+  double rest = 0;
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (i < 4) {
+      if (i) text += ' ';
+      text += std::to_string(used[i]).substr(0, 4);
+    } else
+      rest += used[i];
+  return text + " (others " + std::to_string(rest).substr(0, 4) + ")";
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
@@ -161,8 +178,10 @@ int main(int argc, char** argv) {
     attn::bench::run_load(load_options, sentences);
     load_options.seconds = f.seconds;
     double server_cpu = attn::bench::cpu_seconds(server);
+    auto threads_before = attn::bench::thread_cpu_seconds(server);
     const attn::bench::LoadResult result = attn::bench::run_load(load_options, sentences);
     const double unloaded_cpu = attn::bench::cpu_seconds(server) - server_cpu;
+    const std::string unloaded_threads = busiest_threads(threads_before, attn::bench::thread_cpu_seconds(server));
     if (f.hostile) {
       std::atomic<bool> sampling{true};
       std::thread rss([&] {
@@ -173,10 +192,12 @@ int main(int argc, char** argv) {
       });
       attn::bench::HealthProbe probe(port);
       server_cpu = attn::bench::cpu_seconds(server);
+      threads_before = attn::bench::thread_cpu_seconds(server);
       attn::bench::HostileLoad hostile(port, "", f.beam, f.attacks);
       const attn::bench::LoadResult beside = attn::bench::run_load(load_options, sentences);
       hostile.stop();
       const double loaded_cpu = attn::bench::cpu_seconds(server) - server_cpu;
+      const std::string loaded_threads = busiest_threads(threads_before, attn::bench::thread_cpu_seconds(server));
       probe.finish();
       sampling = false;
       rss.join();
@@ -194,6 +215,8 @@ int main(int argc, char** argv) {
                   "the attackers' own CPU %.1f s of %.1f s x 2 cores\n",
                   unloaded_cpu, loaded_cpu, 1e3 * unloaded_cpu / std::max<double>(1, result.sentences),
                   1e3 * loaded_cpu / std::max<double>(1, beside.sentences), hostile.own_cpu_seconds(), beside.seconds);
+      std::printf("  the server's busiest threads, CPU s: unloaded %s; with hostile clients %s\n", unloaded_threads.c_str(),
+                  loaded_threads.c_str());
     }
     ::kill(server, SIGTERM);
     int status = 0;

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,9 +29,9 @@
 
 namespace attn::bench {
 
-// A process's CPU time (user + system, seconds), from /proc; 0 when it cannot be read.
-inline double cpu_seconds(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+// The CPU time (user + system, seconds) in a /proc stat file; 0 when it cannot be read.
+inline double cpu_seconds_of(const std::string& stat_file) {
+  std::ifstream stat(stat_file);
   std::string line;
   std::getline(stat, line);
   const auto after_name = line.rfind(')');  // the name may hold spaces
@@ -40,6 +42,16 @@ inline double cpu_seconds(pid_t pid) {
   for (int i = 3; i <= 15 && fields >> field; ++i)
     if (i >= 14) ticks += std::stod(field);  // utime, stime
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+inline double cpu_seconds(pid_t pid) { return cpu_seconds_of("/proc/" + std::to_string(pid) + "/stat"); }
+
+// Each thread's CPU time (seconds) of a process, by thread id, from /proc.
+inline std::map<long, double> thread_cpu_seconds(pid_t pid) {
+  std::map<long, double> seconds;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    seconds[std::stol(task.path().filename().string())] = cpu_seconds_of("/proc/" + std::to_string(pid) + "/task/" + task.path().filename().string() + "/stat");
+  return seconds;
 }
 
 // A process's resident memory (kB), from /proc; 0 when it cannot be read.
