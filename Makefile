@@ -121,10 +121,10 @@ $(BUILD)/attn_tests: $(TEST_OBJ) $(LIB)
 # The suite runs the CLI too, so it needs the binary of the same build; and,
 # when MPI is installed (not under the sanitizers), the MPI build for [mpi].
 MPI_TEST_BIN := $(if $(and $(shell command -v $(MPICXX) 2>/dev/null),$(filter 0,$(SANITIZE))),$(BUILD)/attn-mpi)
-# First the packages of the tests that would otherwise skip (Chromium, OpenMPI),
-# when they can be installed; then a fresh make sees mpicxx.
+# First the packages of the tests that would otherwise skip (Chromium, OpenMPI,
+# clang-format 14), when they can be installed; then a fresh make sees mpicxx.
 test:
-	@bash tools/ensure-deps.sh test-extras || echo "attn: the browser and [mpi] tests will be skipped"
+	@bash tools/ensure-deps.sh test-extras || echo "attn: the browser, [mpi] and format tests will be skipped"
 	@$(MAKE) --no-print-directory run-tests
 run-tests: $(BUILD)/attn_tests $(BUILD)/attn $(MPI_TEST_BIN)
 	@ATTN_BIN=$(BUILD)/attn ATTN_MPI_BIN=$(MPI_TEST_BIN) bash tools/run-tests.sh $(BUILD)/attn_tests $(TEST_ARGS)

@@ -5,7 +5,8 @@
 #   ensure-deps.sh twin    also python3-torch and numpy (the PyTorch twin in tools/)
 #   ensure-deps.sh fuzz    clang with libFuzzer and LLVM's OpenMP (make fuzz)
 #   ensure-deps.sh mpi     OpenMPI (make MPI=1, the [mpi] tests)
-#   ensure-deps.sh test-extras  OpenMPI, Chromium and Firefox: make test runs the [mpi] and browser tests
+#   ensure-deps.sh test-extras  OpenMPI, Chromium, Firefox and clang-format 14: make test runs the [mpi]
+#                               and browser tests and the format check (dev/format.sh --check)
 # As root it installs what is missing; otherwise it prints the exact apt-get line and fails.
 set -euo pipefail
 what=${1:-build}
@@ -37,6 +38,8 @@ fi
 if [ "$what" = test-extras ]; then
   command -v chromium >/dev/null || missing+=(chromium)
   command -v firefox-esr >/dev/null || missing+=(firefox-esr)
+  # The format check takes clang-format 14 only (other versions lay out some code differently).
+  command -v clang-format-14 >/dev/null || missing+=(clang-format-14)
 fi
 if [ "$what" = twin ]; then
   /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || missing+=(python3-torch python3-numpy)

@@ -16,6 +16,9 @@ class FunctionRef;
 template <class R, class... Args>
 class FunctionRef<R(Args...)> {
  public:
+  // clang-format 14 misreads a requires clause before a constructor (it moves
+  // noexcept onto a line of its own); this declaration is laid out by hand.
+  // clang-format off
   template <class F>
     requires(!std::is_same_v<std::remove_cvref_t<F>, FunctionRef> && std::is_invocable_r_v<R, F&, Args...>)
   FunctionRef(F&& f) noexcept  // NOLINT: implicit, as std::function
@@ -23,6 +26,7 @@ class FunctionRef<R(Args...)> {
         call_([](void* object, Args... args) -> R {
           return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);
         }) {}
+  // clang-format on
 
   R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
 
