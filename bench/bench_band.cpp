@@ -127,10 +127,7 @@ int main(int argc, char** argv) {
       std::vector<float> scratch(static_cast<std::size_t>(dims.probs_size()));
       const Timing band = measure(
           samples, [&] { band_attention_forward(dims, q, k, v, o, probs.data(), lengths.data()); },
-          [&] {
-            band_attention_backward(dims, q, k, v, probs.data(), g, dq, dk, dv, lengths.data(),
-                                    scratch.data());
-          },
+          [&] { band_attention_backward(dims, q, k, v, probs.data(), g, dq, dk, dv, lengths.data(), scratch.data()); },
           reset);
       const std::string name = head_window > 1 ? "band 11x3" : "band 11";
       char speedup[32];

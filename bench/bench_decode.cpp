@@ -78,7 +78,8 @@ int run(const Options& o) {
     return best;
   };
 
-  const std::size_t warm = std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::min(o.warmup, o.batch_size)));
+  const std::size_t warm =
+      std::min<std::size_t>(order.size(), static_cast<std::size_t>(std::min(o.warmup, o.batch_size)));
   if (warm > 0) decode(0, warm);
 
   Sentences hypotheses(sources.size());
@@ -94,19 +95,18 @@ int run(const Options& o) {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  const nlohmann::json out = {{"side", "attn"},
-                              {"beam", o.search.beam},
-                              {"batch_size", o.batch_size},
-                              {"sentences", order.size()},
-                              {"seconds", seconds},
-                              {"output_tokens", output_tokens},
-                              {"threads", attn::num_threads()},
-                              {"isa", std::string(attn::isa_name(attn::active_isa()))},
-                              {"search", {{"lenpen", o.search.lenpen},
-                                          {"max_len_a", o.search.max_len_a},
-                                          {"max_len_b", o.search.max_len_b}}},
-                              {"sources", sources},
-                              {"hypotheses", hypotheses}};
+  const nlohmann::json out = {
+      {"side", "attn"},
+      {"beam", o.search.beam},
+      {"batch_size", o.batch_size},
+      {"sentences", order.size()},
+      {"seconds", seconds},
+      {"output_tokens", output_tokens},
+      {"threads", attn::num_threads()},
+      {"isa", std::string(attn::isa_name(attn::active_isa()))},
+      {"search", {{"lenpen", o.search.lenpen}, {"max_len_a", o.search.max_len_a}, {"max_len_b", o.search.max_len_b}}},
+      {"sources", sources},
+      {"hypotheses", hypotheses}};
   std::ofstream file(o.out);
   file << out.dump() << '\n';
   attn::require(file.good(), o.out + ": cannot write");

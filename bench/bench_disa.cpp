@@ -96,16 +96,16 @@ struct DirectDisa {
     float* S = ctx.arena.alloc(rows * d);  // [B·T, d], only needed inside the forward
     const float* v = s.qkv + 2 * d;
     for (std::int64_t h = 0; h < heads; ++h)
-      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v + h * dh, qs, params.value(w1) + h * dh * dh, dh,
-                     0.0f, s.hidden + h * dh, d);
+      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v + h * dh, qs, params.value(w1) + h * dh * dh, dh, 0.0f,
+                     s.hidden + h * dh, d);
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < d; ++c) {
         const float z = s.hidden[r * d + c] + params.value(b1)[c];
         s.hidden[r * d + c] = z > 0 ? z : std::expm1(z);
       }
     for (std::int64_t h = 0; h < heads; ++h)
-      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, s.hidden + h * dh, d, params.value(w2) + h * dh * dh,
-                     dh, 0.0f, S + h * dh, d);
+      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, s.hidden + h * dh, d, params.value(w2) + h * dh * dh, dh,
+                     0.0f, S + h * dh, d);
     kernels::add_row_vector(S, params.value(b2), rows, d);
     s.p = ctx.arena.alloc(B * heads * T * T * dh);
     s.o = ctx.arena.alloc(rows * d);
@@ -277,8 +277,10 @@ struct Contender {
     const auto t0 = Clock::now();
     const std::size_t fwd = pass(ctx, y.data(), dx.data());
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (timed) times.push_back(ms);
-    else fwd_mb = static_cast<double>(fwd) * sizeof(float) * kMB;
+    if (timed)
+      times.push_back(ms);
+    else
+      fwd_mb = static_cast<double>(fwd) * sizeof(float) * kMB;
   }
   double ms() const { return times.empty() ? 0.0 : median(times); }
   double peak_mb() const { return static_cast<double>(arena.high_water_floats()) * sizeof(float) * kMB; }
@@ -308,9 +310,12 @@ int run(int argc, char** argv) {
   bool direct = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
-    else if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else if (arg == "--no-direct") direct = false;
+    if (arg == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else if (arg == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else if (arg == "--no-direct")
+      direct = false;
     else {
       std::fprintf(stderr, "usage: bench_disa [--reps N] [--threads N] [--no-direct]\n");
       return 2;
@@ -363,16 +368,20 @@ int run(int argc, char** argv) {
     Contender c_mha(mha_params, mixer_pass(mha), reps, rows * d);
     Contender c_disa(disa_params, mixer_pass(disa), reps, rows * d);
     const DirectDisa layer(disa_params, "disa", d, H);
-    Contender c_direct(disa_params, [&](StepContext& ctx, float* y, float* dx) {
-      const DirectDisa::Saved saved = layer.forward(ctx, x.data(), y, B, T);
-      const std::size_t fwd = ctx.arena.used_floats();
-      layer.backward(ctx, saved, dy.data(), dx);
-      return fwd;
-    }, T >= 256 ? 1 : reps, rows * d);
+    Contender c_direct(
+        disa_params,
+        [&](StepContext& ctx, float* y, float* dx) {
+          const DirectDisa::Saved saved = layer.forward(ctx, x.data(), y, B, T);
+          const std::size_t fwd = ctx.arena.used_floats();
+          layer.backward(ctx, saved, dy.data(), dx);
+          return fwd;
+        },
+        T >= 256 ? 1 : reps, rows * d);
     std::vector<Contender*> contenders{&c_mha, &c_disa};
     if (direct) contenders.push_back(&c_direct);
     measure(contenders);
-    const double diff = direct ? std::max(max_abs_diff(c_direct.y, c_disa.y), max_abs_diff(c_direct.dx, c_disa.dx)) : 0.0;
+    const double diff = direct ? std::max(max_abs_diff(c_direct.y, c_disa.y), max_abs_diff(c_direct.dx, c_disa.dx))
+                               : 0.0;
     std::printf("%4ld %4ld | %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %8.1f %8.1f %8.1f | %9.2f %11.1f | %9.1e\n",
                 static_cast<long>(T), static_cast<long>(B), c_mha.ms(), c_disa.ms(), c_direct.ms(), c_mha.fwd_mb,
                 c_disa.fwd_mb, c_direct.fwd_mb, c_mha.peak_mb(), c_disa.peak_mb(), c_direct.peak_mb(),

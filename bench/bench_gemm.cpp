@@ -333,12 +333,11 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
 // sgemm on the same operands, alternating. Text output only.
 // fma_peaks: per thread count, measured by the caller.
 void int8_table(const std::vector<int>& thread_counts, int samples, const std::vector<double>& fma_peaks) {
-  const long shapes[][3] = {{1, 1024, 256},   {5, 8000, 256},    {64, 1024, 256}, {320, 256, 256},
-                            {320, 1024, 256}, {320, 8000, 256},  {320, 256, 1024}, {4096, 256, 1024}};
+  const long shapes[][3] = {{1, 1024, 256},   {5, 8000, 256},   {64, 1024, 256},  {320, 256, 256},
+                            {320, 1024, 256}, {320, 8000, 256}, {320, 256, 1024}, {4096, 256, 1024}};
   std::printf("\nWeight products y = x·W^T in int8 (gemm_int8, W quantized once) vs attn FP32 sgemm, GOP/s "
               "(2·M·N·K per call)\n");
-  std::printf("%6s %6s %6s %7s %9s %9s %9s %9s\n", "M", "N", "K", "threads", "attn", "int8", "int8/attn",
-              "int8%peak");
+  std::printf("%6s %6s %6s %7s %9s %9s %9s %9s\n", "M", "N", "K", "threads", "attn", "int8", "int8/attn", "int8%peak");
   for (std::size_t ti = 0; ti < thread_counts.size(); ++ti) {
     const int threads = thread_counts[ti];
     const double peak = int8_peak(threads, 5), fma = fma_peaks[ti];
@@ -405,23 +404,33 @@ int run(int argc, char** argv) {
   std::vector<int> thread_counts = {1, 2};
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--json") json = true;
-    else if (arg == "--peak-only") peak_only = true;
-    else if (arg == "--int8-only") int8_only = true;
-    else if (arg == "--quick") samples = 3;
-    else if (arg == "--cpu-time") g_cpu_time = true;
-    else if (arg == "--settle-ms" && i + 1 < argc) g_settle_ms = std::max(0, std::stoi(argv[++i]));
-    else if (arg == "--samples" && i + 1 < argc) samples = std::max(1, std::stoi(argv[++i]));
-    else if (arg == "--threads" && i + 1 < argc) thread_counts = parse_threads(argv[++i]);
+    if (arg == "--json")
+      json = true;
+    else if (arg == "--peak-only")
+      peak_only = true;
+    else if (arg == "--int8-only")
+      int8_only = true;
+    else if (arg == "--quick")
+      samples = 3;
+    else if (arg == "--cpu-time")
+      g_cpu_time = true;
+    else if (arg == "--settle-ms" && i + 1 < argc)
+      g_settle_ms = std::max(0, std::stoi(argv[++i]));
+    else if (arg == "--samples" && i + 1 < argc)
+      samples = std::max(1, std::stoi(argv[++i]));
+    else if (arg == "--threads" && i + 1 < argc)
+      thread_counts = parse_threads(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: bench_gemm [--json] [--peak-only] [--int8-only] [--samples N] [--quick] [--threads 1,2] [--cpu-time] "
-                           "[--settle-ms N]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_gemm [--json] [--peak-only] [--int8-only] [--samples N] [--quick] [--threads 1,2] [--cpu-time] "
+          "[--settle-ms N]\n");
       return 2;
     }
   }
   const std::string core = openblas_get_corename();
-  const long shapes[][3] = {{4096, 256, 256}, {4096, 1024, 256}, {4096, 256, 1024}, {4096, 8000, 256},
-                            {1024, 1024, 1024}};
+  const long shapes[][3] = {
+      {4096, 256, 256}, {4096, 1024, 256}, {4096, 256, 1024}, {4096, 8000, 256}, {1024, 1024, 1024}};
   const Trans layouts[][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}};
 
   std::vector<double> peaks, peaks_bf16;
@@ -457,8 +466,9 @@ int run(int argc, char** argv) {
     for (std::size_t i = 0; i < thread_counts.size(); ++i)
       std::printf("FMA peak, %d thread%s: %.0f GFLOP/s; vdpbf16ps peak: %.0f GFLOP/s (%.2fx)\n", thread_counts[i],
                   thread_counts[i] == 1 ? "" : "s", peaks[i], peaks_bf16[i], peaks_bf16[i] / peaks[i]);
-    std::printf("bf16: attn gemm_bf16 (operands rounded to bf16, FP32 sums; ISA %s); diff: max |C - OpenBLAS| / max |C|\n",
-                std::string(attn::isa_name(attn::active_isa())).c_str());
+    std::printf(
+        "bf16: attn gemm_bf16 (operands rounded to bf16, FP32 sums; ISA %s); diff: max |C - OpenBLAS| / max |C|\n",
+        std::string(attn::isa_name(attn::active_isa())).c_str());
     std::printf("\n%6s %6s %6s %6s %7s %9s %9s %9s %7s %7s %9s %9s %9s %9s\n", "M", "N", "K", "layout", "threads",
                 "attn", "attn bf16", "OpenBLAS", "ratio", "%peak", "bf16/attn", "bf16%peak", "max diff", "bf16 diff");
     std::fflush(stdout);
@@ -488,14 +498,12 @@ int run(int argc, char** argv) {
       const Row& r = rows[i];
       const double peak = peaks[static_cast<std::size_t>(
           std::find(thread_counts.begin(), thread_counts.end(), r.threads) - thread_counts.begin())];
-      std::printf(
-          "  {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"layout\": \"%s\", \"threads\": %d, \"attn_gflops\": %.2f, "
-          "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"bf16_gflops\": %.2f, \"bf16_over_attn\": %.3f, "
-          "\"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f, \"timing\": \"%s\"}%s\n",
-          r.m, r.n, r.k, layout_name(r.ta, r.tb), r.threads, r.attn_gflops, r.openblas_gflops,
-          r.attn_gflops / r.openblas_gflops, r.bf16_gflops, r.bf16_gflops / r.attn_gflops, core.c_str(), peak,
-          g_cpu_time ? "cpu" : "wall",
-          i + 1 < rows.size() ? "," : "");
+      std::printf("  {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"layout\": \"%s\", \"threads\": %d, \"attn_gflops\": %.2f, "
+                  "\"openblas_gflops\": %.2f, \"ratio\": %.3f, \"bf16_gflops\": %.2f, \"bf16_over_attn\": %.3f, "
+                  "\"openblas_core\": \"%s\", \"fma_peak_gflops\": %.1f, \"timing\": \"%s\"}%s\n",
+                  r.m, r.n, r.k, layout_name(r.ta, r.tb), r.threads, r.attn_gflops, r.openblas_gflops,
+                  r.attn_gflops / r.openblas_gflops, r.bf16_gflops, r.bf16_gflops / r.attn_gflops, core.c_str(), peak,
+                  g_cpu_time ? "cpu" : "wall", i + 1 < rows.size() ? "," : "");
     }
     std::printf("]\n");
   }
@@ -508,7 +516,9 @@ int main(int argc, char** argv) {
   // OpenBLAS picks its kernel when it loads, before main: re-executing is the
   // only way to choose it from inside the program.
   // The core is the best this CPU can run (SkylakeX would fault without AVX-512).
-  const char* best_core = attn::cpu_features().avx512 ? "SkylakeX" : attn::cpu_features().avx2_fma ? "Haswell" : nullptr;
+  const char* best_core = attn::cpu_features().avx512     ? "SkylakeX"
+                          : attn::cpu_features().avx2_fma ? "Haswell"
+                                                          : nullptr;
   if (std::getenv("OPENBLAS_CORETYPE") == nullptr && best_core != nullptr) {
     setenv("OPENBLAS_CORETYPE", best_core, 1);
     execv("/proc/self/exe", argv);

@@ -88,10 +88,10 @@ struct Options {
   int steps = 3;
   int threads = 2;
   double max_gb = 16.0;
-  int decode_max = 8;              // most sentences in the decode batch
-  int decode_runs = 3;             // timed decodes of the batch (median)
-  double decode_budget_s = 60.0;   // fewer sentences when a decode would take longer
-  int retries = 2;                 // more attempts of a part measured while other processes ran
+  int decode_max = 8;             // most sentences in the decode batch
+  int decode_runs = 3;            // timed decodes of the batch (median)
+  double decode_budget_s = 60.0;  // fewer sentences when a decode would take longer
+  int retries = 2;                // more attempts of a part measured while other processes ran
   std::string json_path;
 };
 
@@ -309,7 +309,8 @@ double flops_per_token(const model::ModelConfig& c, std::int64_t t) {
   const double d = static_cast<double>(c.dim), ffn = 2 * 2 * d * static_cast<double>(c.ffn_dim);
   const double T = static_cast<double>(t);
   double forward = 0;
-  for (std::int64_t layer = 0; layer < c.enc_layers; ++layer) forward += mixer_forward_flops(c.encoder_mixer(layer), t) + ffn;
+  for (std::int64_t layer = 0; layer < c.enc_layers; ++layer)
+    forward += mixer_forward_flops(c.encoder_mixer(layer), t) + ffn;
   // Cross-attention: q and o on the target, k and v on the source (as many tokens), T² scores.
   const double cross = 2 * d * d + 2 * d * 2 * d + 4 * T * d + 2 * d * d;
   forward += static_cast<double>(c.dec_layers) * (mixer_forward_flops(c.decoder_self_mixer(), t) + cross + ffn);
@@ -433,11 +434,10 @@ double measure_attention_bytes(const model::ModelConfig& config, std::int64_t ba
 bool force_length_t(model::Seq2Seq& model) {
   nn::ParamStore& params = model.params();
   const model::ModelConfig& c = model.config();
-  const std::string table = c.share_all_embeddings     ? "embed.weight"
-                            : c.share_decoder_output   ? "tgt_embed.weight"
-                                                       : "out_proj.weight";
-  const nn::ParamId gain = params.find("dec.ln.weight"), bias = params.find("dec.ln.bias"),
-                    output = params.find(table);
+  const std::string table = c.share_all_embeddings   ? "embed.weight"
+                            : c.share_decoder_output ? "tgt_embed.weight"
+                                                     : "out_proj.weight";
+  const nn::ParamId gain = params.find("dec.ln.weight"), bias = params.find("dec.ln.bias"), output = params.find(table);
   if (gain < 0 || bias < 0 || output < 0) return false;
   params.value(gain)[0] = 0.0f;
   params.value(bias)[0] = 1.0f;
@@ -517,7 +517,7 @@ struct Cell {
   std::optional<double> attention_bytes;
   std::optional<DecodeResult> decode;
   std::string decode_error;
-  double flops = 0;  // per target token
+  double flops = 0;        // per target token
   double other_cores = 0;  // CPU other processes used while the kept attempts ran (the larger of train, decode)
   int attempts = 0;        // training and decoding attempts made
 };
@@ -583,8 +583,8 @@ Cell measure_cell(const std::string& arch, std::int64_t t, const Options& o, std
   double train_other = 0, decode_other = 0;
   const bool trained = run_part(
       [&] {
-        cell.train = quietest<TrainResult>([&] { return measure_training(config, cell.batch, t, o.steps); },
-                                           o.retries, train_other, cell.attempts);
+        cell.train = quietest<TrainResult>([&] { return measure_training(config, cell.batch, t, o.steps); }, o.retries,
+                                           train_other, cell.attempts);
       },
       cell.skipped);
   if (!trained) return cell;
@@ -645,18 +645,18 @@ void print_length_table(const std::vector<Cell>& cells, std::int64_t t, const Op
       std::printf("%-12s %s\n", c.arch.c_str(), c.skipped.c_str());
       continue;
     }
-    const std::optional<double> attention_mb =
-        c.attention_bytes ? std::optional<double>(*c.attention_bytes / 1e6) : std::nullopt;
+    const std::optional<double> attention_mb = c.attention_bytes ? std::optional<double>(*c.attention_bytes / 1e6)
+                                                                 : std::nullopt;
     std::string decode_ms = "-", sentences = "-";
     if (c.decode) {
       decode_ms = fixed(c.decode->ms_per_sentence, 1);
       sentences = std::to_string(c.decode->sentences);
       if (c.decode->shortest != t || c.decode->longest != t) decode_ms += "*";  // length not forced
     }
-    std::printf("%-12s %11.0f %6s %9.1f %9s %6s %12s %5s %10.1f %8.1f %6.2f\n", c.arch.c_str(),
-                c.train->tokens_per_s, fixed(tokens_ratio(c, ref), 2, "x").c_str(), c.train->step_bytes / 1e6,
-                fixed(attention_mb, 1).c_str(), fixed(attention_ratio(c, ref), 2, "x").c_str(), decode_ms.c_str(),
-                sentences.c_str(), c.flops / 1e6, c.flops * c.train->tokens_per_s / 1e9, c.other_cores);
+    std::printf("%-12s %11.0f %6s %9.1f %9s %6s %12s %5s %10.1f %8.1f %6.2f\n", c.arch.c_str(), c.train->tokens_per_s,
+                fixed(tokens_ratio(c, ref), 2, "x").c_str(), c.train->step_bytes / 1e6, fixed(attention_mb, 1).c_str(),
+                fixed(attention_ratio(c, ref), 2, "x").c_str(), decode_ms.c_str(), sentences.c_str(), c.flops / 1e6,
+                c.flops * c.train->tokens_per_s / 1e9, c.other_cores);
     if (!c.decode_error.empty()) std::printf("%-12s   decode %s\n", "", c.decode_error.c_str());
     if (c.decode && (c.decode->shortest != t || c.decode->longest != t))
       std::printf("%-12s   * outputs of %ld..%ld words, not %ld\n", "", static_cast<long>(c.decode->shortest),
@@ -689,8 +689,8 @@ Json cells_json(const std::vector<Cell>& cells) {
       j["step_mb"] = c.train->step_bytes / 1e6;
       j["gflop_per_s"] = c.flops * c.train->tokens_per_s / 1e9;
     }
-    j["attention_mb"] = optional_number(c.attention_bytes ? std::optional<double>(*c.attention_bytes / 1e6)
-                                                          : std::nullopt);
+    j["attention_mb"] =
+        optional_number(c.attention_bytes ? std::optional<double>(*c.attention_bytes / 1e6) : std::nullopt);
     j["attention_vs_transformer"] = optional_number(attention_ratio(c, ref));
     if (c.decode) {
       j["decode_sentences"] = c.decode->sentences;
@@ -755,9 +755,14 @@ int run(const Options& o) {
     doc["decode_runs"] = o.decode_runs;
     doc["retries"] = o.retries;
     doc["quiet_cores"] = kQuietCores;
-    doc["config"] = {{"dim", reference.dim}, {"ffn_dim", reference.ffn_dim}, {"heads", reference.heads},
-                     {"enc_layers", reference.enc_layers}, {"dec_layers", reference.dec_layers},
-                     {"vocab", kVocab}, {"dropout", 0.1}, {"max_positions", max_positions}};
+    doc["config"] = {{"dim", reference.dim},
+                     {"ffn_dim", reference.ffn_dim},
+                     {"heads", reference.heads},
+                     {"enc_layers", reference.enc_layers},
+                     {"dec_layers", reference.dec_layers},
+                     {"vocab", kVocab},
+                     {"dropout", 0.1},
+                     {"max_positions", max_positions}};
     doc["archs"] = o.archs;
     doc["lengths"] = o.lengths;
     doc["peak_rss_mb"] = rss / 1e6;
@@ -779,10 +784,11 @@ int main(int argc, char** argv) {
     Options options;
     const std::string error = parse_options(argc, argv, options);
     if (!error.empty()) {
-      std::fprintf(stderr,
-                   "bench_length: %s\nusage: bench_length [--arch A[,B...]] [--lengths 16,64,...] [--tokens N] "
-                   "[--steps N] [--threads N] [--max-gb G] [--decode-max N] [--decode-runs N] [--retries N] [--json FILE]\n",
-                   error.c_str());
+      std::fprintf(
+          stderr,
+          "bench_length: %s\nusage: bench_length [--arch A[,B...]] [--lengths 16,64,...] [--tokens N] "
+          "[--steps N] [--threads N] [--max-gb G] [--decode-max N] [--decode-runs N] [--retries N] [--json FILE]\n",
+          error.c_str());
       return 2;
     }
     return run(options);

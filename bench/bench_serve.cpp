@@ -85,7 +85,10 @@ double seconds_of(const std::string& command) {
 
 // `attn serve` as a child writing to `log`; returns its pid and sets `port`.
 pid_t start_server(const Flags& f, const std::filesystem::path& log, int& port) {
-  std::vector<std::string> words{f.attn, "serve", "-m", f.model, "--port", "0", "--threads", std::to_string(f.threads),
+  std::vector<std::string> words{f.attn,       "serve",
+                                 "-m",         f.model,
+                                 "--port",     "0",
+                                 "--threads",  std::to_string(f.threads),
                                  "--max-beam", std::to_string(f.beam)};
   std::istringstream more(f.serve_args);
   for (std::string w; more >> w;) words.push_back(w);
@@ -122,17 +125,28 @@ int main(int argc, char** argv) {
   Flags f;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--attn") f.attn = v;
-    else if (k == "--model") f.model = v;
-    else if (k == "--input") f.input = v;
-    else if (k == "--clients") f.clients = std::stoi(v);
-    else if (k == "--seconds") f.seconds = std::stod(v);
-    else if (k == "--rounds") f.rounds = std::stoi(v);
-    else if (k == "--threads") f.threads = std::stoi(v);
-    else if (k == "--beam") f.beam = std::stoi(v);
-    else if (k == "--serve-args") f.serve_args = v;
-    else if (k == "--hostile") f.hostile = v == "1";
-    else if (k == "--attacks") f.attacks = v;
+    if (k == "--attn")
+      f.attn = v;
+    else if (k == "--model")
+      f.model = v;
+    else if (k == "--input")
+      f.input = v;
+    else if (k == "--clients")
+      f.clients = std::stoi(v);
+    else if (k == "--seconds")
+      f.seconds = std::stod(v);
+    else if (k == "--rounds")
+      f.rounds = std::stoi(v);
+    else if (k == "--threads")
+      f.threads = std::stoi(v);
+    else if (k == "--beam")
+      f.beam = std::stoi(v);
+    else if (k == "--serve-args")
+      f.serve_args = v;
+    else if (k == "--hostile")
+      f.hostile = v == "1";
+    else if (k == "--attacks")
+      f.attacks = v;
     else {
       std::fprintf(stderr, "bench_serve: unknown flag %s\n", k.c_str());
       return 2;
@@ -148,7 +162,8 @@ int main(int argc, char** argv) {
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) sentences.push_back(line);
   }
-  const std::filesystem::path scratch = std::filesystem::temp_directory_path() / ("bench_serve." + std::to_string(::getpid()));
+  const std::filesystem::path scratch = std::filesystem::temp_directory_path() /
+                                        ("bench_serve." + std::to_string(::getpid()));
   std::filesystem::create_directories(scratch);
   {
     std::ofstream all(scratch / "input.txt");
@@ -215,8 +230,8 @@ int main(int argc, char** argv) {
                   "the attackers' own CPU %.1f s of %.1f s x 2 cores\n",
                   unloaded_cpu, loaded_cpu, 1e3 * unloaded_cpu / std::max<double>(1, result.sentences),
                   1e3 * loaded_cpu / std::max<double>(1, beside.sentences), hostile.own_cpu_seconds(), beside.seconds);
-      std::printf("  the server's busiest threads, CPU s: unloaded %s; with hostile clients %s\n", unloaded_threads.c_str(),
-                  loaded_threads.c_str());
+      std::printf("  the server's busiest threads, CPU s: unloaded %s; with hostile clients %s\n",
+                  unloaded_threads.c_str(), loaded_threads.c_str());
     }
     ::kill(server, SIGTERM);
     int status = 0;
@@ -226,19 +241,21 @@ int main(int argc, char** argv) {
     p99.push_back(result.latency_quantile(0.99));
     failed += result.failed;
     if (failure.empty()) failure = result.first_failure;
-    std::printf("round %d: translate %.1f sent/s; serve %.1f sent/s (%lld requests, %lld failed), p50 %.1f ms, p99 %.1f ms\n",
-                r + 1, offline_rate.back(), served_rate.back(), static_cast<long long>(result.requests),
-                static_cast<long long>(result.failed), p50.back(), p99.back());
+    std::printf(
+        "round %d: translate %.1f sent/s; serve %.1f sent/s (%lld requests, %lld failed), p50 %.1f ms, p99 %.1f ms\n",
+        r + 1, offline_rate.back(), served_rate.back(), static_cast<long long>(result.requests),
+        static_cast<long long>(result.failed), p50.back(), p99.back());
     std::fflush(stdout);
   }
   std::filesystem::remove_all(scratch);
   const double offline = median(offline_rate), served = median(served_rate);
-  std::printf("\nattn serve %s, %d clients x 1 sentence per request, beam %d, %d threads, %zu distinct sentences, %d rounds of %.0f s\n",
-              f.serve_args.c_str(), f.clients, f.beam, f.threads, sentences.size(), f.rounds, f.seconds);
+  std::printf(
+      "\nattn serve %s, %d clients x 1 sentence per request, beam %d, %d threads, %zu distinct sentences, %d rounds of %.0f s\n",
+      f.serve_args.c_str(), f.clients, f.beam, f.threads, sentences.size(), f.rounds, f.seconds);
   std::printf("| attn translate (batch 64) sent/s | serve sent/s | serve / translate | p50 ms | p99 ms | failed |\n");
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline, median(p50), median(p99),
-              static_cast<long long>(failed));
+  std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline, median(p50),
+              median(p99), static_cast<long long>(failed));
   if (f.hostile)
     std::printf("\nwith hostile clients: ordinary throughput %.2fx unloaded (median), /healthz p99 %.1f ms (median), "
                 "largest RSS %.1f MB\n",

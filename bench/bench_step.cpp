@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   }
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
-  std::printf("%s, batch %d x %d: %ld target tokens, median %.1f ms/step, %.0f target tokens/s, arena %.1f MB\n", arch, batch,
-              len, static_cast<long>(b.target_tokens()), median, 1000.0 * b.target_tokens() / median,
+  std::printf("%s, batch %d x %d: %ld target tokens, median %.1f ms/step, %.0f target tokens/s, arena %.1f MB\n", arch,
+              batch, len, static_cast<long>(b.target_tokens()), median, 1000.0 * b.target_tokens() / median,
               arena.high_water_floats() * 4.0 / 1e6);
 }

@@ -50,7 +50,8 @@ inline std::map<long, double> thread_cpu_seconds(pid_t pid) {
   std::map<long, double> seconds;
   std::error_code ec;
   for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
-    seconds[std::stol(task.path().filename().string())] = cpu_seconds_of("/proc/" + std::to_string(pid) + "/task/" + task.path().filename().string() + "/stat");
+    seconds[std::stol(task.path().filename().string())] =
+        cpu_seconds_of("/proc/" + std::to_string(pid) + "/task/" + task.path().filename().string() + "/stat");
   return seconds;
 }
 
@@ -115,7 +116,8 @@ class HostileLoad {
     });
   }
   void pause(int ms) {
-    for (int waited = 0; waited < ms && !stop_; waited += 10) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int waited = 0; waited < ms && !stop_; waited += 10)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
   void chunked_flood() {
@@ -170,7 +172,8 @@ class HostileLoad {
         http_get("/v1/models", "rebound.example"),
         http_post("/v1/translate", ok_body, "text/plain"),
         http_post("/v1/translate", R"({"sentences": ["ein hund"], "lenpen": 1e400})"),
-        http_post("/v1/attend", nlohmann::json{{"models", names}, {"sentences", nlohmann::json::array({"ein hund"})}}.dump()),
+        http_post("/v1/attend",
+                  nlohmann::json{{"models", names}, {"sentences", nlohmann::json::array({"ein hund"})}}.dump()),
     };
     for (const std::string& r : requests) {
       if (stop_) return;

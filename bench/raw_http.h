@@ -69,8 +69,9 @@ class RawConnection {
     }
   };
   std::optional<Answer> read_answer(double seconds = 10.0, bool to_head = false) {
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    const auto until =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
     for (;;) {
       const std::size_t end = pending_.find("\r\n\r\n");
       if (end != std::string::npos) {
@@ -90,8 +91,9 @@ class RawConnection {
   }
   // Whether the server closes the connection within `seconds` (reading and dropping what it sends).
   bool closed_within(double seconds) {
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+    const auto until =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
     while (receive(until)) {
     }
     return eof_;
@@ -139,8 +141,8 @@ class HealthProbe {
         bool ok = c.open() && c.send(http_get("/healthz"));
         const std::optional<RawConnection::Answer> a = ok ? c.read_answer(5.0) : std::nullopt;
         ok = a && a->status == 200;
-        const double ms = ok ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count()
-                             : 1e9;
+        const double ms =
+            ok ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count() : 1e9;
         {
           std::lock_guard<std::mutex> lock(mutex_);
           ms_.push_back(ms);

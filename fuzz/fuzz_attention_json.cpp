@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const bool forced : {true, false}) {
       MemoryFile out;
       {
-        decode::MapsJsonWriter writer(out.stream, decode::maps_header(model, "fuzz.attn", forced, search, selection), false);
+        decode::MapsJsonWriter writer(out.stream, decode::maps_header(model, "fuzz.attn", forced, search, selection),
+                                      false);
         decode::AttendInput input;
         input.source_lines = &lines;
         input.sources = &sources;

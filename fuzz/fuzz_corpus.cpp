@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     static_cast<std::size_t>(encoded.skipped_long);
       if (accounted != text.src.size() || encoded.line.size() != encoded.examples.size()) std::abort();
       for (const train::Example& e : encoded.examples)
-        if (e.src.empty() || e.tgt.empty() || (max_len > 0 && (std::ssize(e.src) > max_len || std::ssize(e.tgt) > max_len)))
+        if (e.src.empty() || e.tgt.empty() ||
+            (max_len > 0 && (std::ssize(e.src) > max_len || std::ssize(e.tgt) > max_len)))
           std::abort();
     }
   } catch (const Error&) {

@@ -40,7 +40,8 @@ inline std::filesystem::path write_scratch(const std::string& name, std::string_
     return d;
   }();
   const std::filesystem::path path = dir / name;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -49,7 +50,7 @@ inline std::filesystem::path write_scratch(const std::string& name, std::string_
 inline const text::Bpe& tiny_bpe() {
   static const text::Bpe bpe = [] {
     const std::vector<std::string> sentences = {
-        "Ein Mann fährt mit dem Fahrrad über die Brücke.",   "A man rides his bicycle over the bridge.",
+        "Ein Mann fährt mit dem Fahrrad über die Brücke.",    "A man rides his bicycle over the bridge.",
         "Zwei Hunde spielen im Schnee, 2 Kinder schauen zu.", "Two dogs play in the snow, 2 children watch.",
         "Eine Frau kauft Äpfel und Brötchen am Markt!",       "A woman buys apples and rolls at the market!",
         "Der Junge springt in den See — es ist heiß.",        "The boy jumps into the lake — it is hot.",

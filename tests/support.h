@@ -39,10 +39,10 @@ inline void report_skip(const std::string& reason) { report_test_status("skipped
 // A test that ran only in part here (an ISA this CPU lacks): it still counts, and
 // run-tests.sh lists what it could not cover.
 inline void report_partial(const std::string& reason) { report_test_status("partial", reason); }
-#define ATTN_SKIP(reason)                \
-  do {                                   \
-    ::attn::test::report_skip(reason);   \
-    return;                              \
+#define ATTN_SKIP(reason)              \
+  do {                                 \
+    ::attn::test::report_skip(reason); \
+    return;                            \
   } while (0)
 
 // Which kernel builds a test runs. The FP32 kernels have three (scalar, avx2,
@@ -102,8 +102,7 @@ inline double max_scaled_error(const float* a, const double* b, std::size_t n, d
   return worst;
 }
 
-inline void require_close(const std::vector<float>& got, const std::vector<double>& want, double atol,
-                          double rtol) {
+inline void require_close(const std::vector<float>& got, const std::vector<double>& want, double atol, double rtol) {
   REQUIRE(got.size() == want.size());
   std::size_t worst_index = 0;
   double worst = 0.0;

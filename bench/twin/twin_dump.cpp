@@ -90,7 +90,8 @@ void run_init(InitOptions o) {
   attn::model::save_model_file(o.out, model, bpe_of_size(o.config.vocab_size));
   std::printf("%s: arch %s%s, %lld parameters, norm %s, share %s\n", o.out.c_str(), o.config.arch.c_str(),
               o.config.decoder_mixer.empty() ? "" : (", decoder mixer " + o.config.decoder_mixer).c_str(),
-              static_cast<long long>(model.parameter_count()), std::string(attn::model::norm_name(o.config.norm)).c_str(), o.share.c_str());
+              static_cast<long long>(model.parameter_count()),
+              std::string(attn::model::norm_name(o.config.norm)).c_str(), o.share.c_str());
 }
 
 struct RunOptions {
@@ -113,10 +114,12 @@ void read_batch_file(const std::string& path, std::int64_t vocab, Sentences& sou
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": " + e.what());
   }
-  require(!sources.empty() && sources.size() == targets.size(), path + ": sources and targets must be non-empty and pair up");
+  require(!sources.empty() && sources.size() == targets.size(),
+          path + ": sources and targets must be non-empty and pair up");
   for (const Sentences* side : {&sources, &targets})
     for (const auto& s : *side)
-      for (std::int32_t id : s) require(id >= 0 && id < vocab, path + ": token id " + std::to_string(id) + " is outside the vocabulary");
+      for (std::int32_t id : s)
+        require(id >= 0 && id < vocab, path + ": token id " + std::to_string(id) + " is outside the vocabulary");
 }
 
 // Lengths 1..12 (a target may be empty: then it is just </s>), ids from the learned range.
@@ -124,7 +127,8 @@ void random_batch(std::uint64_t seed, int size, std::int64_t vocab, Sentences& s
   attn::Rng rng(seed);
   auto sentence = [&](std::uint64_t min_len) {
     std::vector<std::int32_t> s(min_len + rng.below(13 - min_len));
-    for (auto& id : s) id = static_cast<std::int32_t>(attn::text::kNumSpecials + rng.below(vocab - attn::text::kNumSpecials));
+    for (auto& id : s)
+      id = static_cast<std::int32_t>(attn::text::kNumSpecials + rng.below(vocab - attn::text::kNumSpecials));
     return s;
   };
   for (int i = 0; i < size; ++i) {
@@ -202,7 +206,8 @@ void run_dump(const RunOptions& o) {
   const attn::nn::ParamStore& params = model.params();
   for (const attn::nn::ParamInfo& p : params.entries())
     tensors.push_back({"grad." + p.name, p.shape,
-                       params.grads().subspan(static_cast<std::size_t>(p.offset), static_cast<std::size_t>(p.shape.numel()))});
+                       params.grads().subspan(static_cast<std::size_t>(p.offset),
+                                              static_cast<std::size_t>(p.shape.numel()))});
   const std::map<std::string, std::string> metadata = {
       {"config", model.config().to_json().dump()},
       {"loss", exact(sums.loss)},
@@ -242,8 +247,8 @@ void run_batches(const BatchesOptions& o) {
   model.initialize(init);
   if (!o.init_out.empty()) attn::model::save_model_file(o.init_out, model, trained.bpe);
 
-  const attn::train::EncodedCorpus corpus =
-      attn::train::encode_corpus(attn::train::read_parallel(o.train_src, o.train_tgt, "training"), trained.bpe, o.max_len);
+  const attn::train::EncodedCorpus corpus = attn::train::encode_corpus(
+      attn::train::read_parallel(o.train_src, o.train_tgt, "training"), trained.bpe, o.max_len);
   require(!corpus.examples.empty(), o.train_src + ": no usable sentence pairs");
   nlohmann::json batches = nlohmann::json::array();
   for (std::int64_t epoch = 1; static_cast<std::int64_t>(batches.size()) < o.count; ++epoch) {
@@ -283,7 +288,8 @@ void run_batches(const BatchesOptions& o) {
   require(file.good(), o.out + ": cannot write");
   std::printf("%s: %zu batches of ≤ %lld padded tokens, %zu training pairs, seed %llu%s\n", o.out.c_str(),
               batches.size(), static_cast<long long>(o.max_tokens), corpus.examples.size(),
-              static_cast<unsigned long long>(o.seed), o.init_out.empty() ? "" : (", initial model " + o.init_out).c_str());
+              static_cast<unsigned long long>(o.seed),
+              o.init_out.empty() ? "" : (", initial model " + o.init_out).c_str());
 }
 
 }  // namespace
@@ -312,7 +318,7 @@ int main(int argc, char** argv) {
   init_cmd->add_option("--max-positions", init.config.max_positions)->capture_default_str();
   init_cmd->add_option("--norm", init.config.norm, "pre | post")
       ->transform(CLI::CheckedTransformer(std::map<std::string, attn::model::Norm>{{"pre", attn::model::Norm::pre},
-                                                                                {"post", attn::model::Norm::post}}));
+                                                                                   {"post", attn::model::Norm::post}}));
   init_cmd->add_option("--share", init.share, "embeddings: all (one table) | decoder (target tied to output) | none")
       ->capture_default_str();
   init_cmd->add_option("--arch", init.config.arch, attn::model::known_archs())->capture_default_str();

@@ -151,7 +151,8 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--layers", f.layers, "layers to show: all, or indices like 0,2 or 1-3")->capture_default_str();
   sub->add_option("--heads", f.heads, "heads to show: all, or indices like 0,3")->capture_default_str();
   sub->add_option("--components", f.components, "any of encoder, decoder, cross (or all)")->capture_default_str();
-  sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")->capture_default_str()
+  sub->add_option("--precision", f.precision, "decimals of each weight (rows still sum to 1)")
+      ->capture_default_str()
       ->check(bounded(within(1, 9)));
   sub->option_defaults()->group("Decoding (as attn translate)");
   add_search_options(*sub, f.search);

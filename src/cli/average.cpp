@@ -48,15 +48,17 @@ int run(const AverageFlags& f) {
   std::string names = inputs[0].filename().string();
   for (std::size_t i = 1; i < inputs.size(); ++i) {
     const model::LoadedModel other = model::load_model_file(inputs[i]);
-    require(other.model->config().to_json().dump() == config,
-            inputs[i].string() + ": a different model config than " + inputs[0].string() + "; average checkpoints of one run");
+    require(other.model->config().to_json().dump() == config, inputs[i].string() + ": a different model config than " +
+                                                                  inputs[0].string() +
+                                                                  "; average checkpoints of one run");
     require(other.bpe.to_json().dump() == bpe,
             inputs[i].string() + ": a different BPE than " + inputs[0].string() + "; average checkpoints of one run");
     const auto v = other.model->params().values();
     for (std::size_t j = 0; j < sum.size(); ++j) sum[j] += v[j];
     names += "," + inputs[i].filename().string();
   }
-  for (std::size_t j = 0; j < sum.size(); ++j) values[j] = static_cast<float>(sum[j] / static_cast<double>(inputs.size()));
+  for (std::size_t j = 0; j < sum.size(); ++j)
+    values[j] = static_cast<float>(sum[j] / static_cast<double>(inputs.size()));
   model::save_model_file(f.output, *first.model, first.bpe, {}, {{"averaged_from", names}});
   std::fprintf(stderr, "averaged %zu checkpoints (%s) into %s\n", inputs.size(), names.c_str(), f.output.c_str());
   return 0;

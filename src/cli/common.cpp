@@ -12,7 +12,9 @@ void add_common_options(CLI::App& sub, CommonOptions& common) {
 }
 
 void add_search_options(CLI::App& sub, decode::SearchOptions& search) {
-  sub.add_option("--beam", search.beam, "beam size (1: greedy)")->capture_default_str()->check(bounded(within(1, 1000)));
+  sub.add_option("--beam", search.beam, "beam size (1: greedy)")
+      ->capture_default_str()
+      ->check(bounded(within(1, 1000)));
   sub.add_option("--lenpen", search.lenpen, "length penalty: scores are divided by length^lenpen")
       ->capture_default_str()
       ->check(bounded(within(0, 10)));

@@ -8,8 +8,9 @@ namespace {
 
 class GreedyValidationTranslator final : public train::ValidationTranslator {
  public:
-  std::vector<std::vector<std::int32_t>> translate(nn::StepContext& ctx, const model::Seq2Seq& model,
-                                                   const std::vector<std::vector<std::int32_t>>& sources) const override {
+  std::vector<std::vector<std::int32_t>> translate(
+      nn::StepContext& ctx, const model::Seq2Seq& model,
+      const std::vector<std::vector<std::int32_t>>& sources) const override {
     decode::SearchOptions search;
     search.beam = 1;
     std::vector<decode::Hypothesis> found = decode::greedy_search(ctx, model, sources, search);

@@ -25,7 +25,8 @@ std::vector<std::string> read_input(const std::string& path) {
   } else {
     std::error_code ec;
     require(std::filesystem::exists(path, ec), path + ": no such file; check the path");
-    require(!std::filesystem::is_directory(path, ec), path + ": is a directory; give a text file, one sentence per line");
+    require(!std::filesystem::is_directory(path, ec),
+            path + ": is a directory; give a text file, one sentence per line");
     std::ifstream file(path, std::ios::binary);
     require(static_cast<bool>(file), path + ": cannot be read (permissions?)");
     content.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
@@ -52,7 +53,8 @@ std::vector<std::vector<std::int32_t>> encode_lines(const text::Bpe& bpe, const 
     }
   }
   if (invalid)
-    std::fprintf(stderr, "attn: warning: %ld %s are not valid UTF-8 or hold NUL bytes; read as bytes\n", invalid, what.c_str());
+    std::fprintf(stderr, "attn: warning: %ld %s are not valid UTF-8 or hold NUL bytes; read as bytes\n", invalid,
+                 what.c_str());
   if (truncated)
     std::fprintf(stderr, "attn: warning: %ld %s longer than %ld subwords were truncated (%s)\n", truncated,
                  what.c_str(), long(max_len), flag.c_str());

@@ -58,8 +58,10 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, quantize, report, serve\n",
-                 argv[1]);
+    std::fprintf(
+        stderr,
+        "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, quantize, report, serve\n",
+        argv[1]);
     return 2;
   }
   try {
@@ -75,7 +77,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "attn: %s (see 'attn --help' or 'attn COMMAND --help')\n", e.what());
       return 2;
     }
-    attn::active_isa();  // refuse a bad ATTN_ISA before any work
+    attn::active_isa();                     // refuse a bad ATTN_ISA before any work
     attn::remove_temporaries_on_signals();  // Ctrl-C leaves no half-written output behind (train adds its own stop)
     attn::set_threads(common.threads);
     return with_output_checked(action ? action() : 2);

@@ -48,15 +48,18 @@ void add_mechanism_flags(CLI::App& sub, nlohmann::json& given) {
   for (const nn::Mechanism* mechanism : nn::mechanisms())
     for (const nn::OptionField& option : mechanism->options()) {
       const std::string flag(option.flag), key(option.key);
-      const std::string help = std::string(mechanism->name()) + ": " + std::string(option.help) + " (preset: " +
-                               preset_text(option) + ")";
+      const std::string help = std::string(mechanism->name()) + ": " + std::string(option.help) +
+                               " (preset: " + preset_text(option) + ")";
       if (option.type == nn::OptionType::boolean) {
         sub.add_flag_function(
             flag + ",!--no-" + flag.substr(2), [&given, key](std::int64_t count) { given[key] = count > 0; }, help);
       } else {
         sub.add_option_function<std::string>(
-            flag, [&given, &option](const std::string& text) { given[std::string(option.key)] = nn::parse_option(option, text); },
-            help)
+               flag,
+               [&given, &option](const std::string& text) {
+                 given[std::string(option.key)] = nn::parse_option(option, text);
+               },
+               help)
             ->type_name(type_name(option.type));
       }
     }

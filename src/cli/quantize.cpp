@@ -27,7 +27,8 @@ int run(const QuantizeFlags& f) {
   const model::LoadedModel loaded = model::load_model_file(f.input);
   // The training state stays (attn info shows where the model came from); the
   // optimizer does not: an int8 model is for decoding.
-  std::map<std::string, std::string> metadata{{"kind", "model"}, {"quantized_from", std::filesystem::path(f.input).filename().string()}};
+  std::map<std::string, std::string> metadata{{"kind", "model"},
+                                              {"quantized_from", std::filesystem::path(f.input).filename().string()}};
   for (const char* key : {"train_state", "averaged_from"})
     if (loaded.file.metadata().count(key)) metadata[key] = loaded.file.metadata().at(key);
   model::save_model_file(f.output, *loaded.model, loaded.bpe, {}, metadata, model::WeightStorage::int8);

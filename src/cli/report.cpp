@@ -44,7 +44,9 @@ int run(const ReportFlags& f) {
   options.baseline = f.baseline;
   const report::Comparison comparison = report::compare_seed_runs(runs, options);
   if (f.json) {
-    std::printf("%s\n", report::report_json(runs, comparison).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf(
+        "%s\n",
+        report::report_json(runs, comparison).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     require_standard_output_written("the JSON");
   }
   if (f.json && !f.output_given) return 0;  // --json alone: the table only
@@ -80,8 +82,8 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
       "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html");
   add_common_options(*sub, common);
   sub->add_option("RUN_DIR", f.runs, "run directories (attn train --save-dir)")->required()->expected(1, -1);
-  CLI::Option* output =
-      sub->add_option("-o,--output", f.output, "the HTML page ('-': stdout); written atomically")->capture_default_str();
+  CLI::Option* output = sub->add_option("-o,--output", f.output, "the HTML page ('-': stdout); written atomically")
+                            ->capture_default_str();
   sub->add_flag("--json", f.json, "print the table as JSON on stdout (and write the page only when -o is given)");
   sub->add_option("--refs", f.refs,
                   "folder of references <set>.<tgt-lang> (tools/compare.sh's OUT/refs): seed runs' translations are "

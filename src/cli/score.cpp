@@ -117,8 +117,7 @@ void check_modes(const ScoreArgs& args) {
   require(!paired || args.inputs.size() >= 2,
           "paired tests compare systems with a baseline: give the baseline and at least one system, "
           "e.g. -i base.txt -i new.txt");
-  require(!args.sentence_level || args.inputs.size() == 1,
-          "--sentence-level scores one system; give a single -i");
+  require(!args.sentence_level || args.inputs.size() == 1, "--sentence-level scores one system; give a single -i");
   require(!args.sentence_level || !paired, "--sentence-level cannot be combined with paired tests");
   require(!args.by_length || args.inputs.size() == 1, "--by-length scores one system; give a single -i");
   require(!args.by_length || (!paired && !args.sentence_level),
@@ -254,7 +253,8 @@ int run_score(const ScoreArgs& args) {
       table.metrics.push_back(metrics[m].name);
       table.signatures.push_back(metrics[m].signature(nrefs));
       std::vector<std::optional<double>> scores;
-      for (const auto& bucket : table.buckets) scores.push_back(eval::bucket_score(bucket, stats[m][0], metrics[m].score));
+      for (const auto& bucket : table.buckets)
+        scores.push_back(eval::bucket_score(bucket, stats[m][0], metrics[m].score));
       table.scores.push_back(scores);
     }
     write_out(args.format == "text" ? eval::format_length_table_text(table, args.width)
@@ -319,12 +319,10 @@ int run_score(const ScoreArgs& args) {
 void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
   auto args = std::make_shared<ScoreArgs>();
   CLI::App* sub = app.add_subcommand(
-      "score",
-      "Score translations with BLEU, chrF(++) and TER as sacreBLEU 2.x does; prints JSON (-f text: text)");
-  sub->footer(
-      "Examples:\n  attn score --ref test.en -i test.hyp -f text      # BLEU = 37.6 ... and chrF2 = ...\n"
-      "  attn score --ref test.en -i base.hyp -i new.hyp --paired-bs -f text\n"
-      "The JSON and text formats, and every mode: docs/score.md.");
+      "score", "Score translations with BLEU, chrF(++) and TER as sacreBLEU 2.x does; prints JSON (-f text: text)");
+  sub->footer("Examples:\n  attn score --ref test.en -i test.hyp -f text      # BLEU = 37.6 ... and chrF2 = ...\n"
+              "  attn score --ref test.en -i base.hyp -i new.hyp --paired-bs -f text\n"
+              "The JSON and text formats, and every mode: docs/score.md.");
   sub->option_defaults()->group("Input");
   sub->add_option("-r,--ref", args->references, "Reference file(s), one segment per line; repeat for several")
       ->required()

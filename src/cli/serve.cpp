@@ -54,8 +54,10 @@ int run(ServeFlags f) {
   // A peer that closes its connection early must not end the server.
   std::signal(SIGPIPE, SIG_IGN);
   if (!is_loopback(f.http.host))
-    std::fprintf(stderr, "attn serve: listening on %s, reachable from other machines (--host %s); there is no "
-                         "authentication\n", f.http.host.c_str(), f.http.host.c_str());
+    std::fprintf(stderr,
+                 "attn serve: listening on %s, reachable from other machines (--host %s); there is no "
+                 "authentication\n",
+                 f.http.host.c_str(), f.http.host.c_str());
   for (const serve::ServedModel& m : models)
     std::fprintf(stderr, "attn serve: model %s = %s (%s, %s)\n", m.name.c_str(), m.file.c_str(),
                  m.loaded.model->config().arch.c_str(),
@@ -63,7 +65,8 @@ int run(ServeFlags f) {
   const std::string shown_host = f.http.host.find(':') != std::string::npos ? "[" + f.http.host + "]" : f.http.host;
   std::fprintf(stderr, "attn serve: listening on http://%s:%d/ (Ctrl-C stops)\n", shown_host.c_str(), port);
   std::fflush(stderr);
-  serve::serve_until_signal(server, [&api] { api.close(); }, [&queue] { queue.cancel_all(); });
+  serve::serve_until_signal(
+      server, [&api] { api.close(); }, [&queue] { queue.cancel_all(); });
   std::fprintf(stderr, "attn serve: stopped\n");
   return 0;
 }
@@ -74,10 +77,9 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
   auto flags = std::make_shared<ServeFlags>();
   ServeFlags& f = *flags;
   CLI::App* sub = app.add_subcommand("serve", "Serve models over HTTP: a JSON API and a page comparing their maps");
-  sub->footer(
-      "The API and its limits: docs/serve.md.\n"
-      "Example:\n  attn serve -m muse=runs/muse/best.attn -m convsan=runs/convsan/best.attn --port 8080\n"
-      "  then open http://127.0.0.1:8080/");
+  sub->footer("The API and its limits: docs/serve.md.\n"
+              "Example:\n  attn serve -m muse=runs/muse/best.attn -m convsan=runs/convsan/best.attn --port 8080\n"
+              "  then open http://127.0.0.1:8080/");
   sub->option_defaults()->group("Models and address");
   sub->add_option("-m,--model", f.models,
                   "a model file, or NAME=FILE (the name requests use; default: its arch); FILE:fp32, FILE:bf16 or "
@@ -125,8 +127,9 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
                   "seconds from a request's arrival to its answer; then its work is dropped and it gets 503")
       ->capture_default_str()
       ->check(bounded(within(0.001, 86400)));
-  sub->add_option("--read-timeout", f.read_timeout_s,
-                  "seconds a connection may take to send its next request whole (idle time included); then it is closed")
+  sub->add_option(
+         "--read-timeout", f.read_timeout_s,
+         "seconds a connection may take to send its next request whole (idle time included); then it is closed")
       ->capture_default_str()
       ->check(bounded(within(0.05, 3600)));
   sub->add_option("--drain-timeout", f.drain_timeout_s,
@@ -142,8 +145,9 @@ void add_serve_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->check(bounded(within(1, 4096)));
   sub->add_option("--allow-host", f.http.allowed_hosts,
                   "a name clients reach the server by (the Host header), besides the listening address; repeatable");
-  sub->add_flag("--show-paths", f.limits.show_paths,
-                "name the model files by their full path in /v1/models and attend's documents (default: file name only)");
+  sub->add_flag(
+      "--show-paths", f.limits.show_paths,
+      "name the model files by their full path in /v1/models and attend's documents (default: file name only)");
   sub->add_flag("--split-sentences", f.limits.split_sentences,
                 "split each line into sentences before translating (a request's \"split_sentences\" overrides)");
   sub->option_defaults()->group("Resources");

@@ -63,8 +63,8 @@ constexpr std::pair<const char*, const char*> kModelFlags[] = {
 std::string pick(const std::string& explicit_path, const std::string& prefix, const std::string& lang,
                  const std::string& split, const std::string& side) {
   if (!explicit_path.empty()) return explicit_path;
-  require(!prefix.empty(), "no " + split + " data: give --" + split + " PREFIX (reads PREFIX." + lang +
-                               ") or --" + split + "-" + side + " FILE");
+  require(!prefix.empty(), "no " + split + " data: give --" + split + " PREFIX (reads PREFIX." + lang + ") or --" +
+                               split + "-" + side + " FILE");
   const std::string plain = prefix + "." + lang, packed = plain + ".gz";
   std::error_code error;
   if (!std::filesystem::exists(plain, error) && std::filesystem::exists(packed, error)) return packed;
@@ -156,14 +156,14 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   TrainFlags& f = *flags;
   train::TrainOptions& o = f.options;
   CLI::App* sub = app.add_subcommand("train", "Train a model on a parallel corpus");
-  sub->footer(
-      "Example:\n  attn train --train data/toy/train --valid data/toy/valid --save-dir runs/toy\n"
-      "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint.\n"
-      "Data-parallel on several processes or machines (a build with make MPI=1; docs/distributed.md):\n"
-      "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
+  sub->footer("Example:\n  attn train --train data/toy/train --valid data/toy/valid --save-dir runs/toy\n"
+              "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint.\n"
+              "Data-parallel on several processes or machines (a build with make MPI=1; docs/distributed.md):\n"
+              "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
   f.command = sub;
   sub->option_defaults()->group("Data");
-  sub->add_option("--train", f.train_prefix, "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt> (or their .gz when only those exist)");
+  sub->add_option("--train", f.train_prefix,
+                  "training corpus prefix: reads PREFIX.<src> and PREFIX.<tgt> (or their .gz when only those exist)");
   sub->add_option("--valid", f.valid_prefix, "validation corpus prefix (as --train)");
   sub->add_option("--src,-s", f.src_lang, "source suffix (default: src)");
   sub->add_option("--tgt,-t", f.tgt_lang, "target suffix (default: tgt)");
@@ -171,7 +171,8 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--train-tgt", f.train_tgt, "training target file");
   sub->add_option("--valid-src", f.valid_src, "validation source file");
   sub->add_option("--valid-tgt", f.valid_tgt, "validation target file");
-  sub->add_option("--vocab-size", o.vocab_size, "joint BPE vocabulary size")->capture_default_str()
+  sub->add_option("--vocab-size", o.vocab_size, "joint BPE vocabulary size")
+      ->capture_default_str()
       ->check(bounded(within(300, 1000000)));
   sub->add_option("--max-len", o.max_len, "skip training pairs with a side longer than this (subwords)")
       ->capture_default_str()
@@ -183,18 +184,13 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->check(bounded(within(1, 64)));
   sub->option_defaults()->group("Model (each flag overrides the --arch preset)");
   sub->add_option("--arch", f.arch, "architecture: " + model::known_archs())->capture_default_str();
-  sub->add_option("--layers", f.layers, "encoder and decoder layers")
-      ->check(bounded(within(1, 64)));
-  sub->add_option("--enc-layers", f.enc_layers, "encoder layers (preset: 3)")
-      ->check(bounded(within(1, 64)));
-  sub->add_option("--dec-layers", f.dec_layers, "decoder layers (preset: 3)")
-      ->check(bounded(within(1, 64)));
-  sub->add_option("--dim", f.dim, "model dimension (preset: 256)")
-      ->check(bounded(within(1, 16384)));
+  sub->add_option("--layers", f.layers, "encoder and decoder layers")->check(bounded(within(1, 64)));
+  sub->add_option("--enc-layers", f.enc_layers, "encoder layers (preset: 3)")->check(bounded(within(1, 64)));
+  sub->add_option("--dec-layers", f.dec_layers, "decoder layers (preset: 3)")->check(bounded(within(1, 64)));
+  sub->add_option("--dim", f.dim, "model dimension (preset: 256)")->check(bounded(within(1, 16384)));
   sub->add_option("--ffn-dim", f.ffn_dim, "feed-forward inner dimension (preset: 1024)")
       ->check(bounded(within(1, 65536)));
-  sub->add_option("--heads", f.heads, "attention heads (preset: 4)")
-      ->check(bounded(within(1, 256)));
+  sub->add_option("--heads", f.heads, "attention heads (preset: 4)")->check(bounded(within(1, 256)));
   sub->add_option("--dropout", f.dropout, "dropout on embeddings and residual branches (preset: 0.3)")
       ->check(bounded(probability));
   sub->add_option("--activation-dropout", f.activation_dropout, "dropout after the FFN activation (preset: 0)")
@@ -213,30 +209,30 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->option_defaults()->group("Mechanisms (each flag overrides the --arch preset)");
   add_mechanism_flags(*sub, f.mechanism_options);
   sub->option_defaults()->group("Training");
-  sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")->capture_default_str()
+  sub->add_option("--max-tokens", o.max_tokens, "padded tokens per batch")
+      ->capture_default_str()
       ->check(bounded(within(1, 1e8)));
   sub->add_option("--update-freq", o.update_freq,
                   "batches per update (gradient accumulation; under mpirun -np N the ranks share them, default N)")
       ->capture_default_str()
       ->each([&f](const std::string&) { f.update_freq_given = true; })
       ->check(bounded(within(1, 10000)));
-  sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str()
-      ->check(bounded(above(0, 10)));
-  sub->add_option("--warmup", o.optimizer.warmup, "warm-up updates (inverse-sqrt schedule)")->capture_default_str()
+  sub->add_option("--lr", o.optimizer.lr, "peak learning rate")->capture_default_str()->check(bounded(above(0, 10)));
+  sub->add_option("--warmup", o.optimizer.warmup, "warm-up updates (inverse-sqrt schedule)")
+      ->capture_default_str()
       ->check(bounded(within(0, 1e9)));
-  sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")->capture_default_str()
+  sub->add_option("--label-smoothing", o.label_smoothing, "label smoothing ε")
+      ->capture_default_str()
       ->check(bounded(probability));
   sub->add_option("--clip-norm", o.optimizer.clip_norm, "clip gradients to this global norm (0: off)")
       ->check(bounded(within(0, 1e9)));
-  sub->add_option("--weight-decay", o.optimizer.weight_decay, "AdamW weight decay")
-      ->check(bounded(within(0, 10)));
+  sub->add_option("--weight-decay", o.optimizer.weight_decay, "AdamW weight decay")->check(bounded(within(0, 10)));
   sub->add_option("--precision", f.precision,
                   "fp32, or bf16: matrix products on bf16 operands with FP32 sums (weights, optimizer, norms, "
                   "softmax and loss stay FP32; a checkpoint resumes in either)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
-  sub->add_option("--seed", o.seed, "random seed")->capture_default_str()
-      ->check(bounded(within(0, 1.8e19)));
+  sub->add_option("--seed", o.seed, "random seed")->capture_default_str()->check(bounded(within(0, 1.8e19)));
   sub->add_option("--skip-bad-batches", o.skip_bad_batches,
                   "skip up to N updates whose loss or gradient is NaN/Inf before stopping with an error")
       ->capture_default_str()
@@ -261,8 +257,11 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_option("--keep-last", o.keep_last, "also keep the last N checkpoints ckpt.<update>.attn")
       ->check(bounded(within(0, 1e6)));
   sub->add_option("--resume", f.resume, "resume from this checkpoint (default: SAVE_DIR/last.attn if present)");
-  sub->add_option("--log-json", f.log_json, "append one JSON object per log line to this file (default: SAVE_DIR/log.jsonl, which attn report reads)");
-  sub->add_option("--log-every", o.log_every, "updates between log lines")->capture_default_str()
+  sub->add_option(
+      "--log-json", f.log_json,
+      "append one JSON object per log line to this file (default: SAVE_DIR/log.jsonl, which attn report reads)");
+  sub->add_option("--log-every", o.log_every, "updates between log lines")
+      ->capture_default_str()
       ->check(bounded(within(1, 1e9)));
   sub->add_flag("--quiet,-q", o.quiet, "no progress output");
   sub->option_defaults()->group("Resources");

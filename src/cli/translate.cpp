@@ -140,7 +140,8 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
   sub->option_defaults()->group("Resources");
   add_compute_type_option(*sub, f.compute_type);
   add_common_options(*sub, common);
-  sub->add_option("--batch-size", f.batch_size, "sentences decoded together")->capture_default_str()
+  sub->add_option("--batch-size", f.batch_size, "sentences decoded together")
+      ->capture_default_str()
       ->check(bounded(within(1, 100000)));
   sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")
       ->capture_default_str()

@@ -35,9 +35,7 @@ float* Arena::alloc_zeroed(std::size_t n) {
   return p;
 }
 
-Arena::Mark Arena::mark() const {
-  return {blocks_.size(), blocks_.empty() ? 0 : blocks_.back().used, used_total_};
-}
+Arena::Mark Arena::mark() const { return {blocks_.size(), blocks_.empty() ? 0 : blocks_.back().used, used_total_}; }
 
 void Arena::release(const Mark& m) {
   // Blocks chained after the mark go; the high-water mark remembers them, so

@@ -197,8 +197,10 @@ void AtomicFile::open_stream() {
 }
 
 AtomicFile::~AtomicFile() {
-  if (stream_) std::fclose(stream_);
-  else if (fd_ >= 0) ::close(fd_);
+  if (stream_)
+    std::fclose(stream_);
+  else if (fd_ >= 0)
+    ::close(fd_);
   if (!committed_ && !in_place_) ::unlink(temp_path_.c_str());
   forget_temporary(signal_slot_);
 }
@@ -261,8 +263,10 @@ void commit_together(std::span<AtomicFile* const> files) {
     for (std::size_t i = 0; i < published; ++i) {
       const AtomicFile& file = *files[i];
       if (file.temp_path().empty()) continue;  // a device: written, nothing to take back
-      if (!previous[i].kept.empty()) ::rename(previous[i].kept.c_str(), file.target_path().c_str());
-      else if (!previous[i].existed) ::unlink(file.target_path().c_str());
+      if (!previous[i].kept.empty())
+        ::rename(previous[i].kept.c_str(), file.target_path().c_str());
+      else if (!previous[i].existed)
+        ::unlink(file.target_path().c_str());
     }
     for (std::size_t i = published; i < files.size(); ++i)
       if (!previous[i].kept.empty()) ::unlink(previous[i].kept.c_str());
@@ -289,7 +293,8 @@ void AtomicFile::prepare() {
 
 void AtomicFile::publish() {
   if (committed_ || stream_) throw std::logic_error("AtomicFile::publish without prepare");
-  if (!in_place_ && ::rename(temp_path_.c_str(), target_path_.c_str()) != 0) fail("renaming the temporary file: ", errno);
+  if (!in_place_ && ::rename(temp_path_.c_str(), target_path_.c_str()) != 0)
+    fail("renaming the temporary file: ", errno);
   committed_ = true;
   forget_temporary(std::exchange(signal_slot_, -1));
   if (!in_place_) sync_directory(directory_of(target_path_));

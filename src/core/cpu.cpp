@@ -87,8 +87,7 @@ Isa parse_isa(std::string_view name) {
   if (name == "avx512") return Isa::avx512;
   if (name == "avx512vnni") return Isa::avx512vnni;
   if (name == "avx512bf16") return Isa::avx512bf16;
-  throw Error("ATTN_ISA='" + std::string(name) +
-              "' is not an ISA: use scalar, avx2, avx512, avx512vnni or avx512bf16");
+  throw Error("ATTN_ISA='" + std::string(name) + "' is not an ISA: use scalar, avx2, avx512, avx512vnni or avx512bf16");
 }
 
 void set_active_isa(Isa isa) {

@@ -11,8 +11,7 @@
 namespace attn {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "both paths read bytes as little-endian words");
+static_assert(std::endian::native == std::endian::little, "both paths read bytes as little-endian words");
 
 constexpr std::uint32_t kPolynomial = 0x04C11DB7u;           // x^32 + this, normal bit order
 constexpr std::uint32_t kReflectedPolynomial = 0xEDB88320u;  // the same, bit-reversed
@@ -86,8 +85,7 @@ __attribute__((target("pclmul"))) inline __m128i fold(__m128i block, __m128i con
 }
 
 // n >= 64.
-__attribute__((target("pclmul"))) std::uint32_t update_pclmul(std::uint32_t c, const unsigned char* p,
-                                                              std::size_t n) {
+__attribute__((target("pclmul"))) std::uint32_t update_pclmul(std::uint32_t c, const unsigned char* p, std::size_t n) {
   const auto load = [](const unsigned char* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
   const __m128i by512 = _mm_set_epi64x(static_cast<long long>(kFold512Low), static_cast<long long>(kFold512High));
   const __m128i by128 = _mm_set_epi64x(static_cast<long long>(kFold128Low), static_cast<long long>(kFold128High));

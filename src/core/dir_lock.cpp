@@ -61,8 +61,10 @@ std::optional<pid_t> DirLock::holder(const std::filesystem::path& directory) {
   const int fd = ::open(lock_path(directory).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::optional<pid_t> owner;
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) owner = read_pid(fd);
-  else ::flock(fd, LOCK_UN);
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+    owner = read_pid(fd);
+  else
+    ::flock(fd, LOCK_UN);
   ::close(fd);
   return owner;
 }

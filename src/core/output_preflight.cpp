@@ -56,7 +56,8 @@ void preflight_outputs(std::span<const NamedFile> outputs, std::span<const Named
     const bool device = written_in_place(out.path);
     for (const NamedFile& in : inputs)
       if (!device && !is_stdio(in.path) && same_file(out.path, in.path))
-        throw Error(named(out) + ": is the same file as " + named(in) + ", which this command reads; "
+        throw Error(named(out) + ": is the same file as " + named(in) +
+                    ", which this command reads; "
                     "write to another file");
     for (std::size_t j = 0; j < i; ++j)
       if (!is_stdio(outputs[j].path) && same_file(out.path, outputs[j].path))

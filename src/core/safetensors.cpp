@@ -67,10 +67,14 @@ bool parse_hex8(const std::string& text, std::uint32_t& value) {
   value = 0;
   for (char c : text) {
     int digit;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    else return false;
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      digit = c - 'A' + 10;
+    else
+      return false;
     value = value << 4 | static_cast<std::uint32_t>(digit);
   }
   return true;
@@ -116,8 +120,7 @@ std::uint32_t header_crc(const std::map<std::string, std::string>& metadata, std
     append_string(bytes, key);
     append_string(bytes, value);
   }
-  std::sort(records.begin(), records.end(),
-            [](const Record& a, const Record& b) { return a.name < b.name; });
+  std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) { return a.name < b.name; });
   append_u64(bytes, records.size());
   for (const Record& r : records) {
     append_string(bytes, r.name);
@@ -154,8 +157,7 @@ void write_u64_le(AtomicFile& file, std::uint64_t value) {
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata) {
   for (const std::string& key : {kFormatKey, kFormatVersionKey, kDataCrcKey, kHeaderCrcKey})
-    if (metadata.count(key))
-      throw std::invalid_argument("write_safetensors: metadata key '" + key + "' is reserved");
+    if (metadata.count(key)) throw std::invalid_argument("write_safetensors: metadata key '" + key + "' is reserved");
 
   // F32 first, so that every F32 tensor starts on a multiple of 4 bytes.
   std::vector<const TensorRef*> stored;
@@ -218,8 +220,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   try {
     header_text = header.dump();
   } catch (const nlohmann::json::exception&) {
-    throw Error("cannot write " + path.string() +
-                ": a metadata value or tensor name is not valid UTF-8");
+    throw Error("cannot write " + path.string() + ": a metadata value or tensor name is not valid UTF-8");
   }
   // Spaces (allowed JSON whitespace) so the data section starts on a 64-byte
   // boundary of the file, which suits anyone who maps it.
@@ -315,8 +316,7 @@ struct Reader {
                 "; the file was cut short (a full disk or an interrupted copy?) — use another checkpoint");
   }
   [[noreturn]] void corrupt(const std::string& why) const {
-    throw Error(path.string() + ": corrupt: " + why +
-                "; the file was damaged or truncated — use another checkpoint");
+    throw Error(path.string() + ": corrupt: " + why + "; the file was damaged or truncated — use another checkpoint");
   }
 
   std::map<std::string, std::string> read_metadata(const json& header) const {
@@ -338,9 +338,8 @@ struct Reader {
                          std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!numeric) corrupt("format_version " + shown(v) + " is not a number");
     if (std::stoi(v) > kSafetensorsFormatVersion)
-      throw Error(path.string() + ": written by a newer attn (format version " + v +
-                  "; this attn reads up to " + std::to_string(kSafetensorsFormatVersion) +
-                  "); upgrade attn to read it");
+      throw Error(path.string() + ": written by a newer attn (format version " + v + "; this attn reads up to " +
+                  std::to_string(kSafetensorsFormatVersion) + "); upgrade attn to read it");
     return metadata;
   }
 
@@ -358,8 +357,7 @@ struct Reader {
       throw Error(path.string() + ": " + what + " has dtype " + shown(dtype_text) +
                   "; attn reads only F32 and I8 tensors");
     if (!shape->is_array()) corrupt(what + " has a shape that is not a list");
-    if (shape->empty())
-      throw Error(path.string() + ": " + what + " is a 0-d scalar; attn stores scalars as shape [1]");
+    if (shape->empty()) throw Error(path.string() + ": " + what + " is a 0-d scalar; attn stores scalars as shape [1]");
     if (shape->size() > static_cast<std::size_t>(Shape::kMaxDims))
       throw Error(path.string() + ": " + what + " has " + std::to_string(shape->size()) +
                   " dimensions; attn supports at most " + std::to_string(Shape::kMaxDims));
@@ -387,8 +385,8 @@ struct Reader {
     r.end = (*offsets)[1].get<std::uint64_t>();
     std::uint64_t bytes = 0;
     if (__builtin_mul_overflow(numel, dtype_bytes(r.dtype), &bytes) || r.end < r.begin || r.end - r.begin != bytes)
-      corrupt(what + " has shape " + make_shape(r).str() + " but data_offsets [" + std::to_string(r.begin) +
-              ", " + std::to_string(r.end) + "]");
+      corrupt(what + " has shape " + make_shape(r).str() + " but data_offsets [" + std::to_string(r.begin) + ", " +
+              std::to_string(r.end) + "]");
     return r;
   }
 };
@@ -416,8 +414,9 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   std::uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = header_size << 8 | length_bytes[i];
   if (header_size > file_size - 8)
-    reader.not_attn("its header length " + std::to_string(header_size) + " plus the 8-byte length prefix exceeds the file size " +
-                    std::to_string(file_size) + "; or the file was truncated");
+    reader.not_attn("its header length " + std::to_string(header_size) +
+                    " plus the 8-byte length prefix exceeds the file size " + std::to_string(file_size) +
+                    "; or the file was truncated");
   if (header_size > kMaxHeaderBytes)
     reader.not_attn("its header length " + std::to_string(header_size) + " exceeds the 100 MB limit");
 
@@ -462,8 +461,8 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   }
   const std::uint64_t data_size = file_size - 8 - header_size;
   if (data_size < covered)
-    reader.truncated("the header describes " + std::to_string(covered) +
-                   " bytes of tensor data but only " + std::to_string(data_size) + " are present");
+    reader.truncated("the header describes " + std::to_string(covered) + " bytes of tensor data but only " +
+                     std::to_string(data_size) + " are present");
   if (data_size > covered)
     reader.corrupt(std::to_string(data_size - covered) + " unexpected bytes follow the tensor data");
 
@@ -474,8 +473,7 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
   if (header_crc_text == result.metadata_.end() || !parse_hex8(header_crc_text->second, stored_header_crc) ||
       data_crc_text == result.metadata_.end() || !parse_hex8(data_crc_text->second, stored_data_crc))
     reader.corrupt("its metadata lacks a valid crc32 or header_crc32");
-  if (header_crc(result.metadata_, records) != stored_header_crc)
-    reader.corrupt("header checksum mismatch");
+  if (header_crc(result.metadata_, records) != stored_header_crc) reader.corrupt("header checksum mismatch");
 
   // The data section gets its own aligned buffer, so every F32 tensor (their
   // offsets are multiples of 4) is a properly aligned float array.
@@ -533,8 +531,8 @@ std::span<const std::int8_t> SafetensorsFile::int8(const std::string& name) cons
 void SafetensorsFile::copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const {
   const Entry& e = entry_of(name, DType::F32);
   if (!(e.shape == expected))
-    throw Error("model file " + path_.string() + ": tensor " + shown(name) + " has shape " + e.shape.str() +
-                " but " + expected.str() + " is expected; was it written for another model configuration?");
+    throw Error("model file " + path_.string() + ": tensor " + shown(name) + " has shape " + e.shape.str() + " but " +
+                expected.str() + " is expected; was it written for another model configuration?");
   if (dst.size() != e.numel)
     throw std::invalid_argument("SafetensorsFile::copy_to: destination holds " + std::to_string(dst.size()) +
                                 " floats for shape " + expected.str());

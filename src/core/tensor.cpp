@@ -101,8 +101,7 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
-  if (shape.numel() != numel())
-    throw std::invalid_argument("reshape " + shape_.str() + " -> " + shape.str());
+  if (shape.numel() != numel()) throw std::invalid_argument("reshape " + shape_.str() + " -> " + shape.str());
   Tensor t = *this;
   t.shape_ = shape;
   return t;

@@ -169,7 +169,8 @@ std::vector<std::int64_t> parse_indices(const std::string& text, const std::stri
       out.push_back(number(part, part));
       continue;
     }
-    const std::int64_t first = number(trim(part.substr(0, dash)), part), last = number(trim(part.substr(dash + 1)), part);
+    const std::int64_t first = number(trim(part.substr(0, dash)), part),
+                       last = number(trim(part.substr(dash + 1)), part);
     require(first <= last, flag + " " + text + ": the range '" + part + "' runs backwards");
     for (std::int64_t i = first; i <= last; ++i) out.push_back(i);
   }
@@ -262,7 +263,9 @@ json maps_header(const model::Seq2Seq& model, const std::string& model_file, boo
             {"config", model.config().to_json()},
             {"encoder_mixers", model.encoder_mixer_kinds()},
             {"decoder_mixers", model.decoder_mixer_kinds()}}},
-          {"mode", forced ? "forced" : search.beam <= 1 ? "greedy" : "beam"},
+          {"mode", forced             ? "forced"
+                   : search.beam <= 1 ? "greedy"
+                                      : "beam"},
           {"search",
            {{"beam", search.beam},
             {"lenpen", search.lenpen},
@@ -353,7 +356,8 @@ void run_attend(nn::StepContext& ctx, const model::Seq2Seq& model, const text::B
     const std::vector<AttendedSentence> done = attend_chunk(ctx, model, sources, forced ? &targets : nullptr, search);
     for (std::int64_t i = start; i < end; ++i) {
       const AttendedSentence& s = done[static_cast<std::size_t>(i - start)];
-      const std::string translation = forced ? (*input.target_lines)[static_cast<std::size_t>(i)] : bpe.decode(s.target);
+      const std::string translation = forced ? (*input.target_lines)[static_cast<std::size_t>(i)]
+                                             : bpe.decode(s.target);
       sink(i, sentence_json(s, i, lines[static_cast<std::size_t>(i)], translation, bpe, model, selection,
                             input.places ? &(*input.places)[static_cast<std::size_t>(i)] : nullptr));
     }

@@ -28,7 +28,6 @@ std::string mechanisms_script() {
   return js + "</script>\n";
 }
 
-
 MapsPageWriter::MapsPageWriter(std::FILE* out, const nlohmann::json& header) : out_(out) {
   std::fputs(page_head("attn attend — attention maps").c_str(), out_);
   std::fputs(maps_style().c_str(), out_);
@@ -42,7 +41,8 @@ MapsPageWriter::MapsPageWriter(std::FILE* out, const nlohmann::json& header) : o
 }
 
 void MapsPageWriter::add(std::int64_t index, const std::string& source_line, const std::string& sentence) {
-  std::fprintf(out_, "<script type=\"application/json\" class=\"attn-sentence\" data-index=\"%lld\" data-preview=\"%s\">",
+  std::fprintf(out_,
+               "<script type=\"application/json\" class=\"attn-sentence\" data-index=\"%lld\" data-preview=\"%s\">",
                static_cast<long long>(index), html_escape(source_line, 70).c_str());
   std::fputs(script_safe(sentence).c_str(), out_);
   std::fputs("</script>\n", out_);

@@ -81,7 +81,8 @@ std::optional<Kept> kept_after_drops(const std::vector<std::int32_t>& live, std:
       continue;
     }
     kept.sentences.push_back(static_cast<std::int32_t>(s));
-    for (std::int64_t k = 0; k < beams; ++k) kept.rows.push_back(static_cast<std::int32_t>(static_cast<std::int64_t>(s) * beams + k));
+    for (std::int64_t k = 0; k < beams; ++k)
+      kept.rows.push_back(static_cast<std::int32_t>(static_cast<std::int64_t>(s) * beams + k));
   }
   if (kept.dropped.empty()) return std::nullopt;
   return kept;
@@ -114,7 +115,8 @@ std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::spa
       const float score = base + row[w];
       // Words come in increasing order, so a tie ranks after what is kept.
       if ((full && !(score > floor)) || w == text::kPad || w == text::kBos) continue;
-      const auto at = std::find_if(row_best.begin(), row_best.end(), [&](const Candidate& c) { return c.score < score; });
+      const auto at =
+          std::find_if(row_best.begin(), row_best.end(), [&](const Candidate& c) { return c.score < score; });
       row_best.insert(at, {score, static_cast<std::int32_t>(h), w});
       if (row_best.size() > count) row_best.pop_back();
       full = row_best.size() == count;
@@ -268,7 +270,8 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
       if (done[s]) {
         // The sentence's final list: best first, nbest kept.
         auto& f = finished[live[s]];
-        std::stable_sort(f.begin(), f.end(), [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+        std::stable_sort(f.begin(), f.end(),
+                         [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
         f.resize(std::min(f.size(), nbest));
         if (on_done) on_done(static_cast<std::size_t>(live[s]), f);
         continue;

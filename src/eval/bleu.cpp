@@ -109,8 +109,8 @@ BleuScore compute_bleu(std::vector<double> correct, std::vector<double> total, s
   result.ref_len = ref_len;
   result.precisions.assign(static_cast<std::size_t>(max_order), 0.0);
   if (hyp_len < ref_len) {
-    result.brevity_penalty =
-        hyp_len > 0 ? std::exp(1.0 - static_cast<double>(ref_len) / static_cast<double>(hyp_len)) : 0.0;
+    result.brevity_penalty = hyp_len > 0 ? std::exp(1.0 - static_cast<double>(ref_len) / static_cast<double>(hyp_len))
+                                         : 0.0;
   } else {
     result.brevity_penalty = 1.0;
   }
@@ -205,8 +205,8 @@ BleuScore Bleu::corpus_score(std::span<const std::string> hypotheses,
     corpus.add(segment_stats(hypotheses[i], segment_refs));
   }
   return compute_bleu(std::vector<double>(corpus.correct.begin(), corpus.correct.end()),
-                      std::vector<double>(corpus.total.begin(), corpus.total.end()), corpus.hyp_len,
-                      corpus.ref_len, options_);
+                      std::vector<double>(corpus.total.begin(), corpus.total.end()), corpus.hyp_len, corpus.ref_len,
+                      options_);
 }
 
 BleuScore Bleu::sentence_score(std::string_view hypothesis, std::span<const std::string> references) const {

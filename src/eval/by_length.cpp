@@ -7,7 +7,7 @@ namespace attn::eval {
 
 std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference) {
   std::vector<LengthBucket> buckets = {
-      {"1-10", 1, 10, {}, 0},  {"11-20", 11, 20, {}, 0}, {"21-30", 21, 30, {}, 0},
+      {"1-10", 1, 10, {}, 0},   {"11-20", 11, 20, {}, 0}, {"21-30", 21, 30, {}, 0},
       {"31-40", 31, 40, {}, 0}, {"41-60", 41, 60, {}, 0}, {"61+", 61, -1, {}, 0},
   };
   for (std::size_t i = 0; i < first_reference.size(); ++i) {
@@ -21,8 +21,7 @@ std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string
   return buckets;
 }
 
-std::optional<double> bucket_score(const LengthBucket& bucket, const SegmentStats& stats,
-                                   const ScoreFromStats& score) {
+std::optional<double> bucket_score(const LengthBucket& bucket, const SegmentStats& stats, const ScoreFromStats& score) {
   if (bucket.segments.empty()) return std::nullopt;
   std::vector<double> summed(stats.fields, 0.0);
   for (std::size_t segment : bucket.segments) {

@@ -10,9 +10,8 @@ namespace {
 
 // Display width of UTF-8 text in code points (the table's "μ" and "±").
 std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(),
+                                                [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 std::string pad_left(const std::string& text, std::size_t width) {
@@ -95,7 +94,8 @@ std::string format_system_table_text(const SystemTable& table, int width) {
            " - Significance says the systems differ, not which one is better.\n\n";
   }
   out += "-----------------\nMetric signatures\n-----------------\n";
-  for (const MetricColumn& column : table.columns) out += " - " + pad_right(column.name, 10) + " " + column.signature + "\n";
+  for (const MetricColumn& column : table.columns)
+    out += " - " + pad_right(column.name, 10) + " " + column.signature + "\n";
   return out;
 }
 
@@ -146,7 +146,8 @@ std::string format_length_table_json(const LengthTable& table) {
     nlohmann::ordered_json entry;
     entry["bucket"] = bucket.label;
     entry["min_words"] = bucket.min_words;
-    entry["max_words"] = bucket.max_words < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bucket.max_words);
+    entry["max_words"] = bucket.max_words < 0 ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json(bucket.max_words);
     entry["segments"] = bucket.segments.size();
     entry["words"] = bucket.words;
     for (std::size_t m = 0; m < table.metrics.size(); ++m)

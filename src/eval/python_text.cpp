@@ -77,19 +77,33 @@ bool is_cased(char32_t cp, locale_t locale) {
 // and symbols, combining marks, format characters (the common ones).
 bool is_case_ignorable(char32_t cp) {
   switch (cp) {
-    case 0x0027: case 0x002E: case 0x003A: case 0x005E: case 0x0060: case 0x00A8: case 0x00AD:
-    case 0x00AF: case 0x00B4: case 0x00B7: case 0x00B8: case 0x0374: case 0x0375: case 0x037A:
-    case 0x0384: case 0x0385: case 0x0387: case 0x2018: case 0x2019: case 0x2024: case 0x2027:
-    case 0xFEFF:
-      return true;
-    default:
-      break;
+    case 0x0027:
+    case 0x002E:
+    case 0x003A:
+    case 0x005E:
+    case 0x0060:
+    case 0x00A8:
+    case 0x00AD:
+    case 0x00AF:
+    case 0x00B4:
+    case 0x00B7:
+    case 0x00B8:
+    case 0x0374:
+    case 0x0375:
+    case 0x037A:
+    case 0x0384:
+    case 0x0385:
+    case 0x0387:
+    case 0x2018:
+    case 0x2019:
+    case 0x2024:
+    case 0x2027:
+    case 0xFEFF: return true;
+    default: break;
   }
-  return (cp >= 0x02B0 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) ||
-         (cp >= 0x1DC0 && cp <= 0x1DFF) || (cp >= 0x200B && cp <= 0x200F) ||
-         (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) ||
-         (cp >= 0x20D0 && cp <= 0x20FF) || (cp >= 0xFE00 && cp <= 0xFE0F) ||
-         (cp >= 0xFE20 && cp <= 0xFE2F);
+  return (cp >= 0x02B0 && cp <= 0x036F) || (cp >= 0x1AB0 && cp <= 0x1AFF) || (cp >= 0x1DC0 && cp <= 0x1DFF) ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2064) ||
+         (cp >= 0x20D0 && cp <= 0x20FF) || (cp >= 0xFE00 && cp <= 0xFE0F) || (cp >= 0xFE20 && cp <= 0xFE2F);
 }
 
 constexpr char32_t kCapitalSigma = 0x03A3;
@@ -133,11 +147,15 @@ void append_utf8(char32_t cp, std::string& out) { text::append_utf8(out, cp); }
 bool is_python_space(char32_t cp) {
   if (cp < 0x80) return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20);
   switch (cp) {
-    case 0x0085: case 0x00A0: case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
-    case 0x3000:
-      return true;
-    default:
-      return cp >= 0x2000 && cp <= 0x200A;
+    case 0x0085:
+    case 0x00A0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000: return true;
+    default: return cp >= 0x2000 && cp <= 0x200A;
   }
 }
 

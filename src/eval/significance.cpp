@@ -39,8 +39,8 @@ double numpy_mean(const std::vector<double>& values) {
 
 // sacreBLEU's _compute_p_value: (count of statistics > real + 1) / (n + 1).
 double p_value(const std::vector<double>& statistics, double real_difference) {
-  const auto count = std::count_if(statistics.begin(), statistics.end(),
-                                   [real_difference](double s) { return s > real_difference; });
+  const auto count =
+      std::count_if(statistics.begin(), statistics.end(), [real_difference](double s) { return s > real_difference; });
   return static_cast<double>(count + 1) / static_cast<double>(statistics.size() + 1);
 }
 

@@ -122,8 +122,7 @@ Alignment align_from_trace(const std::string& hyp_to_ref_trace) {
 
 // `words` with the block [start, start + length) moved before position
 // `target` (lib_ter.py's _perform_shift, all three cases).
-std::vector<int> perform_shift(std::span<const int> words, std::size_t start, std::size_t length,
-                               std::size_t target) {
+std::vector<int> perform_shift(std::span<const int> words, std::size_t start, std::size_t length, std::size_t target) {
   std::vector<int> out;
   out.reserve(words.size());
   const auto append = [&](std::size_t from, std::size_t to) {
@@ -183,8 +182,7 @@ ShiftResult best_shift(std::span<const int> hyp, std::span<const int> ref, int& 
         const long aligned = alignment.hyp_of_ref[start_r];
         const bool wanted = error_in(alignment.hyp_error, start_h, length) &&
                             error_in(alignment.ref_error, start_r, length) &&
-                            !(static_cast<long>(start_h) <= aligned &&
-                              aligned < static_cast<long>(start_h + length));
+                            !(static_cast<long>(start_h) <= aligned && aligned < static_cast<long>(start_h + length));
         if (wanted) {
           long previous = -1;
           for (long offset = -1; offset < static_cast<long>(length); ++offset) {
@@ -237,8 +235,7 @@ std::string Ter::tokenize(std::string_view segment) const {
   std::string text = options_.case_sensitive ? std::string(stripped) : python_lower(stripped);
   if (options_.no_punct) {
     std::erase_if(text, [](char c) {
-      return c == '.' || c == ',' || c == '?' || c == ':' || c == ';' || c == '!' || c == '"' || c == '(' ||
-             c == ')';
+      return c == '.' || c == ',' || c == '?' || c == ':' || c == ';' || c == '!' || c == '"' || c == '(' || c == ')';
     });
   }
   std::string out;

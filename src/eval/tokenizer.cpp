@@ -20,8 +20,8 @@ bool is_period_or_comma(char c) { return c == '.' || c == ','; }
 // [\{-\~\[-\` -\&\(-\+\:-\@\/]: ASCII punctuation and symbols except
 // apostrophe, comma, hyphen and period; the space is in the class too.
 bool is_padded_symbol(char c) {
-  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') ||
-         (c >= '(' && c <= '+') || (c >= ':' && c <= '@') || c == '/';
+  return (c >= '{' && c <= '~') || (c >= '[' && c <= '`') || (c >= ' ' && c <= '&') || (c >= '(' && c <= '+') ||
+         (c >= ':' && c <= '@') || c == '/';
 }
 
 std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
@@ -131,13 +131,14 @@ std::string tokenize_13a(std::string_view line) {
     out.push_back(b);
   });
   // A dash after a digit is split off.
-  text = substitute_pairs(text, is_digit, [](char c) { return c == '-'; },
-                          [](std::string& out, char a, char b) {
-                            out.push_back(a);
-                            out.push_back(' ');
-                            out.push_back(b);
-                            out.push_back(' ');
-                          });
+  text = substitute_pairs(
+      text, is_digit, [](char c) { return c == '-'; },
+      [](std::string& out, char a, char b) {
+        out.push_back(a);
+        out.push_back(' ');
+        out.push_back(b);
+        out.push_back(' ');
+      });
   return join_words(text);
 }
 

@@ -28,9 +28,7 @@ void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_
                                     stride_c, batch);
 }
 
-std::int64_t bf16_panel_cols() {
-  return active().bf16_panel_cols();
-}
+std::int64_t bf16_panel_cols() { return active().bf16_panel_cols(); }
 
 Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
                         std::int64_t k) {

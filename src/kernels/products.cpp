@@ -61,8 +61,10 @@ void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::in
                     std::int64_t ldy) {
   if (w.type == ComputeType::int8) {
     if (!w.int8) throw Error("weight_product: an int8 form without its quantized weight");
-    if (m > 0 && w.rows > 0 && w.cols > 0) gemm_int8(m, x, ldx, *w.int8, beta, y, ldy);
-    else if (m > 0 && w.rows > 0) sgemm_fp32(Trans::N, Trans::T, m, w.rows, 0, 1.0f, x, ldx, w.values, w.ld, beta, y, ldy);
+    if (m > 0 && w.rows > 0 && w.cols > 0)
+      gemm_int8(m, x, ldx, *w.int8, beta, y, ldy);
+    else if (m > 0 && w.rows > 0)
+      sgemm_fp32(Trans::N, Trans::T, m, w.rows, 0, 1.0f, x, ldx, w.values, w.ld, beta, y, ldy);
     return;
   }
   if (w.type == ComputeType::bf16 && usable(w.bf16))

@@ -77,8 +77,8 @@ void ModelConfig::validate() const {
   require(is_known_arch(arch), "--arch " + arch + " is not available; choose one of " + known_archs());
   require(dim > 0 && dim % 2 == 0, "--dim must be a positive even number (got " + std::to_string(dim) + ")");
   require(heads > 0, "--heads must be positive");
-  require(dim % heads == 0, "--dim " + std::to_string(dim) + " is not divisible by --heads " +
-                                std::to_string(heads) + "; choose heads that divide the dimension");
+  require(dim % heads == 0, "--dim " + std::to_string(dim) + " is not divisible by --heads " + std::to_string(heads) +
+                                "; choose heads that divide the dimension");
   require(ffn_dim > 0, "--ffn-dim must be positive");
   require(enc_layers > 0 && dec_layers > 0, "--enc-layers and --dec-layers must be at least 1");
   require(dropout >= 0.0f && dropout < 1.0f, "--dropout must be in [0, 1)");
@@ -98,8 +98,8 @@ void ModelConfig::validate() const {
   if (!p.lower_layers_option.empty()) {
     const std::int64_t lower = options.at(std::string(p.lower_layers_option)).get<std::int64_t>();
     require(lower >= -1 && lower <= enc_layers, std::string(nn::find_option(p.lower_layers_option)->flag) +
-                                                     " must be between 0 and --enc-layers (" +
-                                                     std::to_string(enc_layers) + ")");
+                                                    " must be between 0 and --enc-layers (" +
+                                                    std::to_string(enc_layers) + ")");
   }
   for (std::int64_t layer = 0; layer < enc_layers; ++layer) {
     const nn::MixerSpec spec = encoder_mixer(layer);

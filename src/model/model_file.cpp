@@ -49,12 +49,13 @@ void dequantize_param(const SafetensorsFile& file, const nn::ParamInfo& p, std::
   std::vector<float> scales(static_cast<std::size_t>(rows));
   file.copy_to(scales_name, Shape{rows}, scales);
   for (const float s : scales)
-    if (!std::isfinite(s) || s < 0.0f) throw Error(where + " has a scale that is negative or not finite; the file is damaged");
+    if (!std::isfinite(s) || s < 0.0f)
+      throw Error(where + " has a scale that is negative or not finite; the file is damaged");
   const std::span<const std::int8_t> q = file.int8(p.name);
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < k; ++c)
-      values[static_cast<std::size_t>(r * k + c)] =
-          static_cast<float>(q[static_cast<std::size_t>(r * k + c)]) * scales[static_cast<std::size_t>(r)];
+      values[static_cast<std::size_t>(r * k + c)] = static_cast<float>(q[static_cast<std::size_t>(r * k + c)]) *
+                                                    scales[static_cast<std::size_t>(r)];
 }
 
 }  // namespace
@@ -66,8 +67,8 @@ bool stored_in_int8(const nn::ParamInfo& param) {
 }
 
 void save_model_file(const std::filesystem::path& path, const Seq2Seq& model, const text::Bpe& bpe,
-                     std::span<const TensorRef> extra_tensors,
-                     const std::map<std::string, std::string>& extra_metadata, WeightStorage storage) {
+                     std::span<const TensorRef> extra_tensors, const std::map<std::string, std::string>& extra_metadata,
+                     WeightStorage storage) {
   const nn::ParamStore& params = model.params();
   std::vector<TensorRef> tensors;
   std::vector<Int8Weight> int8_weights;  // owns what the int8 TensorRefs view
@@ -135,7 +136,8 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
   // Valid checksums do not make valid weights: a NaN model would translate every line to nothing.
   const std::span<const float> values = params.values();
   if (!kernels::all_finite(values.data(), static_cast<std::int64_t>(values.size())))
-    throw Error(path.string() + ": holds weights that are NaN or infinite (a diverged or damaged model); it cannot be used");
+    throw Error(path.string() +
+                ": holds weights that are NaN or infinite (a diverged or damaged model); it cannot be used");
   params.set_compute_type(compute_type);
   return {std::move(model), std::move(bpe), std::move(file), int8_params};
 }

@@ -33,7 +33,8 @@ Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
                              config_.parallel_layers()};
   encoder_.resize(static_cast<std::size_t>(config_.enc_layers));
   for (std::size_t i = 0; i < encoder_.size(); ++i)
-    encoder_[i].declare(params_, "enc." + std::to_string(i), shape, config_.encoder_mixer(static_cast<std::int64_t>(i)));
+    encoder_[i].declare(params_, "enc." + std::to_string(i), shape,
+                        config_.encoder_mixer(static_cast<std::int64_t>(i)));
   decoder_.resize(static_cast<std::size_t>(config_.dec_layers));
   for (std::size_t i = 0; i < decoder_.size(); ++i)
     decoder_[i].declare(params_, "dec." + std::to_string(i), shape, config_.decoder_self_mixer());
@@ -65,7 +66,8 @@ void Seq2Seq::forward_encoder(nn::StepContext& ctx, const std::int32_t* src, std
   acts.embed_drop = embed_dropout_.forward(ctx, x, batch * ts * d);
   acts.encoder.resize(encoder_.size());
   const float* h = x;
-  for (std::size_t i = 0; i < encoder_.size(); ++i) h = encoder_[i].forward(ctx, h, batch, ts, src_lengths, acts.encoder[i]);
+  for (std::size_t i = 0; i < encoder_.size(); ++i)
+    h = encoder_[i].forward(ctx, h, batch, ts, src_lengths, acts.encoder[i]);
   acts.out = h;
   if (config_.norm == Norm::pre) {
     float* normed = ctx.arena.alloc(batch * ts * d);
@@ -74,7 +76,8 @@ void Seq2Seq::forward_encoder(nn::StepContext& ctx, const std::int32_t* src, std
   }
 }
 
-void Seq2Seq::forward_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackActivations& acts) const {
+void Seq2Seq::forward_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory,
+                              StackActivations& acts) const {
   check_positions(batch.tgt_len, config_.max_positions);
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   float* x = ctx.arena.alloc(B * tt * d);
@@ -129,9 +132,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Seq2Seq::gradient_chunks() co
   return chunks;
 }
 
-nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing,
-                                       bool backward, float grad_scale,
-                                       const std::function<void(std::size_t)>* gradients_ready) {
+nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing, bool backward,
+                                       float grad_scale, const std::function<void(std::size_t)>* gradients_ready) {
   const std::int64_t d = config_.dim, B = batch.size, ts = batch.src_len, tt = batch.tgt_len;
   const bool pre = config_.norm == Norm::pre;
   // The layers' saved activations are kept from step to step (refilled, not reallocated).
@@ -260,8 +262,7 @@ void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) c
     for (std::int64_t s = 0; s < kept; ++s) {
       if (from[s] != s) {
         std::memcpy(layer.cross_kv + s * kv_block, layer.cross_kv + from[s] * kv_block, sizeof(float) * kv_block);
-        for (std::int64_t k = 0; k < K; ++k)
-          std::memcpy(row(s * K + k), row(order[s * K + k]), sizeof(float) * used);
+        for (std::int64_t k = 0; k < K; ++k) std::memcpy(row(s * K + k), row(order[s * K + k]), sizeof(float) * used);
         continue;
       }
       if (used == 0) continue;  // before the first step: nothing cached yet, and scratch.data() may be null
@@ -269,8 +270,7 @@ void Seq2Seq::select(DecoderState& state, std::span<const std::int32_t> order) c
         if (order[s * K + k] != s * K + k)
           std::memcpy(scratch.data() + k * used, row(order[s * K + k]), sizeof(float) * used);
       for (std::int64_t k = 0; k < K; ++k)
-        if (order[s * K + k] != s * K + k)
-          std::memcpy(row(s * K + k), scratch.data() + k * used, sizeof(float) * used);
+        if (order[s * K + k] != s * K + k) std::memcpy(row(s * K + k), scratch.data() + k * used, sizeof(float) * used);
     }
   }
   for (std::int64_t s = 0; s < kept; ++s) state.src_lengths[s] = state.src_lengths[from[s]];

@@ -20,7 +20,8 @@ namespace attn::train {
 
 namespace {
 int mpi_count(std::int64_t n) {
-  if (n > std::numeric_limits<int>::max()) throw Error("an MPI message of " + std::to_string(n) + " elements is too long");
+  if (n > std::numeric_limits<int>::max())
+    throw Error("an MPI message of " + std::to_string(n) + " elements is too long");
   return static_cast<int>(n);
 }
 }  // namespace

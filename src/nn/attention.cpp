@@ -48,9 +48,9 @@ WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::
   return drop;
 }
 
-void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
-                       float* probs, const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
-                       const WeightDropout& drop, kernels::ComputeType type) {
+void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out, float* probs,
+                       const std::int32_t* q_len, const std::int32_t* k_len, bool causal, const WeightDropout& drop,
+                       kernels::ComputeType type) {
   const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
@@ -67,7 +67,7 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
         std::memset(p, 0, sizeof(float) * Tq * Tk);
         if (lk > 0 && lq > 0) {
           kernels::gemm(type, Trans::N, Trans::T, lq, lk, dh, 1.0f, q.at(b, 0) + h * dh, q.row_stride,
-                         k.at(b, 0) + h * dh, k.row_stride, 0.0f, p, Tk);
+                        k.at(b, 0) + h * dh, k.row_stride, 0.0f, p, Tk);
           valid_keys(valid.data(), lq, lk, causal);
           kernels::softmax_forward(p, p, lq, Tk, valid.data(), scale);
           const float* weights = p;
@@ -75,10 +75,11 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
             for (std::int64_t i = 0; i < lq; ++i) drop.draw((b * H + h) * Tq + i, p + i * Tk, &dropped[i * Tk]);
             weights = dropped.data();
           }
-          kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, weights, Tk, v.at(b, 0) + h * dh, v.row_stride, 0.0f,
-                         o, out.row_stride);
+          kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, weights, Tk, v.at(b, 0) + h * dh, v.row_stride,
+                        0.0f, o, out.row_stride);
         }
-        for (std::int64_t t = (lk > 0 ? lq : 0); t < Tq; ++t) std::memset(o + t * out.row_stride, 0, sizeof(float) * dh);
+        for (std::int64_t t = (lk > 0 ? lq : 0); t < Tq; ++t)
+          std::memset(o + t * out.row_stride, 0, sizeof(float) * dh);
       }
     }
   }
@@ -86,8 +87,7 @@ void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, Head
 
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
-                        const std::int32_t* k_len, bool causal, const WeightDropout& drop,
-                        kernels::ComputeType type) {
+                        const std::int32_t* k_len, bool causal, const WeightDropout& drop, kernels::ComputeType type) {
   const std::int64_t B = dims.batch, H = dims.heads, dh = dims.head_dim, Tq = dims.tq, Tk = dims.tk;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
 #pragma omp parallel
@@ -113,18 +113,18 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
           weights = dropped.data();
         }
         kernels::gemm(type, Trans::N, Trans::T, lq, lk, dh, 1.0f, go, dout.row_stride, v.at(b, 0) + col, v.row_stride,
-                       0.0f, dp.data(), Tk);
+                      0.0f, dp.data(), Tk);
         kernels::gemm(type, Trans::T, Trans::N, lk, dh, lq, 1.0f, weights, Tk, go, dout.row_stride, 1.0f,
-                       dv.at(b, 0) + col, dv.row_stride);
+                      dv.at(b, 0) + col, dv.row_stride);
         if (drop.active())
           for (std::int64_t i = 0; i < lq; ++i) drop.apply((b * H + h) * Tq + i, &dp[i * Tk], &dp[i * Tk], lk);
         valid_keys(valid.data(), lq, lk, causal);
         kernels::softmax_backward(p, dp.data(), dp.data(), lq, Tk, valid.data(), scale);
         // dQ += dS · K; dK += dSᵀ · Q
         kernels::gemm(type, Trans::N, Trans::N, lq, dh, lk, 1.0f, dp.data(), Tk, k.at(b, 0) + col, k.row_stride, 1.0f,
-                       dq.at(b, 0) + col, dq.row_stride);
+                      dq.at(b, 0) + col, dq.row_stride);
         kernels::gemm(type, Trans::T, Trans::N, lk, dh, lq, 1.0f, dp.data(), Tk, q.at(b, 0) + col, q.row_stride, 1.0f,
-                       dk.at(b, 0) + col, dk.row_stride);
+                      dk.at(b, 0) + col, dk.row_stride);
       }
     }
   }
@@ -213,14 +213,12 @@ MultiHeadAttention::Saved MultiHeadAttention::forward_cross(StepContext& ctx, co
   s.context = ctx.arena.alloc(batch * tq * d);
   s.drop = weight_dropout(ctx, attention_dropout, batch * heads * tq, tk);
   attention_forward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d},
-                    {s.context, d, tq * d}, s.probs, q_len, k_len, false, s.drop,
-                    ctx.params.activation_compute_type());
+                    {s.context, d, tq * d}, s.probs, q_len, k_len, false, s.drop, ctx.params.activation_compute_type());
   o.forward(ctx.params, s.context, y, batch * tq);
   return s;
 }
 
-void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float* dy, float* dx,
-                                  float* dmemory) const {
+void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float* dy, float* dx, float* dmemory) const {
   const std::int64_t B = s.dims.batch, tq = s.dims.tq, tk = s.dims.tk;
   float* dcontext = ctx.arena.alloc_zeroed(B * tq * d);
   o.backward(ctx.params, s.context, dy, dcontext, B * tq);
@@ -232,8 +230,8 @@ void MultiHeadAttention::backward(StepContext& ctx, const Saved& s, const float*
     float* dq = ctx.arena.alloc_zeroed(B * tq * d);
     float* dkv = ctx.arena.alloc_zeroed(B * tk * 2 * d);
     attention_backward(s.dims, {s.qkv, d, tq * d}, {kvp, 2 * d, tk * 2 * d}, {kvp + d, 2 * d, tk * 2 * d}, s.probs,
-                       gout, {dq, d, tq * d}, {dkv, 2 * d, tk * 2 * d}, {dkv + d, 2 * d, tk * 2 * d}, s.q_len,
-                       s.k_len, false, s.drop, ctx.params.activation_compute_type());
+                       gout, {dq, d, tq * d}, {dkv, 2 * d, tk * 2 * d}, {dkv + d, 2 * d, tk * 2 * d}, s.q_len, s.k_len,
+                       false, s.drop, ctx.params.activation_compute_type());
     q.backward(ctx.params, s.x, dq, dx, B * tq);
     kv.backward(ctx.params, s.memory, dkv, dmemory, B * tk);
   }
@@ -252,12 +250,12 @@ float* MultiHeadAttention::attend_step(StepContext& ctx, const float* x, std::in
   qkv.forward(ctx.params, x, proj, n);
   for (std::int64_t i = 0; i < n; ++i)
     std::memcpy(cache + (i * t_max + t) * cw, proj + i * 3 * d + d, sizeof(float) * 2 * d);
-  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1), k_len(static_cast<std::size_t>(n),
-                                                                         static_cast<std::int32_t>(t + 1));
+  std::vector<std::int32_t> q_len(static_cast<std::size_t>(n), 1),
+      k_len(static_cast<std::size_t>(n), static_cast<std::int32_t>(t + 1));
   float* probs = ctx.arena.alloc(n * heads * (t + 1));  // [N, H, 1, t+1]
   const AttentionDims dims{n, heads, d / heads, 1, t + 1};
-  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw},
-                    {context, ld, ld}, probs, q_len.data(), k_len.data(), false, {}, ctx.params.activation_compute_type());
+  attention_forward(dims, {proj, 3 * d, 3 * d}, {cache, cw, t_max * cw}, {cache + d, cw, t_max * cw}, {context, ld, ld},
+                    probs, q_len.data(), k_len.data(), false, {}, ctx.params.activation_compute_type());
   return proj;
 }
 

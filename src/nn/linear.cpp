@@ -7,8 +7,8 @@ namespace attn::nn {
 
 using kernels::Trans;
 
-void Linear::declare(ParamStore& params, const std::string& name, std::int64_t in_features,
-                     std::int64_t out_features, bool with_bias) {
+void Linear::declare(ParamStore& params, const std::string& name, std::int64_t in_features, std::int64_t out_features,
+                     bool with_bias) {
   in = in_features;
   out = out_features;
   weight = params.add(name + ".weight", {out, in}, Init::xavier_uniform);
@@ -29,7 +29,8 @@ void Linear::forward(const ParamStore& params, const float* x, float* y, std::in
 
 void Linear::backward(ParamStore& params, const float* x, const float* dy, float* dx, std::int64_t rows) const {
   if (dx) kernels::weight_product_backward(params.form(matrix), rows, dy, out, 1.0f, dx, in);
-  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f, params.grad(weight), in);
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, out, in, rows, 1.0f, dy, out, x, in, 1.0f,
+                params.grad(weight), in);
   if (bias >= 0) kernels::sum_rows(dy, params.grad(bias), rows, out);
 }
 

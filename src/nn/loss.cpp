@@ -51,8 +51,7 @@ LossSums output_loss(ParamStore& params, WeightMatrixId matrix, const float* h, 
 
   for (std::size_t c0 = 0; c0 < live.size(); c0 += kChunkRows) {
     const std::int64_t n = std::min<std::int64_t>(kChunkRows, static_cast<std::int64_t>(live.size() - c0));
-    for (std::int64_t i = 0; i < n; ++i)
-      std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc + i * d);
+    for (std::int64_t i = 0; i < n; ++i) std::copy(h + live[c0 + i] * d, h + live[c0 + i] * d + d, hc + i * d);
     kernels::weight_product(form, n, hc, d, 0.0f, logits, vocab);
     // Per-row sums added in row order afterwards: an OpenMP float reduction
     // would combine in arrival order and break bitwise reproducibility.
@@ -82,8 +81,7 @@ LossSums output_loss(ParamStore& params, WeightMatrixId matrix, const float* h, 
     if (!dh) continue;
     // dh_chunk = dlogits · W; dW += dlogitsᵀ · h_chunk
     kernels::weight_product_backward(form, n, logits, vocab, 0.0f, dhc, d);
-    kernels::gemm(form.type, Trans::T, Trans::N, vocab, d, n, 1.0f, logits, vocab, hc, d, 1.0f, params.grad(weight),
-                  d);
+    kernels::gemm(form.type, Trans::T, Trans::N, vocab, d, n, 1.0f, logits, vocab, hc, d, 1.0f, params.grad(weight), d);
     for (std::int64_t i = 0; i < n; ++i) kernels::axpy(1.0f, dhc + i * d, dh + live[c0 + i] * d, d);
   }
   return sums;

@@ -108,8 +108,7 @@ const char* type_words(OptionType type) {
 
 void check_option(const OptionField& option, const json& value) {
   const std::string flag(option.flag);
-  require(has_type(option.type, value),
-          flag + " must be " + type_words(option.type) + " (got " + value.dump() + ")");
+  require(has_type(option.type, value), flag + " must be " + type_words(option.type) + " (got " + value.dump() + ")");
   if (!option.allowed) return;
   const std::string allowed = option.allowed(value);
   require(allowed.empty(), flag + " must be " + allowed + " (got " +

@@ -125,12 +125,14 @@ void DecoderLayer::declare(ParamStore& params, const std::string& name, const La
   dropout.p = shape.dropout;
 }
 
-float* DecoderLayer::forward(StepContext& ctx, const float* x, const float* memory, std::int64_t batch,
-                             std::int64_t tt, std::int64_t ts, const std::int32_t* tgt_lengths,
-                             const std::int32_t* src_lengths, Saved& s) const {
+float* DecoderLayer::forward(StepContext& ctx, const float* x, const float* memory, std::int64_t batch, std::int64_t tt,
+                             std::int64_t ts, const std::int32_t* tgt_lengths, const std::int32_t* src_lengths,
+                             Saved& s) const {
   const std::int64_t rows = batch * tt;
   s.rows = rows;
-  const auto self = [&](const float* in, float* out) { self_attn->forward(ctx, in, out, batch, tt, tgt_lengths, s.self); };
+  const auto self = [&](const float* in, float* out) {
+    self_attn->forward(ctx, in, out, batch, tt, tgt_lengths, s.self);
+  };
   const auto cross = [&](const float* in, float* out) {
     s.cross = cross_attn.forward_cross(ctx, in, memory, out, batch, tt, ts, tgt_lengths, src_lengths);
   };
@@ -172,8 +174,8 @@ void DecoderLayer::start(StepContext& ctx, const float* memory, std::int64_t sen
   cache.self_cache = ctx.arena.alloc(sentences * beams * cache.t_max * cache.self_width);
 }
 
-float* DecoderLayer::step(StepContext& ctx, const float* x, std::int64_t sentences, std::int64_t beams,
-                          std::int64_t t, const std::int32_t* src_lengths, DecoderLayerCache& cache) const {
+float* DecoderLayer::step(StepContext& ctx, const float* x, std::int64_t sentences, std::int64_t beams, std::int64_t t,
+                          const std::int32_t* src_lengths, DecoderLayerCache& cache) const {
   const std::int64_t n = sentences * beams;
   ResidualSaved unused;
   const auto self = [&](const float* in, float* out) {

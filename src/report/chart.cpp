@@ -13,7 +13,8 @@ namespace {
 
 // Ticks 1, 2, 5 × 10^k inside [lo, hi] (positive) for a log axis; finer when the range is narrow.
 std::vector<double> log_ticks(double lo, double hi) {
-  for (const std::vector<double>& mantissas : {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+  for (const std::vector<double>& mantissas :
+       {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
     std::vector<double> ticks;
     for (int k = static_cast<int>(std::floor(std::log10(lo))); k <= static_cast<int>(std::ceil(std::log10(hi))); ++k)
       for (double m : mantissas) {

@@ -1,6 +1,5 @@
 #include "attn/report/colours.h"
 
-
 namespace attn::report {
 
 namespace {

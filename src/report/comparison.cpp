@@ -57,9 +57,8 @@ std::map<std::string, std::vector<std::string>> read_references(const Comparison
   std::map<std::string, std::vector<std::string>> refs;
   const fs::path& dir = *c.options.refs;
   std::error_code ec;
-  require(fs::is_directory(dir, ec), dir.string() +
-                                         ": no such directory (--refs DIR: the references <set>." + c.options.tgt_lang +
-                                         " that tools/compare.sh keeps in OUT/refs)");
+  require(fs::is_directory(dir, ec), dir.string() + ": no such directory (--refs DIR: the references <set>." +
+                                         c.options.tgt_lang + " that tools/compare.sh keeps in OUT/refs)");
   for (const std::string& set : c.sets) {
     const fs::path file = dir / (set + "." + c.options.tgt_lang);
     if (fs::exists(file, ec))
@@ -174,15 +173,14 @@ void compare_with_baseline(ArchSummary& a, const ArchGroup& group, const ArchSum
     }
     if (!o.delta_seeds.empty()) o.delta_bleu = sum / static_cast<double>(o.delta_seeds.size());
     if (!paired_seeds.empty())
-      o.paired = pair_seeds(paired_seeds, base_stats, arch_stats, bleu, c.options.bootstrap_samples,
-                            c.options.bootstrap_seed);
+      o.paired =
+          pair_seeds(paired_seeds, base_stats, arch_stats, bleu, c.options.bootstrap_samples, c.options.bootstrap_seed);
   }
   const std::vector<int> only_here = minus(a.seeds, base.seeds), only_there = minus(base.seeds, a.seeds);
   if (!only_here.empty() || !only_there.empty()) {
     std::string why;
     if (!only_there.empty()) why = a.arch + " has no seed " + seed_list(only_there);
-    if (!only_here.empty())
-      why += (why.empty() ? "" : " and ") + base.arch + " has no seed " + seed_list(only_here);
+    if (!only_here.empty()) why += (why.empty() ? "" : " and ") + base.arch + " has no seed " + seed_list(only_here);
     const std::vector<int> common = minus(a.seeds, only_here);
     a.notes.push_back(common.empty() ? "no seed in common with " + base.arch + " (" + why + "): no Δ and no p-values"
                                      : "compared with " + base.arch + " on the common seeds " + seed_list(common) +
@@ -302,8 +300,8 @@ nlohmann::json comparison_json(const Comparison& c) {
       nlohmann::json entry = {{"set", output.set}, {"model", output.model}, {"K", joined_sentences(output.set)}};
       nlohmann::json per_seed = nlohmann::json::array();
       for (const SeedScore& s : o.seeds)
-        per_seed.push_back({{"seed", s.seed}, {"bleu", optional_json(s.bleu)}, {"chrf", optional_json(s.chrf)},
-                            {"source", s.source}});
+        per_seed.push_back(
+            {{"seed", s.seed}, {"bleu", optional_json(s.bleu)}, {"chrf", optional_json(s.chrf)}, {"source", s.source}});
       entry["per_seed"] = per_seed;
       entry["bleu"] = spread_json(o.bleu);
       entry["chrf"] = spread_json(o.chrf);
@@ -315,8 +313,9 @@ nlohmann::json comparison_json(const Comparison& c) {
                                      {"p_pooled", o.paired->p_pooled},
                                      {"pooled_bleu", o.paired->pooled_score},
                                      {"pooled_baseline_bleu", o.paired->pooled_baseline_score},
-                                     {"verdict", o.delta_bleu ? nlohmann::json(verdict(*o.delta_bleu, o.paired->p_pooled))
-                                                              : nlohmann::json(nullptr)}};
+                                     {"verdict", o.delta_bleu
+                                                     ? nlohmann::json(verdict(*o.delta_bleu, o.paired->p_pooled))
+                                                     : nlohmann::json(nullptr)}};
       } else {
         entry["paired_bootstrap"] = nullptr;
       }

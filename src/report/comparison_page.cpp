@@ -36,8 +36,8 @@ std::string spread_text(const Spread& s) {
 std::string spread_cell(const Spread& s, std::size_t seeds) {
   if (s.n == 0) return "<td class=\"na\">—</td>";
   const std::string title = std::to_string(s.n) + (s.n == 1 ? " seed: no sd" : " seeds: mean ± sample sd");
-  return "<td title=\"" + title + "\">" + spread_text(s) + (s.n < seeds ? " <small>(" + std::to_string(s.n) + ")</small>" : "") +
-         "</td>";
+  return "<td title=\"" + title + "\">" + spread_text(s) +
+         (s.n < seeds ? " <small>(" + std::to_string(s.n) + ")</small>" : "") + "</td>";
 }
 
 std::string p_text(double p) { return p < 0.001 ? format_fixed(p, 4) : format_fixed(p, 3); }
@@ -48,16 +48,18 @@ std::string paired_cells(const ArchSummary& a, const OutputSummary* o, bool is_b
   if (is_baseline) return "<td class=\"na\" colspan=\"" + std::to_string(cells) + "\">baseline</td>";
   std::string out;
   if (o && o->delta_bleu) {
-    const std::string on = o->delta_seeds.size() < a.seeds.size() ? " <small>seeds " + seed_list(o->delta_seeds) + "</small>" : "";
-    out += "<td class=\"delta\">" + std::string(*o->delta_bleu >= 0 ? "+" : "−") + format_fixed(std::abs(*o->delta_bleu), 2) +
-           on + "</td>";
+    const std::string on =
+        o->delta_seeds.size() < a.seeds.size() ? " <small>seeds " + seed_list(o->delta_seeds) + "</small>" : "";
+    out += "<td class=\"delta\">" + std::string(*o->delta_bleu >= 0 ? "+" : "−") +
+           format_fixed(std::abs(*o->delta_bleu), 2) + on + "</td>";
   } else {
     out += "<td class=\"na\">—</td>";
   }
   if (o && o->paired) {
     out += "<td class=\"p\" title=\"per seed: ";
     for (std::size_t i = 0; i < o->paired->seeds.size(); ++i)
-      out += (i ? ", " : "") + std::string("seed ") + std::to_string(o->paired->seeds[i]) + " p = " + p_text(o->paired->p_per_seed[i]);
+      out += (i ? ", " : "") + std::string("seed ") + std::to_string(o->paired->seeds[i]) +
+             " p = " + p_text(o->paired->p_per_seed[i]);
     out += "\">" + p_text(o->paired->p_pooled) + "</td>";
   } else {
     out += "<td class=\"na\" title=\"no translations and references to pair\">—</td>";
@@ -67,7 +69,8 @@ std::string paired_cells(const ArchSummary& a, const OutputSummary* o, bool is_b
       const std::string v = verdict(*o->delta_bleu, o->paired->p_pooled);
       out += v == "not distinguishable"
                  ? "<td class=\"verdict same\" title=\"not distinguishable at p &lt; 0.05\">n.d.</td>"
-                 : "<td class=\"verdict " + v + "\" title=\"Δ &" + (v == "better" ? "gt" : "lt") + "; 0 and pooled p &lt; 0.05\">" + v + "</td>";
+                 : "<td class=\"verdict " + v + "\" title=\"Δ &" + (v == "better" ? "gt" : "lt") +
+                       "; 0 and pooled p &lt; 0.05\">" + v + "</td>";
     } else {
       out += "<td class=\"na\">—</td>";
     }
@@ -89,15 +92,16 @@ std::string arch_table(const Comparison& c) {
   std::string out = "<div class=\"scroll\"><table id=\"archs\">\n<thead><tr>"
                     "<th rowspan=\"2\">arch</th><th rowspan=\"2\">seeds</th><th rowspan=\"2\">updates</th>";
   for (std::size_t m = 0; m < c.models.size(); ++m)
-    out += "<th colspan=\"" + std::string(m == 0 ? "5" : "4") + "\" class=\"group\">" + html_escape(c.main_set) + " · " +
-           html_escape(c.models[m]) + "</th>";
+    out += "<th colspan=\"" + std::string(m == 0 ? "5" : "4") + "\" class=\"group\">" + html_escape(c.main_set) +
+           " · " + html_escape(c.models[m]) + "</th>";
   if (!probes.empty())
-    out += "<th colspan=\"" + std::to_string(probes.size()) + "\" class=\"group\">probes: BLEU · " + html_escape(first_model) +
-           "</th>";
+    out += "<th colspan=\"" + std::to_string(probes.size()) + "\" class=\"group\">probes: BLEU · " +
+           html_escape(first_model) + "</th>";
   out += "</tr>\n<tr>";
   for (std::size_t m = 0; m < c.models.size(); ++m) {
-    out += "<th>BLEU</th><th>chrF</th><th title=\"mean over the common seeds of (arch − baseline)\">Δ BLEU</th>"
-           "<th title=\"paired bootstrap on the common seeds' outputs pooled (per-seed p in the cell's title)\">p (pooled)</th>";
+    out +=
+        "<th>BLEU</th><th>chrF</th><th title=\"mean over the common seeds of (arch − baseline)\">Δ BLEU</th>"
+        "<th title=\"paired bootstrap on the common seeds' outputs pooled (per-seed p in the cell's title)\">p (pooled)</th>";
     if (m == 0) out += "<th>verdict</th>";
   }
   for (const std::string& p : probes)
@@ -107,8 +111,8 @@ std::string arch_table(const Comparison& c) {
     const ArchSummary& a = c.archs[g];
     const bool is_baseline = c.has_baseline && g == 0;
     out += "<tr class=\"arch\" data-arch=\"" + html_escape(a.arch) + "\" style=\"--c:" + arch_colour(g) + "\">";
-    out += "<td class=\"name\"><i class=\"sw\"></i>" + html_escape(a.arch) + (is_baseline ? " <span class=\"badge\">baseline</span>" : "") +
-           "</td>";
+    out += "<td class=\"name\"><i class=\"sw\"></i>" + html_escape(a.arch) +
+           (is_baseline ? " <span class=\"badge\">baseline</span>" : "") + "</td>";
     out += "<td title=\"seeds " + seed_list(a.seeds) + "\">" + std::to_string(a.seeds.size()) + "</td>";
     out += "<td>" + updates_text(a) + "</td>";
     for (std::size_t m = 0; m < c.models.size(); ++m) {
@@ -125,10 +129,11 @@ std::string arch_table(const Comparison& c) {
   }
   out += "</tbody></table></div>\n";
   if (c.has_baseline)
-    out += "<p class=\"caption\">mean ± sample sd over seeds; Δ BLEU: mean over common seeds of arch − " +
-           html_escape(c.options.baseline) +
-           "; p (pooled): paired bootstrap of the common seeds' translations pooled (two-sided); verdict: better or worse "
-           "when Δ has that sign and p &lt; 0.05, n.d.: not distinguishable at p &lt; 0.05.</p>\n";
+    out +=
+        "<p class=\"caption\">mean ± sample sd over seeds; Δ BLEU: mean over common seeds of arch − " +
+        html_escape(c.options.baseline) +
+        "; p (pooled): paired bootstrap of the common seeds' translations pooled (two-sided); verdict: better or worse "
+        "when Δ has that sign and p &lt; 0.05, n.d.: not distinguishable at p &lt; 0.05.</p>\n";
   return out;
 }
 
@@ -141,12 +146,14 @@ std::string paired_table(const Comparison& c) {
         const ArchSummary& a = c.archs[g];
         const OutputSummary* o = find_output(a, set, model);
         if (!o || !o->paired) continue;
-        rows += "<tr data-arch=\"" + html_escape(a.arch) + "\" style=\"--c:" + arch_colour(g) + "\"><td class=\"name\"><i class=\"sw\"></i>" +
-                html_escape(a.arch) + "</td><td>" + html_escape(set) + "</td><td>" + html_escape(model) + "</td><td>" +
-                seed_list(o->paired->seeds) + "</td>";
-        rows += "<td>" + format_fixed(o->paired->pooled_baseline_score, 2) + " → " + format_fixed(o->paired->pooled_score, 2) + "</td>";
+        rows += "<tr data-arch=\"" + html_escape(a.arch) + "\" style=\"--c:" + arch_colour(g) +
+                "\"><td class=\"name\"><i class=\"sw\"></i>" + html_escape(a.arch) + "</td><td>" + html_escape(set) +
+                "</td><td>" + html_escape(model) + "</td><td>" + seed_list(o->paired->seeds) + "</td>";
+        rows += "<td>" + format_fixed(o->paired->pooled_baseline_score, 2) + " → " +
+                format_fixed(o->paired->pooled_score, 2) + "</td>";
         std::string per_seed;
-        for (std::size_t i = 0; i < o->paired->seeds.size(); ++i) per_seed += (i ? " · " : "") + p_text(o->paired->p_per_seed[i]);
+        for (std::size_t i = 0; i < o->paired->seeds.size(); ++i)
+          per_seed += (i ? " · " : "") + p_text(o->paired->p_per_seed[i]);
         rows += "<td>" + per_seed + "</td>" + paired_cells(a, o, false, true) + "</tr>\n";
       }
   if (rows.empty()) return "";
@@ -167,7 +174,7 @@ struct ChartLine {
 
 struct ChartSpec {
   std::string id, title, subtitle, x_title, y_title;
-  std::vector<double> x;  // the x value of each position
+  std::vector<double> x;                               // the x value of each position
   std::function<std::string(std::size_t)> point_name;  // for the points' titles
 };
 
@@ -200,7 +207,8 @@ std::string line_chart(const ChartSpec& spec, const Axis& x_axis, const std::vec
                                 std::to_string(p->n) + (p->n == 1 ? " seed)" : " seeds)");
       if (p->sd)
         marks += "<line class=\"whisker\" x1=\"" + px + "\" x2=\"" + px + "\" y1=\"" +
-                 format_fixed(y.map(std::max(lo, p->mean - *p->sd)), 1) + "\" y2=\"" + format_fixed(y.map(p->mean + *p->sd), 1) + "\"/>";
+                 format_fixed(y.map(std::max(lo, p->mean - *p->sd)), 1) + "\" y2=\"" +
+                 format_fixed(y.map(p->mean + *p->sd), 1) + "\"/>";
       marks += "<circle class=\"pt\" cx=\"" + px + "\" cy=\"" + py + "\" r=\"3\"><title>" + title + "</title></circle>";
     }
     if (n == 0) continue;
@@ -214,9 +222,10 @@ std::string line_chart(const ChartSpec& spec, const Axis& x_axis, const std::vec
 std::string chart_legend(const Comparison& c) {
   std::string out = "<div class=\"legend\">";
   for (std::size_t g = 0; g < c.archs.size(); ++g)
-    out += "<span data-arch=\"" + html_escape(c.archs[g].arch) + "\" style=\"--c:" + arch_colour(g) + "\"><i class=\"sw\"></i>" +
-           html_escape(c.archs[g].arch) + " <small>" + std::to_string(c.archs[g].seeds.size()) + " seed" +
-           (c.archs[g].seeds.size() == 1 ? "" : "s") + "</small></span>";
+    out += "<span data-arch=\"" + html_escape(c.archs[g].arch) + "\" style=\"--c:" + arch_colour(g) +
+           "\"><i class=\"sw\"></i>" + html_escape(c.archs[g].arch) + " <small>" +
+           std::to_string(c.archs[g].seeds.size()) + " seed" + (c.archs[g].seeds.size() == 1 ? "" : "s") +
+           "</small></span>";
   return out + "</div>\n";
 }
 
@@ -283,7 +292,8 @@ std::string notes_list(const Comparison& c) {
   for (const std::string& n : c.notes) items += "<li>" + html_escape(n) + "</li>\n";
   for (const ArchSummary& a : c.archs)
     for (const std::string& n : a.notes)
-      items += "<li data-arch=\"" + html_escape(a.arch) + "\"><b>" + html_escape(a.arch) + "</b>: " + html_escape(n) + "</li>\n";
+      items += "<li data-arch=\"" + html_escape(a.arch) + "\"><b>" + html_escape(a.arch) + "</b>: " + html_escape(n) +
+               "</li>\n";
   return items.empty() ? "" : "<ul class=\"notes\" id=\"comparison-notes\">\n" + items + "</ul>\n";
 }
 

@@ -56,7 +56,8 @@ std::string plot(const std::vector<RunSummary>& runs, const std::vector<std::str
                  XKind xkind) {
   const char* x_name = xkind == XKind::updates ? "updates" : "time";
   std::string out = "<figure class=\"plot\" data-plot=\"" + std::string(spec.id) + "-" + x_name + "\">\n<figcaption>" +
-                    spec.title + " <span>vs " + (xkind == XKind::updates ? "updates" : "wall time") + "</span></figcaption>\n";
+                    spec.title + " <span>vs " + (xkind == XKind::updates ? "updates" : "wall time") +
+                    "</span></figcaption>\n";
   out += svg_open(kBox, std::string(spec.title) + " vs " + x_name);
 
   // Data ranges over every run's points.
@@ -97,12 +98,14 @@ std::string plot(const std::vector<RunSummary>& runs, const std::vector<std::str
     const std::string name = html_escape(r.name);
     out += "<g class=\"run\" data-run=\"" + name + "\" style=\"--c:" + colours[k] + "\">";
     out += "<polyline class=\"curve\" data-run=\"" + name + "\" data-points=\"" + std::to_string(n) + "\" points=\"" +
-           coords + "\"><title>" + name + (r.arch.empty() ? "" : " (" + html_escape(r.arch) + ")") + "</title></polyline>";
+           coords + "\"><title>" + name + (r.arch.empty() ? "" : " (" + html_escape(r.arch) + ")") +
+           "</title></polyline>";
     if ((spec.markers && n <= 200) || n == 1) {  // a lone point would not show as a line
       for (const SeriesPoint& p : series) {
         if (spec.log_y && !(p.value > 0)) continue;
         out += "<circle class=\"pt\" cx=\"" + format_fixed(x.map(x_of(p, xkind) / x_scale), 1) + "\" cy=\"" +
-               format_fixed(y.map(p.value), 1) + "\" r=\"2.6\"><title>" + point_title(r, p, spec.y_label) + "</title></circle>";
+               format_fixed(y.map(p.value), 1) + "\" r=\"2.6\"><title>" + point_title(r, p, spec.y_label) +
+               "</title></circle>";
       }
     }
     out += "</g>\n";
@@ -158,22 +161,26 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
     out += "<td class=\"name\" title=\"" + html_escape(r.dir) + "\"><i class=\"sw\"></i>" + name +
            (r.in_progress ? " <span class=\"badge\">in progress</span>" : "") + "</td>";
     out += r.arch.empty() ? "<td class=\"na\">—</td>" : "<td>" + html_escape(r.arch) + "</td>";
-    out += r.parameters ? "<td title=\"" + format_count(*r.parameters) + "\">" + parameters_text(*r.parameters) + "</td>"
-                        : "<td class=\"na\">—</td>";
+    out += r.parameters
+               ? "<td title=\"" + format_count(*r.parameters) + "\">" + parameters_text(*r.parameters) + "</td>"
+               : "<td class=\"na\">—</td>";
     out += r.median_tokens_per_s ? "<td>" + format_count(std::llround(*r.median_tokens_per_s)) + "</td>"
                                  : "<td class=\"na\">—</td>";
-    out += r.peak_rss_mb ? "<td title=\"" + std::string(r.peak_rss_source == "log" ? "peak_rss_mb in log.jsonl"
-                                                                                  : "/usr/bin/time -v in train.log") +
+    out += r.peak_rss_mb ? "<td title=\"" +
+                               std::string(r.peak_rss_source == "log" ? "peak_rss_mb in log.jsonl"
+                                                                      : "/usr/bin/time -v in train.log") +
                                "\">" + format_count(std::llround(*r.peak_rss_mb)) + " MB</td>"
                          : "<td class=\"na\">—</td>";
     out += cell(r.best_valid_bleu, 2, is_top(runs, valid_bleu, r.best_valid_bleu));
     out += cell(r.valid_chrf_at_best, 2);
-    out += r.best_update ? "<td>" + format_count(*r.best_update) + " · " + format_duration(r.best_elapsed_s.value_or(0)) + "</td>"
-                         : "<td class=\"na\">—</td>";
+    out += r.best_update
+               ? "<td>" + format_count(*r.best_update) + " · " + format_duration(r.best_elapsed_s.value_or(0)) + "</td>"
+               : "<td class=\"na\">—</td>";
     out += r.updates ? "<td>" + format_count(*r.updates) + " · " + format_duration(r.elapsed_s.value_or(0)) + "</td>"
                      : "<td class=\"na\">—</td>";
     if (r.test) {
-      out += "<td>" + (r.test->set.empty() ? std::to_string(r.test->minutes) + " min" : html_escape(r.test->set)) + "</td>";
+      out += "<td>" + (r.test->set.empty() ? std::to_string(r.test->minutes) + " min" : html_escape(r.test->set)) +
+             "</td>";
       const std::optional<double> tb = test_bleu(r), ab = avg5_bleu(r);
       out += cell(tb, 2, is_top(runs, test_bleu, tb));
       out += cell(r.test->best ? r.test->best->chrf : std::nullopt, 2);
@@ -199,23 +206,23 @@ nlohmann::json report_json(const std::vector<RunSummary>& runs, const Comparison
 std::string report_page(const std::vector<RunSummary>& runs, const Comparison& comparison) {
   const bool seeds = !comparison.archs.empty();
   const std::vector<std::string> colours = run_colours(runs.size(), comparison);
-  std::string page =
-      "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>attn report — " +
-      std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" + web::style(web::Asset::report_css) +
-      (seeds ? comparison_style() : "") + "</head>\n<body>\n";
+  std::string page = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>attn report — " +
+                     std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + "</title>\n" +
+                     web::style(web::Asset::report_css) + (seeds ? comparison_style() : "") + "</head>\n<body>\n";
   page += "<header class=\"top\"><h1><span>attn</span> report</h1><div class=\"meta\">" + std::to_string(runs.size()) +
           (runs.size() == 1 ? " run" : " runs") +
-          (seeds ? ": " + std::to_string(comparison.archs.size()) + " archs over seeds, training curves and the table of runs"
+          (seeds ? ": " + std::to_string(comparison.archs.size()) +
+                       " archs over seeds, training curves and the table of runs"
                  : std::string(": training curves and the table of runs")) +
           "</div></header>\n<main>\n";
 
   // Legend, then the plots: one row per metric, against updates (left) and wall time (right).
   std::string legend = "<div class=\"legend\">";
   for (std::size_t k = 0; k < runs.size(); ++k)
-    legend += "<span data-run=\"" + html_escape(runs[k].name) + "\" style=\"--c:" + colours[k] + "\"><i class=\"sw\"></i>" +
-              html_escape(runs[k].name) + (runs[k].arch.empty() ? "" : " <small>" + html_escape(runs[k].arch) + "</small>") +
-              "</span>";
+    legend += "<span data-run=\"" + html_escape(runs[k].name) + "\" style=\"--c:" + colours[k] +
+              "\"><i class=\"sw\"></i>" + html_escape(runs[k].name) +
+              (runs[k].arch.empty() ? "" : " <small>" + html_escape(runs[k].arch) + "</small>") + "</span>";
   legend += "</div>\n";
 
   // A comparison over seeds comes first; the table of runs (one row per seed) then follows the curves.
@@ -225,8 +232,10 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
   std::string notes;
   for (const RunSummary& r : runs)
     for (const std::string& n : r.notes)
-      notes += "<li data-run=\"" + html_escape(r.name) + "\"><b>" + html_escape(r.name) + "</b>: " + html_escape(n) + "</li>\n";
-  if (!notes.empty()) notes = "<section class=\"card\" id=\"notes\"><h2>Notes</h2>\n<ul class=\"notes\">\n" + notes + "</ul></section>\n";
+      notes += "<li data-run=\"" + html_escape(r.name) + "\"><b>" + html_escape(r.name) + "</b>: " + html_escape(n) +
+               "</li>\n";
+  if (!notes.empty())
+    notes = "<section class=\"card\" id=\"notes\"><h2>Notes</h2>\n<ul class=\"notes\">\n" + notes + "</ul></section>\n";
   if (seeds)
     page += comparison_sections(comparison);
   else
@@ -254,23 +263,25 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
       "and of the average of the last 5 checkpoints: the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
       "by experiments/quality_m30k.sh), else the plain test set of score/&lt;set&gt;.best.json (tools/compare.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
       "report." +
-      (seeds ? std::string(
-                   "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "
-                   "± the sample standard deviation (n − 1) over the seeds, from hyp/ scored against --refs, else from "
-                   "score/. Δ BLEU: the mean over the seeds both have of the arch's BLEU minus the baseline's. p (pooled): "
-                   "sacreBLEU's paired bootstrap (") +
-                   std::to_string(comparison.options.bootstrap_samples) + " resamples, seed " +
-                   std::to_string(comparison.options.bootstrap_seed) +
-                   ") of the common seeds' translations concatenated into one paired sample (seed s against seed s); "
-                   "the two-sided p of the absolute BLEU difference. Verdict: better or worse when Δ has that sign and "
-                   "the pooled p &lt; 0.05, else not distinguishable. BLEU by reference length: the main test set's "
-                   "segments grouped by reference words, each group scored as a corpus; the mean over seeds. See "
-                   "docs/report.md."
-             : std::string()) +
+      (seeds
+           ? std::string(
+                 "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "
+                 "± the sample standard deviation (n − 1) over the seeds, from hyp/ scored against --refs, else from "
+                 "score/. Δ BLEU: the mean over the seeds both have of the arch's BLEU minus the baseline's. p (pooled): "
+                 "sacreBLEU's paired bootstrap (") +
+                 std::to_string(comparison.options.bootstrap_samples) + " resamples, seed " +
+                 std::to_string(comparison.options.bootstrap_seed) +
+                 ") of the common seeds' translations concatenated into one paired sample (seed s against seed s); "
+                 "the two-sided p of the absolute BLEU difference. Verdict: better or worse when Δ has that sign and "
+                 "the pooled p &lt; 0.05, else not distinguishable. BLEU by reference length: the main test set's "
+                 "segments grouped by reference words, each group scored as a corpus; the mean over seeds. See "
+                 "docs/report.md."
+           : std::string()) +
       "</footer>\n";
-  page += "<script type=\"application/json\" id=\"attn-report\">" +
-          text::script_safe(report_json(runs, comparison).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-          "</script>\n";
+  page +=
+      "<script type=\"application/json\" id=\"attn-report\">" +
+      text::script_safe(report_json(runs, comparison).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+      "</script>\n";
   page += web::script(web::Asset::report_js);
   page += "</body>\n</html>\n";
   return page;

@@ -176,9 +176,9 @@ ParsedLog parse_log(std::string_view text) {
   if (incomplete > 0)
     log.notes.push_back("log.jsonl: the last line is unfinished (the run may be writing it); skipped");
   if (log.superseded > 0)
-    log.notes.push_back("log.jsonl: the run was resumed from an earlier checkpoint; " +
-                        plural(log.superseded, "line", "lines") + " logged after that checkpoint by the earlier process " +
-                        (log.superseded == 1 ? "was" : "were") + " replaced");
+    log.notes.push_back(
+        "log.jsonl: the run was resumed from an earlier checkpoint; " + plural(log.superseded, "line", "lines") +
+        " logged after that checkpoint by the earlier process " + (log.superseded == 1 ? "was" : "were") + " replaced");
   return log;
 }
 
@@ -544,7 +544,9 @@ nlohmann::json runs_json(const std::vector<RunSummary>& runs) {
     j["updates"] = opt(r.updates);
     j["elapsed_s"] = opt(r.elapsed_s);
     if (r.test)
-      j["test"] = {{"minutes", r.test->minutes}, {"set", r.test->set}, {"best", score(r.test->best)},
+      j["test"] = {{"minutes", r.test->minutes},
+                   {"set", r.test->set},
+                   {"best", score(r.test->best)},
                    {"avg5", score(r.test->avg5)}};
     else
       j["test"] = nullptr;

@@ -124,7 +124,8 @@ std::string loaded_names(const std::vector<ServedModel>& models) {
 }
 
 std::size_t find_model(const std::vector<ServedModel>& models, const json& name) {
-  if (!name.is_string()) throw Refusal{400, "a model name must be a string; the loaded models are " + loaded_names(models)};
+  if (!name.is_string())
+    throw Refusal{400, "a model name must be a string; the loaded models are " + loaded_names(models)};
   for (std::size_t i = 0; i < models.size(); ++i)
     if (models[i].name == name.get<std::string>()) return i;
   throw Refusal{404, "no model named " + name.dump() + "; the loaded models are " + loaded_names(models) +
@@ -173,8 +174,9 @@ std::vector<std::string> sentence_fields(const json& request, const Limits& limi
     return out;
   }
   if (!request.contains("sentences"))
-    throw Refusal{400, one_only ? "the request needs \"sentences\": an array of one string, the text to translate and show"
-                                : "the request needs \"sentences\": an array of strings"};
+    throw Refusal{400, one_only
+                           ? "the request needs \"sentences\": an array of one string, the text to translate and show"
+                           : "the request needs \"sentences\": an array of strings"};
   const json& list = request["sentences"];
   if (!list.is_array()) throw Refusal{400, "\"sentences\" must be an array of strings"};
   if (one_only && list.size() != 1)
@@ -211,12 +213,14 @@ std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, c
 // at its next step) and refuses.
 template <typename Future>
 void wait_for(Future& result, const std::shared_ptr<std::atomic<bool>>& abandoned, const RequestContext& context,
-              std::chrono::steady_clock::time_point deadline, const DecodeQueue& queue, std::chrono::milliseconds limit) {
+              std::chrono::steady_clock::time_point deadline, const DecodeQueue& queue,
+              std::chrono::milliseconds limit) {
   while (result.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
     const bool gone = context.cancelled->load(), stopping = queue.cancelled();
     if (!gone && !stopping && std::chrono::steady_clock::now() < deadline) continue;
     abandoned->store(true);
-    if (stopping) throw Refusal{503, "the server is shutting down and gave up on this request; retry on another instance"};
+    if (stopping)
+      throw Refusal{503, "the server is shutting down and gave up on this request; retry on another instance"};
     if (gone) throw Refusal{499, "the client closed the connection"};
     throw Refusal{503, "no answer within " + std::to_string(limit.count() / 1000.0).substr(0, 5) +
                            " s (--timeout): the server is busy; retry later or send fewer sentences"};
@@ -237,9 +241,11 @@ std::int64_t search_work(const decode::SearchOptions& search, const std::vector<
 
 void check_work(std::int64_t work, const Limits& limits) {
   if (work > limits.max_work)
-    throw Refusal{413, "the request asks for " + std::to_string(work) + " decoder steps (beam × longest output, summed "
-                       "over sentences and models); the limit is " + std::to_string(limits.max_work) +
-                       " (--max-work); lower beam or max_len_a/max_len_b, or send fewer sentences"};
+    throw Refusal{413, "the request asks for " + std::to_string(work) +
+                           " decoder steps (beam × longest output, summed "
+                           "over sentences and models); the limit is " +
+                           std::to_string(limits.max_work) +
+                           " (--max-work); lower beam or max_len_a/max_len_b, or send fewer sentences"};
 }
 
 std::string shown_file(const ServedModel& m, const Limits& limits) {
@@ -272,8 +278,8 @@ Response answer(Handler&& handler) {
 }  // namespace
 
 Response error_response(int status, const std::string& message) {
-  return {status, json{{"error", {{"status", status}, {"message", message}}}}
-                      .dump(-1, ' ', false, json::error_handler_t::replace)};
+  return {status, json{{"error", {{"status", status}, {"message", message}}}}.dump(-1, ' ', false,
+                                                                                   json::error_handler_t::replace)};
 }
 
 Api::Api(const std::vector<ServedModel>& models, DecodeQueue& queue, Limits limits)
@@ -314,11 +320,12 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
     const json request = parse_body(body);
-    refuse_unknown_fields(request, {"models", "sentences", "model", "sentence", "beam", "lenpen", "nbest",
-                                    "max_len_a", "max_len_b", "split_sentences"});
+    refuse_unknown_fields(request, {"models", "sentences", "model", "sentence", "beam", "lenpen", "nbest", "max_len_a",
+                                    "max_len_b", "split_sentences"});
     const std::vector<std::size_t> named = model_fields(request, models_);
     if (named.empty() && models_.size() > 1)
-      throw Refusal{400, "several models are loaded; name one with \"models\": [\"NAME\"], one of " + loaded_names(models_)};
+      throw Refusal{400,
+                    "several models are loaded; name one with \"models\": [\"NAME\"], one of " + loaded_names(models_)};
     if (named.size() > 1)
       throw Refusal{400, "\"models\" names " + std::to_string(named.size()) +
                              " models; translate answers with one: give an array of one (attend compares several)"};
@@ -327,7 +334,8 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
     const decode::SearchOptions search = search_fields(request, limits_, 5);
     const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
     if (split && search.nbest > 1)
-      throw Refusal{400, "\"split_sentences\" joins each line's best translations; it cannot be used with \"nbest\" above 1"};
+      throw Refusal{
+          400, "\"split_sentences\" joins each line's best translations; it cannot be used with \"nbest\" above 1"};
     const std::vector<std::string> lines = sentence_fields(request, limits_, false);
 
     // The units decoded: the sentences, or with split_sentences the sentences within each.
@@ -377,7 +385,7 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
       translations.push_back(entry);
     }
     return {200, json{{"model", served.name}, {"translations", translations}}.dump(-1, ' ', false,
-                                                                                    json::error_handler_t::replace)};
+                                                                                   json::error_handler_t::replace)};
   });
 }
 
@@ -404,7 +412,7 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
     struct AttendWork {
       text::SentenceUnits units;
       std::vector<std::vector<std::vector<std::int32_t>>> sources;  // [model][unit]
-      std::vector<std::string> documents;                            // [model]
+      std::vector<std::string> documents;                           // [model]
     };
     auto shared = std::make_shared<AttendWork>();
     shared->units = units;
@@ -432,7 +440,9 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
         if (split) input.places = &shared->units.places;
         std::string sentences;
         decode::run_attend(ctx, model, served.loaded.bpe, input, search, selection,
-                           [&](std::int64_t, const std::string& s) { sentences += (sentences.empty() ? "" : ",") + s; });
+                           [&](std::int64_t, const std::string& s) {
+                             sentences += (sentences.empty() ? "" : ",") + s;
+                           });
         std::string head = decode::maps_header(model, shown_file(served, limits), false, search, selection)
                                .dump(-1, ' ', false, json::error_handler_t::replace);
         head.pop_back();  // the closing brace
@@ -503,7 +513,8 @@ std::vector<std::string> model_names(const std::vector<std::string>& specs, cons
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (!names[i].empty()) continue;
     std::string name = archs[i];
-    for (int k = 2; std::find(names.begin(), names.end(), name) != names.end(); ++k) name = archs[i] + "-" + std::to_string(k);
+    for (int k = 2; std::find(names.begin(), names.end(), name) != names.end(); ++k)
+      name = archs[i] + "-" + std::to_string(k);
     names[i] = name;
   }
   return names;

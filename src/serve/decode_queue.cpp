@@ -64,8 +64,7 @@ std::optional<DecodeQueue::Submitted> DecodeQueue::translate(std::size_t model,
                                                              std::uint64_t client) {
   auto gather = std::make_shared<Gather>();
   gather->results.resize(sources.size());
-  const std::int64_t per_piece =
-      std::min(options_.max_batch, options_.piece_hypotheses / std::max(1, search.beam));
+  const std::int64_t per_piece = std::min(options_.max_batch, options_.piece_hypotheses / std::max(1, search.beam));
   const std::size_t piece = static_cast<std::size_t>(std::max<std::int64_t>(1, per_piece));
   gather->pieces_left = (sources.size() + piece - 1) / piece;
   Submitted submitted{gather->promise.get_future(), std::make_shared<std::atomic<bool>>(false)};
@@ -98,7 +97,7 @@ std::optional<DecodeQueue::Submitted> DecodeQueue::translate(std::size_t model,
 }
 
 std::optional<DecodeQueue::SubmittedTask> DecodeQueue::run(std::int64_t sentences, std::function<void()> work,
-                                                          std::uint64_t client) {
+                                                           std::uint64_t client) {
   Job job;
   job.client = client;
   job.is_translation = false;
@@ -265,7 +264,8 @@ void DecodeQueue::settle(const std::vector<Job>& batch, double seconds) {
   for (const Job& j : batch) hypotheses += j.hypotheses();
   for (const Job& j : batch) {
     queued_ -= j.sentences;
-    charged_[j.client] += seconds * static_cast<double>(j.hypotheses()) / static_cast<double>(std::max<std::int64_t>(1, hypotheses));
+    charged_[j.client] += seconds * static_cast<double>(j.hypotheses()) /
+                          static_cast<double>(std::max<std::int64_t>(1, hypotheses));
     if (--busy_[j.client] == 0) busy_.erase(j.client);
   }
   // A client with nothing queued or running is forgotten (the map stays as small as the queue).

@@ -14,7 +14,8 @@ namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -35,9 +36,7 @@ bool is_ip_literal(const std::string& host) {
   return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "::1" || host.rfind("127.", 0) == 0 || host == "localhost";
-}
+bool is_loopback(const std::string& host) { return host == "::1" || host.rfind("127.", 0) == 0 || host == "localhost"; }
 
 }  // namespace
 

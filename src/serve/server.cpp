@@ -78,14 +78,16 @@ class Session : public std::enable_shared_from_this<Session> {
     const auto& req = parser_->get();
     head_only_ = req.method() == http::verb::head;
     // A refused request without a body leaves the connection clean for the next one.
-    if (std::optional<HttpReply> refused = check(req)) return send(std::move(*refused), parser_->is_done() && req.keep_alive());
+    if (std::optional<HttpReply> refused = check(req))
+      return send(std::move(*refused), parser_->is_done() && req.keep_alive());
     if (beast::iequals(req[http::field::expect], "100-continue")) {
       // Only now that the request is accepted does the client send its body.
       static const std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
-      return net::async_write(stream_, net::buffer(go_on), [self = shared_from_this()](beast::error_code e, std::size_t) {
-        if (e) return self->close();
-        self->read_body();
-      });
+      return net::async_write(stream_, net::buffer(go_on),
+                              [self = shared_from_this()](beast::error_code e, std::size_t) {
+                                if (e) return self->close();
+                                self->read_body();
+                              });
     }
     read_body();
   }
@@ -126,9 +128,11 @@ class Session : public std::enable_shared_from_this<Session> {
                                   " Content-Length headers; send one");
     const auto host = req.find(http::field::host);
     if (host == req.end() || !s_.hosts.accepts(sv(host->value())))
-      return error_reply(403, "the Host header " + std::string(host == req.end() ? "is missing" : "names " +
-                                                                                   std::string(host->value().substr(0, 200))) +
-                                  ", not this server's address; give the name clients use with --allow-host");
+      return error_reply(403,
+                         "the Host header " +
+                             std::string(host == req.end() ? "is missing"
+                                                           : "names " + std::string(host->value().substr(0, 200))) +
+                             ", not this server's address; give the name clients use with --allow-host");
     const std::optional<Route> route = route_of(sv(req.target()));
     if (!route)
       return error_reply(404, "no such endpoint: " + std::string(req.target().substr(0, 200)) +
@@ -170,7 +174,8 @@ class Session : public std::enable_shared_from_this<Session> {
     cancelled_ = context.cancelled;
     watch_for_leaving();
     net::post(s_.workers, [self = shared_from_this(), route, body = std::move(req.body()), context] {
-      Response r = route == Route::translate ? self->s_.api.translate(body, context) : self->s_.api.attend(body, context);
+      Response r = route == Route::translate ? self->s_.api.translate(body, context)
+                                             : self->s_.api.attend(body, context);
       net::post(self->stream_.get_executor(), [self, r = std::move(r)] {
         self->watching_ = false;
         beast::error_code ignored;
@@ -246,10 +251,11 @@ class Session : public std::enable_shared_from_this<Session> {
     drop_more(budget);
   }
   void drop_more(std::uint64_t budget) {
-    stream_.async_read_some(buffer_.prepare(65536), [self = shared_from_this(), budget](beast::error_code ec, std::size_t n) {
-      if (ec || n >= budget) return self->stream_.close();
-      self->drop_more(budget - n);
-    });
+    stream_.async_read_some(buffer_.prepare(65536),
+                            [self = shared_from_this(), budget](beast::error_code ec, std::size_t n) {
+                              if (ec || n >= budget) return self->stream_.close();
+                              self->drop_more(budget - n);
+                            });
   }
 
   HttpServer::State& s_;
@@ -269,10 +275,11 @@ void accept_next(HttpServer::State& s) {
       if (s.connections >= s.options.max_connections) {
         // Over the limit: a short answer rather than a connection left waiting.
         const std::string body = error_response(503, "too many connections (--connections " +
-                                                         std::to_string(s.options.max_connections) +
-                                                         "); retry later").body;
+                                                         std::to_string(s.options.max_connections) + "); retry later")
+                                     .body;
         const std::string answer = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                                   "Connection: close\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+                                   "Connection: close\r\nContent-Length: " +
+                                   std::to_string(body.size()) + "\r\n\r\n" + body;
         beast::error_code ignored;
         socket.non_blocking(true, ignored);
         net::write(socket, net::buffer(answer), ignored);
@@ -298,7 +305,8 @@ HttpServer::~HttpServer() {
 int HttpServer::bind() {
   State& s = *state_;
   beast::error_code ec;
-  const net::ip::address address = net::ip::make_address(s.options.host == "localhost" ? "127.0.0.1" : s.options.host, ec);
+  const net::ip::address address =
+      net::ip::make_address(s.options.host == "localhost" ? "127.0.0.1" : s.options.host, ec);
   if (!ec) {
     const tcp::endpoint at(address, static_cast<unsigned short>(s.options.port));
     s.acceptor.open(at.protocol(), ec);
@@ -353,7 +361,8 @@ void on_stop_signal(int sig) {
 
 }  // namespace
 
-void serve_until_signal(HttpServer& server, const std::function<void()>& on_stop, const std::function<void()>& give_up) {
+void serve_until_signal(HttpServer& server, const std::function<void()>& on_stop,
+                        const std::function<void()>& give_up) {
   int fds[2];
   require(::pipe(fds) == 0, std::string("cannot create a pipe: ") + std::strerror(errno));
   stop_pipe_write = fds[1];

@@ -17,8 +17,7 @@ constexpr std::string_view kFormat = "attn-bpe";
 constexpr int kFormatVersion = 1;
 
 std::uint64_t merge_key(std::int32_t left, std::int32_t right) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) |
-         static_cast<std::uint32_t>(right);
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) | static_cast<std::uint32_t>(right);
 }
 
 std::size_t slot_hash(std::uint64_t key) {
@@ -148,8 +147,7 @@ void Bpe::encode_pretoken(const PreToken& token, std::vector<std::int32_t>& out,
     std::pop_heap(heap.begin(), heap.end());
     const MergeQueue::Candidate c = heap.back();
     heap.pop_back();
-    if (queue.next[c.left_pos] != c.right_pos || symbols[c.left_pos] != c.left_id ||
-        symbols[c.right_pos] != c.right_id)
+    if (queue.next[c.left_pos] != c.right_pos || symbols[c.left_pos] != c.left_id || symbols[c.right_pos] != c.right_id)
       continue;  // stale: one side has merged since
     symbols[c.left_pos] = find_merge(c.left_id, c.right_id)->result;
     const std::int32_t after = queue.next[c.right_pos];
@@ -184,7 +182,8 @@ std::vector<std::string> Bpe::encode_pieces(std::string_view line) const {
 
 std::string Bpe::decode_line(std::span<const std::int32_t> ids) const {
   std::string text = decode(ids);
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return text;
 }
 
@@ -192,8 +191,7 @@ std::string Bpe::decode(std::span<const std::int32_t> ids) const {
   std::string out, bytes;
   for (const std::int32_t id : ids) {
     require(id >= 0 && id < vocab_.size(), "BPE decode: token id " + std::to_string(id) +
-                                                " is outside the vocabulary of " +
-                                                std::to_string(vocab_.size()));
+                                               " is outside the vocabulary of " + std::to_string(vocab_.size()));
     if (id == kPad || id == kBos || id == kEos) continue;
     if (Vocab::is_byte(id)) {
       bytes.push_back(static_cast<char>(Vocab::byte_value(id)));

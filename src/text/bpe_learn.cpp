@@ -40,8 +40,8 @@ WordCounts count_words(const std::vector<std::string>& lines) {
 
 // Adds the characters seen at least min_frequency times, most frequent
 // first, while there is room; returns code point -> id.
-std::unordered_map<char32_t, std::int32_t> learn_characters(const WordCounts& words,
-                                                            const BpeOptions& options, Vocab& vocab) {
+std::unordered_map<char32_t, std::int32_t> learn_characters(const WordCounts& words, const BpeOptions& options,
+                                                            Vocab& vocab) {
   std::unordered_map<char32_t, std::int64_t> char_counts;
   for (const auto& [key, count] : words) {
     const std::string_view text = std::string_view(key).substr(1);
@@ -77,8 +77,7 @@ struct Word {
 bool mergeable(std::int32_t id) { return id >= kWordMarker; }
 
 std::uint64_t pair_key(std::int32_t left, std::int32_t right) {
-  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) |
-         static_cast<std::uint32_t>(right);
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32) | static_cast<std::uint32_t>(right);
 }
 std::int32_t key_left(std::uint64_t key) { return static_cast<std::int32_t>(key >> 32); }
 std::int32_t key_right(std::uint64_t key) { return static_cast<std::int32_t>(key & 0xFFFFFFFFu); }
@@ -104,8 +103,7 @@ struct LowerPriority {
 class MergeLearner {
  public:
   MergeLearner(std::vector<Word> words, Vocab& vocab, std::int64_t min_frequency)
-      : words_(std::move(words)), vocab_(vocab), min_frequency_(min_frequency),
-        visited_at_(words_.size(), -1) {
+      : words_(std::move(words)), vocab_(vocab), min_frequency_(min_frequency), visited_at_(words_.size(), -1) {
     for (std::size_t w = 0; w < words_.size(); ++w) {
       const auto& s = words_[w].symbols;
       for (std::size_t i = 0; i + 1 < s.size(); ++i) {

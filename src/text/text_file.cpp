@@ -43,8 +43,7 @@ void check_lines(std::vector<std::string>& lines, const std::string& origin) {
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    throw Error(path.string() + ": no such file; check the path");
+  if (!std::filesystem::exists(path, ec)) throw Error(path.string() + ": no such file; check the path");
   if (std::filesystem::is_directory(path, ec)) throw Error(path.string() + ": is a directory, expected a text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot be read (permissions?)");

@@ -5,13 +5,15 @@
 
 namespace attn::train {
 
-ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt, const std::string& role) {
+ParallelText read_parallel(const std::filesystem::path& src, const std::filesystem::path& tgt,
+                           const std::string& role) {
   ParallelText text{text::read_lines(src), text::read_lines(tgt)};
   if (text.src.size() != text.tgt.size())
     throw Error(src.string() + " has " + std::to_string(text.src.size()) + " lines but " + tgt.string() + " has " +
                 std::to_string(text.tgt.size()) + "; line i of one must translate line i of the other");
-  if (text.src.empty()) throw Error(src.string() + " and " + tgt.string() + " are empty; the " + role +
-                                        " set needs at least one sentence pair");
+  if (text.src.empty())
+    throw Error(src.string() + " and " + tgt.string() + " are empty; the " + role +
+                " set needs at least one sentence pair");
   return text;
 }
 
@@ -27,8 +29,8 @@ EncodedCorpus encode_corpus(const ParallelText& text, const text::Bpe& bpe, std:
       ++corpus.skipped_empty;
       continue;
     }
-    if (max_len > 0 && (static_cast<std::int64_t>(e.src.size()) > max_len ||
-                        static_cast<std::int64_t>(e.tgt.size()) > max_len)) {
+    if (max_len > 0 &&
+        (static_cast<std::int64_t>(e.src.size()) > max_len || static_cast<std::int64_t>(e.tgt.size()) > max_len)) {
       ++corpus.skipped_long;
       continue;
     }

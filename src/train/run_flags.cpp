@@ -51,8 +51,8 @@ nlohmann::json training_flags(const TrainOptions& o) {
           {"--weight-decay", o.optimizer.weight_decay}};
 }
 
-void check_model_flags(const std::filesystem::path& file, const model::ModelConfig& config, const nlohmann::json& stored,
-                       const std::vector<GivenModelFlag>& given) {
+void check_model_flags(const std::filesystem::path& file, const model::ModelConfig& config,
+                       const nlohmann::json& stored, const std::vector<GivenModelFlag>& given) {
   const nlohmann::json held = every_value(config);
   // A flag that sets several keys (--layers: encoder and decoder) is named
   // once, with the checkpoint's values it differs from.

@@ -46,16 +46,21 @@ TrainLog::~TrainLog() {
 
 void TrainLog::write_json(const LogRecord& r) {
   if (!json_) return;
-  nlohmann::json j = {{"split", r.split},       {"update", r.update},
-                      {"epoch", r.epoch},       {"loss", r.loss},
-                      {"nll_loss", r.nll},      {"ppl", std::exp(r.nll)},
-                      {"lr", r.lr},             {"tokens_per_s", r.tokens_per_s},
-                      {"elapsed_s", r.elapsed_s}, {"target_tokens", r.target_tokens}};
+  nlohmann::json j = {{"split", r.split},
+                      {"update", r.update},
+                      {"epoch", r.epoch},
+                      {"loss", r.loss},
+                      {"nll_loss", r.nll},
+                      {"ppl", std::exp(r.nll)},
+                      {"lr", r.lr},
+                      {"tokens_per_s", r.tokens_per_s},
+                      {"elapsed_s", r.elapsed_s},
+                      {"target_tokens", r.target_tokens}};
   if (r.split == "train") j["grad_norm"] = r.grad_norm;
   if (r.bleu) j["bleu"] = *r.bleu;
   if (r.joined)
-    j["joined"] = {{"pairs", r.joined->pairs}, {"loss", r.joined->loss}, {"nll_loss", r.joined->nll},
-                   {"bleu", r.joined->bleu}};
+    j["joined"] = {
+        {"pairs", r.joined->pairs}, {"loss", r.joined->loss}, {"nll_loss", r.joined->nll}, {"bleu", r.joined->bleu}};
   j["peak_rss_mb"] = peak_rss_mb();
   write_line(j.dump());
 }
@@ -70,11 +75,11 @@ void TrainLog::write_line(const std::string& json_text) {
   throw LogWriteError("cannot write the JSON log " + json_path_.string() + ": " + std::strerror(error_number));
 }
 
-void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update,
-                       double elapsed_s, const nlohmann::json& train_flags, const std::string& changed_flags) {
+void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters, std::int64_t update, double elapsed_s,
+                       const nlohmann::json& train_flags, const std::string& changed_flags) {
   if (!json_) return;
-  nlohmann::json j = {{"split", "model"},         {"update", update},         {"elapsed_s", elapsed_s},
-                      {"arch", config.arch},      {"parameters", parameters}, {"config", config.to_json()},
+  nlohmann::json j = {{"split", "model"},          {"update", update},         {"elapsed_s", elapsed_s},
+                      {"arch", config.arch},       {"parameters", parameters}, {"config", config.to_json()},
                       {"train_flags", train_flags}};
   if (!changed_flags.empty()) j["changed_flags"] = changed_flags;
   write_line(j.dump());
@@ -112,8 +117,8 @@ void TrainLog::valid(const LogRecord& r) {
     std::snprintf(joined, sizeof joined, " | joined x%ld: loss %.3f bleu %.2f", static_cast<long>(r.joined->pairs),
                   r.joined->loss, r.joined->bleu);
   std::fprintf(stderr, "valid | epoch %ld | update %ld | loss %.3f | ppl %.2f | bleu %.2f%s | %s\n",
-               static_cast<long>(r.epoch), static_cast<long>(r.update), r.loss, std::exp(r.nll),
-               r.bleu.value_or(0.0), joined, format_duration(r.elapsed_s).c_str());
+               static_cast<long>(r.epoch), static_cast<long>(r.update), r.loss, std::exp(r.nll), r.bleu.value_or(0.0),
+               joined, format_duration(r.elapsed_s).c_str());
   std::fflush(stderr);
 }
 

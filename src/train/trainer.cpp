@@ -48,7 +48,8 @@ class StopSignals {
  public:
   StopSignals() {
     g_stop_signal.store(0);
-    for (std::size_t i = 0; i < stop_signals().size(); ++i) previous_[i] = std::signal(stop_signals()[i], on_stop_signal);
+    for (std::size_t i = 0; i < stop_signals().size(); ++i)
+      previous_[i] = std::signal(stop_signals()[i], on_stop_signal);
   }
   ~StopSignals() {
     for (std::size_t i = 0; i < stop_signals().size(); ++i) std::signal(stop_signals()[i], previous_[i]);
@@ -73,14 +74,16 @@ struct Validation {
 // arena: the training step's, free between updates (a fresh one would fault
 // its pages in again at every validation).
 Validation validation_scores(Communicator& comm, model::Seq2Seq& model, const ValidationTranslator& translator,
-                    const text::Bpe& bpe, const EncodedCorpus& valid, const std::vector<std::string>& references,
-                    float label_smoothing, std::int64_t max_tokens, Arena& arena) {
+                             const text::Bpe& bpe, const EncodedCorpus& valid,
+                             const std::vector<std::string>& references, float label_smoothing, std::int64_t max_tokens,
+                             Arena& arena) {
   Rng rng(0);
   nn::StepContext ctx{model.params(), arena, rng, false};
   double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, tokens
   std::string mine;                  // "index length text" for each of this rank's sentences
   const auto batches = plan_batches(valid.examples, max_tokens, 0, 0, false);
-  for (std::size_t b = static_cast<std::size_t>(comm.rank()); b < batches.size(); b += static_cast<std::size_t>(comm.size())) {
+  for (std::size_t b = static_cast<std::size_t>(comm.rank()); b < batches.size();
+       b += static_cast<std::size_t>(comm.size())) {
     const BatchIndices& indices = batches[b];
     arena.reset();
     const model::Batch batch = gather_batch(valid.examples, indices);
@@ -148,8 +151,9 @@ int pending_stop_signal() { return g_stop_signal.load(); }
 class Trainer::Session {
  public:
   Session(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks)
-      : o_(std::move(options)), translator_(translator), hooks_(hooks ? hooks : &no_hooks_), comm_(Communicator::world()),
-        root_(comm_.is_root()), last_path_(o_.save_dir / "last.attn"), best_path_(o_.save_dir / "best.attn") {}
+      : o_(std::move(options)), translator_(translator), hooks_(hooks ? hooks : &no_hooks_),
+        comm_(Communicator::world()), root_(comm_.is_root()), last_path_(o_.save_dir / "last.attn"),
+        best_path_(o_.save_dir / "best.attn") {}
 
   TrainResult train() {
     open();
@@ -212,8 +216,10 @@ class Trainer::Session {
     const bool new_save_dir = root_ && !fs::exists(o_.save_dir);
     try {
       open_save_dir();
-      if (checkpoint) resume(*checkpoint, resume_from);
-      else start();
+      if (checkpoint)
+        resume(*checkpoint, resume_from);
+      else
+        start();
       encode_data();
     } catch (...) {
       if (new_save_dir) {  // and nothing else in it: the lock and the log of this failed start
@@ -238,9 +244,10 @@ class Trainer::Session {
   void open_save_dir() {
     std::error_code ec;
     fs::create_directories(o_.save_dir, ec);
-    require(!ec && fs::is_directory(o_.save_dir), o_.save_dir.string() + ": cannot create the save directory (" +
-                                                      ec.message() + ")");
-    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this one's.
+    require(!ec && fs::is_directory(o_.save_dir),
+            o_.save_dir.string() + ": cannot create the save directory (" + ec.message() + ")");
+    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this
+    // one's.
     if (root_) lock_ = std::make_unique<DirLock>(o_.save_dir);
     log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
     if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
@@ -264,7 +271,7 @@ class Trainer::Session {
             o_.train_src.string() + ": no usable sentence pairs (all empty or longer than --max-len)");
     if (train_.skipped_empty || train_.skipped_long)
       log_->message("train: skipped " + std::to_string(train_.skipped_empty) + " pairs with an empty side and " +
-                   std::to_string(train_.skipped_long) + " longer than --max-len " + std::to_string(o_.max_len));
+                    std::to_string(train_.skipped_long) + " longer than --max-len " + std::to_string(o_.max_len));
   }
 
   // The checkpoint to resume from, refused when it holds another model than the flags ask for.
@@ -284,7 +291,7 @@ class Trainer::Session {
     optimizer_ = std::make_unique<Adam>(model_->params(), o_.optimizer);
     restore_optimizer(loaded, *optimizer_);
     log_->message("resuming from " + from.string() + " at update " + std::to_string(state_.update) + ", epoch " +
-                 std::to_string(state_.epoch));
+                  std::to_string(state_.epoch));
     const nlohmann::json flags = training_flags(o_);
     changed_flags_ = changed_training_flags(state_.flags, flags);
     if (!changed_flags_.empty()) log_->message("training flags changed since the checkpoint: " + changed_flags_);
@@ -299,7 +306,8 @@ class Trainer::Session {
     bpe_options.vocab_size = static_cast<std::int32_t>(o_.vocab_size);
     bpe_ = text::Bpe::learn(lines, bpe_options);
     char msg[128];
-    std::snprintf(msg, sizeof msg, "learned a joint BPE of %d pieces in %.1f s", bpe_.vocab().size(), seconds_since(t0));
+    std::snprintf(msg, sizeof msg, "learned a joint BPE of %d pieces in %.1f s", bpe_.vocab().size(),
+                  seconds_since(t0));
     log_->message(msg);
     model::ModelConfig config = o_.model;
     config.vocab_size = bpe_.vocab().size();
@@ -323,8 +331,7 @@ class Trainer::Session {
     double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
     // --precision bf16: the forward and backward products only; the sums,
     // the optimizer and validation stay FP32.
-    model_->params().set_compute_type(o_.precision,
-                                      nn::ParamStore::Use::training);
+    model_->params().set_compute_type(o_.precision, nn::ParamStore::Use::training);
     accumulate_gradients(batches, first, count, sums);
     model_->params().set_compute_type(kernels::ComputeType::fp32);
     comm_.sum(sums);
@@ -360,8 +367,10 @@ class Trainer::Session {
     for (std::int64_t k = comm_.rank(); k < count; k += comm_.size()) {
       if (k > comm_.rank()) {  // not this rank's first batch of the update
         auto g = model_->params().grads();
-        if (!add_earlier_) earlier_.assign(g.begin(), g.end());
-        else kernels::add(earlier_.data(), g.data(), earlier_.data(), static_cast<std::int64_t>(g.size()));
+        if (!add_earlier_)
+          earlier_.assign(g.begin(), g.end());
+        else
+          kernels::add(earlier_.data(), g.data(), earlier_.data(), static_cast<std::int64_t>(g.size()));
         model_->params().zero_grads();
         add_earlier_ = true;
       }
@@ -397,7 +406,7 @@ class Trainer::Session {
                   last_path_.string() + "; try a lower --lr or --clip-norm, or --skip-bad-batches N to skip a few");
     ++bad_skipped_;
     log_->message("skipped " + where + ": the loss or a gradient is NaN/Inf (" + std::to_string(bad_skipped_) +
-                 " of --skip-bad-batches " + std::to_string(o_.skip_bad_batches) + ")");
+                  " of --skip-bad-batches " + std::to_string(o_.skip_bad_batches) + ")");
   }
 
   // The progress line (at most every 0.5 s) and, every --log-every updates, a log record.
@@ -433,8 +442,8 @@ class Trainer::Session {
   // checkpoints. True when patience is exhausted.
   bool validate() {
     hooks_->before_validation(state_.update);
-    const Validation v = validation_scores(comm_, *model_, translator_, bpe_, valid_, valid_text_.tgt, o_.label_smoothing,
-                                           o_.max_tokens, arena_);
+    const Validation v = validation_scores(comm_, *model_, translator_, bpe_, valid_, valid_text_.tgt,
+                                           o_.label_smoothing, o_.max_tokens, arena_);
     state_.last_valid_bleu = v.bleu;
     state_.last_valid_loss = v.loss;
     LogRecord r;
@@ -498,18 +507,21 @@ class Trainer::Session {
   // best reflects the end. A run that had nothing left to do changes nothing.
   TrainResult finish() {
     if (updates_this_session_ > 0) {
-      if (state_.batch_in_epoch > 0 && o_.valid_every <= 0) validate();
-      else checkpoint();
+      if (state_.batch_in_epoch > 0 && o_.valid_every <= 0)
+        validate();
+      else
+        checkpoint();
     }
     result_.updates = state_.update;
     result_.best_metric = state_.best_metric;
     if (comm_.size() > 1)
       log_->message("all-reduce: waited " + format_fixed(gradient_sum_->wait_seconds(), 2) +
-                   " s for the gradient sums over " + std::to_string(updates_this_session_) + " updates");
+                    " s for the gradient sums over " + std::to_string(updates_this_session_) + " updates");
     log_->ended(state_.update, elapsed(), "finished");
-    log_->message("done: " + std::to_string(state_.update) + " updates; best " + std::string(best_metric_name(o_.best_metric)) + " " +
-                 std::to_string(o_.best_metric == BestMetric::bleu ? state_.best_metric : -state_.best_metric) +
-                 " at update " + std::to_string(state_.best_update) + "; models in " + o_.save_dir.string());
+    log_->message("done: " + std::to_string(state_.update) + " updates; best " +
+                  std::string(best_metric_name(o_.best_metric)) + " " +
+                  std::to_string(o_.best_metric == BestMetric::bleu ? state_.best_metric : -state_.best_metric) +
+                  " at update " + std::to_string(state_.best_update) + "; models in " + o_.save_dir.string());
     return result_;
   }
 
@@ -534,7 +546,7 @@ class Trainer::Session {
   TrainHooks no_hooks_;
   TrainHooks* hooks_;
   Communicator& comm_;
-  const bool root_;  // rank 0 alone logs and writes files
+  const bool root_;                // rank 0 alone logs and writes files
   std::unique_ptr<DirLock> lock_;  // held for the whole run
   std::unique_ptr<TrainLog> log_;  // opened once the save directory is ours
   StopSignals signals_;

@@ -16,7 +16,9 @@ struct AppUnderTest {
   std::unique_ptr<CLI::App> app = cli::make_app(common, action);
 
   // Every subcommand, in the order of `attn --help`.
-  std::vector<CLI::App*> subcommands() const { return app->get_subcommands([](CLI::App*) { return true; }); }
+  std::vector<CLI::App*> subcommands() const {
+    return app->get_subcommands([](CLI::App*) { return true; });
+  }
 };
 
 }  // namespace attn::test

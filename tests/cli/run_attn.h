@@ -45,9 +45,11 @@ inline RunResult run_attn(const std::string& args, const std::string& stdin_text
   REQUIRE(bin != nullptr);  // set by `make test`; run the suite through make
   const auto dir = std::filesystem::temp_directory_path();
   const std::string tag = std::to_string(reinterpret_cast<std::uintptr_t>(&args));
-  const auto in = dir / ("attn-cli-in-" + tag), out = dir / ("attn-cli-out-" + tag), err = dir / ("attn-cli-err-" + tag);
+  const auto in = dir / ("attn-cli-in-" + tag), out = dir / ("attn-cli-out-" + tag),
+             err = dir / ("attn-cli-err-" + tag);
   { std::ofstream(in, std::ios::binary) << stdin_text; }
-  const std::string cmd = shell_prefix + std::string(bin) + " " + args + " <" + in.string() + " >" + out.string() + " 2>" + err.string();
+  const std::string cmd = shell_prefix + std::string(bin) + " " + args + " <" + in.string() + " >" + out.string() +
+                          " 2>" + err.string();
   const int raw = std::system(cmd.c_str());
   RunResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

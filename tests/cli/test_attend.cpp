@@ -32,12 +32,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kSources{
-    "we watched four blue teachers .", "you find him .", "the small man sleeps .",
-    "the old teachers watched the small dogs in the garden .", "a dog ."};
-const std::vector<std::string> kTargets{
-    "nos dokaren zelas kev ta ka gardim .", "tu el ta troves .", "ra varo pita dorma .",
-    "ra vela gardim ka dokaren ra varo hundos en ra garten .", "un hundo ."};
+const std::vector<std::string> kSources{"we watched four blue teachers .", "you find him .", "the small man sleeps .",
+                                        "the old teachers watched the small dogs in the garden .", "a dog ."};
+const std::vector<std::string> kTargets{"nos dokaren zelas kev ta ka gardim .", "tu el ta troves .",
+                                        "ra varo pita dorma .",
+                                        "ra vela gardim ka dokaren ra varo hundos en ra garten .", "un hundo ."};
 
 std::string lines_text(const std::vector<std::string>& lines) {
   std::string out;
@@ -105,7 +104,8 @@ std::string make_model(const test::ScratchDir& dir, const std::string& name, con
 json read_json(const fs::path& p) { return json::parse(test::slurp(p)); }
 
 test::SchemaValidator validator() {
-  return test::SchemaValidator::from_file(fs::path(__FILE__).parent_path() / ".." / ".." / "docs" / "attention.schema.json");
+  return test::SchemaValidator::from_file(fs::path(__FILE__).parent_path() / ".." / ".." / "docs" /
+                                          "attention.schema.json");
 }
 
 void require_valid(const json& doc) {
@@ -135,7 +135,8 @@ TEST_CASE("attend (cli): decode and forced runs write JSON and a page that keep 
           "[attend][cli]") {
   test::ScratchDir dir;
   const std::string model = make_model(dir, "m.attn", "convsan2d", "muse", 3);
-  const std::string src = dir.write("test.src", lines_text(kSources)), tgt = dir.write("test.tgt", lines_text(kTargets));
+  const std::string src = dir.write("test.src", lines_text(kSources)),
+                    tgt = dir.write("test.tgt", lines_text(kTargets));
   const fs::path json_path = dir.path() / "maps.json", html_path = dir.path() / "maps.html";
 
   auto r = run_attn("attend -m " + model + " -i " + src + " -t " + tgt + " -o " + json_path.string() + " --html " +
@@ -156,7 +157,8 @@ TEST_CASE("attend (cli): decode and forced runs write JSON and a page that keep 
   REQUIRE(count(html, "class=\"attn-sentence\"") == kSources.size());
 
   // Decoding with a beam, to stdout; only the chosen layers, heads and components.
-  r = run_attn("attend -m " + model + " -i " + src + " --beam 3 --max-len-a 1 --max-len-b 3 --layers 1 --heads 0,3 "
+  r = run_attn("attend -m " + model + " -i " + src +
+               " --beam 3 --max-len-a 1 --max-len-b 3 --layers 1 --heads 0,3 "
                "--components decoder --precision 2");
   INFO(r.err);
   REQUIRE(r.status == 0);
@@ -256,7 +258,8 @@ TEST_CASE("attend (cli): bad input gets one line, exit status 2 and no file", "[
   REQUIRE(listing(dir.path()) == before);  // nothing written, no temporary left behind
 }
 
-TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to cells per component", "[attend][cli][browser]") {
+TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to cells per component",
+          "[attend][cli][browser]") {
   const fs::path chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
@@ -266,12 +269,14 @@ TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to
   const fs::path out_dir = fs::absolute(fs::path(bin).parent_path() / "test-output" / "attend");
   fs::create_directories(out_dir);
   test::ScratchDir dir;
-  const std::string src = dir.write("test.src", lines_text(kSources)), tgt = dir.write("test.tgt", lines_text(kTargets));
+  const std::string src = dir.write("test.src", lines_text(kSources)),
+                    tgt = dir.write("test.tgt", lines_text(kTargets));
 
   // Runs chromium on the page with a URL hash; returns the DOM after the script ran.
   auto browse = [&](const fs::path& page, const std::string& hash, const std::string& action) {
     const fs::path dom = dir.path() / "dom.html";
-    const std::string cmd = "timeout 120 " + chromium.string() + " --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars" +
+    const std::string cmd = "timeout 120 " + chromium.string() +
+                            " --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars" +
                             " --user-data-dir=" + (dir.path() / "profile").string() +
                             " --virtual-time-budget=2000 --window-size=1500,1100 " + action + " 'file://" +
                             page.string() + "#" + hash + "' >" + dom.string() + " 2>/dev/null";
@@ -324,9 +329,10 @@ TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to
                   "  const svg = document.querySelector('svg.map.big'), r = svg.getBoundingClientRect();\n"
                   "  const s = +svg.dataset.s, x = +svg.dataset.x, y = +svg.dataset.y;\n"
                   "  svg.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: r.left + x + (" +
-                      std::to_string(best) + " + 0.5) * s, clientY: r.top + y + 0.5 * s}));\n"
-                  "  document.body.setAttribute('data-probe', document.getElementById('tip').textContent);\n"
-                  "})();</script>\n");
+                      std::to_string(best) +
+                      " + 0.5) * s, clientY: r.top + y + 0.5 * s}));\n"
+                      "  document.body.setAttribute('data-probe', document.getElementById('tip').textContent);\n"
+                      "})();</script>\n");
       const fs::path probe = dir.path() / "probe.html";
       std::ofstream(probe, std::ios::binary) << html;
       const std::string dom = browse(probe, "component=encoder&layer=0&head=0", "--dump-dom");

@@ -46,7 +46,8 @@ TEST_CASE("cli: train --attention-dropout trains a model that stores it; bad val
   auto losses = [](const std::string& log) {
     std::string found;
     std::size_t at = 0;
-    while ((at = log.find("\"loss\":", at)) != std::string::npos) found += log.substr(at, log.find(',', at) - at) + ";", ++at;
+    while ((at = log.find("\"loss\":", at)) != std::string::npos)
+      found += log.substr(at, log.find(',', at) - at) + ";", ++at;
     return found;
   };
   REQUIRE_FALSE(losses(log_drop).empty());

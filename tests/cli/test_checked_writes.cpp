@@ -53,8 +53,7 @@ TEST_CASE("checked writes: train --log-json on a full disk stops with the reason
   REQUIRE_FALSE(fs::exists(dir / "run"));  // nothing trained, nothing left
 }
 
-TEST_CASE("checked writes: attend's JSON to a full standard output leaves no page, and says ENOSPC",
-          "[cli][io]") {
+TEST_CASE("checked writes: attend's JSON to a full standard output leaves no page, and says ENOSPC", "[cli][io]") {
   if (!fs::exists("/dev/full")) ATTN_SKIP("no /dev/full on this machine");
   ScratchDir dir;
   const std::string model = tiny_model(dir);
@@ -71,8 +70,8 @@ TEST_CASE("checked writes: attend's files on a full disk say ENOSPC, as the othe
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string in = dir.write("in.txt", "red cat\nblue dog sees two cats\n");
-  for (const std::vector<std::string>& target : {std::vector<std::string>{"-o", "/dev/full"},
-                                                 std::vector<std::string>{"--html", "/dev/full"}}) {
+  for (const std::vector<std::string>& target :
+       {std::vector<std::string>{"-o", "/dev/full"}, std::vector<std::string>{"--html", "/dev/full"}}) {
     std::vector<std::string> args{"attend", "-m", model, "-i", in};
     args.insert(args.end(), target.begin(), target.end());
     const RunResult r = run_attn(shell_words(args));

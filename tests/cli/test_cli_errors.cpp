@@ -20,7 +20,8 @@ TEST_CASE("cli: --help, --version and unknown flags", "[cli]") {
   REQUIRE(r.out.find("attn ") == 0);
   r = run_attn("--help");
   REQUIRE(r.status == 0);
-  for (const char* sub : {"train", "translate", "attend", "score", "info"}) REQUIRE(r.out.find(sub) != std::string::npos);
+  for (const char* sub : {"train", "translate", "attend", "score", "info"})
+    REQUIRE(r.out.find(sub) != std::string::npos);
   require_user_error(run_attn("translate -m model.attn --bogus"), "--bogus");
   require_user_error(run_attn("frobnicate"), "frobnicate");
 }
@@ -41,7 +42,8 @@ TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
   require_user_error(run_attn("train --train " + (d.path() / "empty").string() + valid + save), "empty");
   d.write("latin.src", "caf\xe9\n");
   d.write("latin.tgt", "cafe\n");
-  require_user_error(run_attn("train --train " + (d.path() / "latin").string() + valid + save), "latin.src:1: invalid UTF-8");
+  require_user_error(run_attn("train --train " + (d.path() / "latin").string() + valid + save),
+                     "latin.src:1: invalid UTF-8");
   d.write("nul.src", std::string("a\0b\n", 4));
   d.write("nul.tgt", "ab\n");
   require_user_error(run_attn("train --train " + (d.path() / "nul").string() + valid + save), "NUL");
@@ -61,20 +63,22 @@ TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
   REQUIRE_FALSE(fs::exists(d.path() / "run" / "last.attn"));
 }
 
-TEST_CASE("cli: a directory or a FIFO where a file belongs gets one line and exit status 2, never a hang",
-          "[cli]") {
+TEST_CASE("cli: a directory or a FIFO where a file belongs gets one line and exit status 2, never a hang", "[cli]") {
   Dir d;
   const std::string dir = d.path().string();
   require_user_error(run_attn("translate -m " + dir + "/none.attn -i " + dir), "none.attn");  // the model first
   // A model file that exists, so the input is what fails.
-  const auto model = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz" / "seeds" / "model_file" / "tiny.attn";
+  const auto model = fs::path(__FILE__).parent_path().parent_path().parent_path() / "fuzz" / "seeds" / "model_file" /
+                     "tiny.attn";
   REQUIRE(fs::exists(model));
   require_user_error(run_attn("translate -m " + model.string() + " -i " + dir), "is a directory");
-  require_user_error(run_attn("attend -m " + model.string() + " -i " + dir + " -o " + dir + "/m.json"), "is a directory");
+  require_user_error(run_attn("attend -m " + model.string() + " -i " + dir + " -o " + dir + "/m.json"),
+                     "is a directory");
   {
     const std::string err = (d.path() / "err.txt").string();
     const int raw = std::system((std::string(std::getenv("ATTN_BIN")) + " translate -m " + model.string() + " <" + dir +
-                                 " >/dev/null 2>" + err).c_str());
+                                 " >/dev/null 2>" + err)
+                                    .c_str());
     REQUIRE(WIFEXITED(raw));
     REQUIRE(WEXITSTATUS(raw) == 2);
     REQUIRE(d.read("err.txt").find("standard input is a directory") != std::string::npos);

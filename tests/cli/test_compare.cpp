@@ -31,9 +31,33 @@ std::string tensor_bytes(const fs::path& model) {
 }
 
 std::vector<std::string> compare_words(const fs::path& data, const fs::path& out) {
-  return {"tools/compare.sh", "--data", data.string(), "--out", out.string(), "--seeds", "1", "--updates", "16",
-          "--probes", "2", "transformer", "--", "--dim", "16", "--heads", "2", "--layers", "1", "--ffn-dim", "32",
-          "--vocab-size", "300", "--max-tokens", "400", "--valid-every", "6"};
+  return {"tools/compare.sh",
+          "--data",
+          data.string(),
+          "--out",
+          out.string(),
+          "--seeds",
+          "1",
+          "--updates",
+          "16",
+          "--probes",
+          "2",
+          "transformer",
+          "--",
+          "--dim",
+          "16",
+          "--heads",
+          "2",
+          "--layers",
+          "1",
+          "--ffn-dim",
+          "32",
+          "--vocab-size",
+          "300",
+          "--max-tokens",
+          "400",
+          "--valid-every",
+          "6"};
 }
 
 // The environment of every compare.sh call: this build's attn, the toy language suffixes.
@@ -86,7 +110,8 @@ TEST_CASE("compare.sh: killed mid-training and rerun, it ends as an uninterrupte
   const std::size_t second = records.rfind("\"split\":\"model\"");
   REQUIRE(records.find("\"split\":\"model\"") != second);
   const std::size_t line_start = records.rfind('\n', second) + 1;
-  REQUIRE(records.substr(line_start, records.find('\n', second) - line_start).find("\"update\":6") != std::string::npos);
+  REQUIRE(records.substr(line_start, records.find('\n', second) - line_start).find("\"update\":6") !=
+          std::string::npos);
 
   const fs::path straight = dir.path() / "straight" / "transformer" / "seed1";
   REQUIRE(fs::exists(run / "done"));

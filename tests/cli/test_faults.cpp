@@ -42,8 +42,8 @@ TEST_CASE("faults: resuming a model of another arch is one line, exit status 2, 
   const std::string before = test::slurp(last);
   require_user_error(run_attn(shell_words(test::tiny_train_args(dir.path(), "run", {"--arch", "convsan"}))),
                      "holds a 'transformer' model but --arch is 'convsan'");
-  require_user_error(run_attn(shell_words(test::tiny_train_args(
-                         dir.path(), "other", {"--arch", "fastdisa", "--resume", last.string()}))),
+  require_user_error(run_attn(shell_words(test::tiny_train_args(dir.path(), "other",
+                                                                {"--arch", "fastdisa", "--resume", last.string()}))),
                      "holds a 'transformer' model but --arch is 'fastdisa'");
   REQUIRE(test::slurp(last) == before);
   REQUIRE_FALSE(fs::exists(dir.path() / "other" / "last.attn"));
@@ -93,8 +93,8 @@ TEST_CASE("faults: a full disk is one line, exit status 2, and the old checkpoin
   REQUIRE(last_before.size() > 100000);  // so the limit below falls inside the checkpoint
 
   // 60 blocks (30 KB in dash's 512-byte blocks, 60 KB in bash's): the log fits, a checkpoint does not.
-  const auto r = run_attn(shell_words(test::tiny_train_args(dir.path(), "run", {"--max-updates", "8"})), "",
-                          "ulimit -f 60; ");
+  const auto r =
+      run_attn(shell_words(test::tiny_train_args(dir.path(), "run", {"--max-updates", "8"})), "", "ulimit -f 60; ");
   require_user_error(r, "File too large");
   REQUIRE(r.err.find("cannot write " + last.string()) != std::string::npos);
   REQUIRE(test::slurp(last) == last_before);

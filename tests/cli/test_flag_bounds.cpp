@@ -24,9 +24,10 @@ struct Command {
   const char* name;
   const char* required;
 };
-constexpr Command kCommands[] = {{"train", ""},       {"translate", "-m m.attn"}, {"attend", "-m m.attn"},
-                                 {"score", "-r ref"}, {"info", "m.attn"},         {"average", "a.attn -o b.attn"},
-                                 {"quantize", "a.attn -o b.attn"}, {"report", "run"}, {"serve", "-m m.attn"}};
+constexpr Command kCommands[] = {
+    {"train", ""},         {"translate", "-m m.attn"},      {"attend", "-m m.attn"},          {"score", "-r ref"},
+    {"info", "m.attn"},    {"average", "a.attn -o b.attn"}, {"quantize", "a.attn -o b.attn"}, {"report", "run"},
+    {"serve", "-m m.attn"}};
 
 // One line per numeric flag: a value just outside its range and one just inside.
 struct Row {
@@ -186,7 +187,7 @@ TEST_CASE("flags: out of range, NaN, infinite and non-numbers are refused naming
     INFO(row.command << " " << row.flag);
     CHECK(parse_error(row.command, row.flag, row.good).empty());
     for (const std::string& bad : {std::string(row.bad), std::string("nan"), std::string("inf"), std::string("-inf"),
-                                  std::string("1e300"), std::string("-1e300"), std::string("abc"), std::string("")}) {
+                                   std::string("1e300"), std::string("-1e300"), std::string("abc"), std::string("")}) {
       INFO("value '" << bad << "'");
       const std::string error = parse_error(row.command, row.flag, bad);
       CHECK(error.find(row.flag) != std::string::npos);

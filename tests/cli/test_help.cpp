@@ -45,8 +45,8 @@ TEST_CASE("help: train groups its options by purpose and types the mechanism fla
   const attn::test::AppUnderTest under_test;
   const std::string help = under_test.app->get_subcommand("train")->help();
   INFO(help);
-  for (const char* group : {"\nData:", "\nModel (", "\nMechanisms (", "\nTraining:", "\nValidation and stopping:",
-                            "\nOutput:", "\nResources:"})
+  for (const char* group : {"\nData:", "\nModel (", "\nMechanisms (",
+                            "\nTraining:", "\nValidation and stopping:", "\nOutput:", "\nResources:"})
     CHECK(help.find(group) != std::string::npos);
   CHECK(help.find("--csan-window INT") != std::string::npos);
   CHECK(help.find("--muse-kernels INT,...") != std::string::npos);

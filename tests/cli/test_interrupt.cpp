@@ -73,7 +73,8 @@ TEST_CASE("interrupt (real signals): SIGINT mid-epoch and SIGTERM in a validatio
   REQUIRE(log.rfind(R"("reason":"finished")") > log.rfind(R"("reason":"interrupted")"));
 }
 
-TEST_CASE("interrupt (real signals): SIGKILL at any moment leaves last.attn and best.attn whole", "[train][cli][signals]") {
+TEST_CASE("interrupt (real signals): SIGKILL at any moment leaves last.attn and best.attn whole",
+          "[train][cli][signals]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 3);
   test::write_tiny_corpus(dir.path(), "valid", 20, 4);

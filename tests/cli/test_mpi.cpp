@@ -96,7 +96,8 @@ void require_same_run(const fs::path& a, const fs::path& b) {
 TEST_CASE("mpi: 2 ranks train what 1 process trains with --update-freq 2; resume from 2 ranks to 1 and 1 to 2",
           "[mpi][train][slow]") {
   if (!mpi_binary()) {
-    ATTN_SKIP("no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
+    ATTN_SKIP(
+        "no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
   }
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 1);
@@ -129,7 +130,8 @@ TEST_CASE("mpi: 2 ranks train what 1 process trains with --update-freq 2; resume
 TEST_CASE("mpi: world sizes 1 (no mpirun), 2 and 3 train what the default build trains, --update-freq 1 to 4",
           "[mpi][train][slow]") {
   if (!mpi_binary()) {
-    ATTN_SKIP("no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
+    ATTN_SKIP(
+        "no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
   }
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 200, 5);  // 1 to 5 words a line: batches of unequal sizes
@@ -142,7 +144,8 @@ TEST_CASE("mpi: world sizes 1 (no mpirun), 2 and 3 train what the default build 
     };
     REQUIRE(run_train(1, args("default"), out) == 0);
     std::vector<std::string> alone = args("mpi-alone");
-    const std::string command = std::string(mpi_binary()) + " " + test::shell_words(alone) + " >>" + out.string() + " 2>&1";
+    const std::string command = std::string(mpi_binary()) + " " + test::shell_words(alone) + " >>" + out.string() +
+                                " 2>&1";
     REQUIRE(std::system(command.c_str()) == 0);
     REQUIRE(run_train(2, args("ranks2-"), out) == 0);
     REQUIRE(run_train(3, args("ranks3-"), out) == 0);
@@ -170,7 +173,8 @@ TEST_CASE("mpi: world sizes 1 (no mpirun), 2 and 3 train what the default build 
 
 TEST_CASE("mpi: a rank that dies ends the job with a message naming it; last.attn stays whole", "[mpi][train][slow]") {
   if (!mpi_binary()) {
-    ATTN_SKIP("no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
+    ATTN_SKIP(
+        "no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
   }
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 3);

@@ -37,8 +37,8 @@ TEST_CASE("outputs: -o through a symlink writes its target and keeps the link", 
   fs::create_directory(dir / "kept");
   dir.write("kept/hyp.txt", "old\n");
   fs::create_symlink(fs::path("kept") / "hyp.txt", dir / "hyp-link.txt");
-  const test::RunResult r =
-      run_attn(shell_words({"translate", "-m", model, "-i", (dir / "in.txt").string(), "-o", (dir / "hyp-link.txt").string()}));
+  const test::RunResult r = run_attn(shell_words({"translate", "-m", model, "-i", (dir / "in.txt").string(), "-o",
+                                                  (dir / "hyp-link.txt").string()}));
   INFO(r.err);
   REQUIRE(r.status == 0);
   REQUIRE(fs::is_symlink(dir / "hyp-link.txt"));
@@ -47,8 +47,7 @@ TEST_CASE("outputs: -o through a symlink writes its target and keeps the link", 
   REQUIRE(std::count(written.begin(), written.end(), '\n') == 2);
 }
 
-TEST_CASE("outputs: a failed output leaves no other new output; an unwritable -o fails before the work",
-          "[cli][io]") {
+TEST_CASE("outputs: a failed output leaves no other new output; an unwritable -o fails before the work", "[cli][io]") {
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   dir.write("in.txt", "red cat\n");
@@ -66,7 +65,8 @@ TEST_CASE("outputs: a failed output leaves no other new output; an unwritable -o
   require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", (dir / "many.txt").string(), "-o",
                                            (dir / "nodir" / "x.txt").string()})),
                      "does not exist");
-  const std::vector<std::string> expected{"in.txt", "many.txt", "run", "train.src", "train.tgt", "valid.src", "valid.tgt"};
+  const std::vector<std::string> expected{"in.txt",    "many.txt",  "run",      "train.src",
+                                          "train.tgt", "valid.src", "valid.tgt"};
   REQUIRE(names_in(dir.path()) == expected);
 }
 
@@ -101,16 +101,18 @@ TEST_CASE("outputs: messages name the flags of the command that was run", "[cli]
   std::string long_line;
   for (int i = 0; i < 3000; ++i) long_line += "red ";
   dir.write("long.txt", long_line + "\n");
-  const test::RunResult r = run_attn(
-      shell_words({"translate", "-m", model, "-i", (dir / "long.txt").string(), "--max-input-len", "50000"}));
+  const test::RunResult r =
+      run_attn(shell_words({"translate", "-m", model, "-i", (dir / "long.txt").string(), "--max-input-len", "50000"}));
   INFO(r.err);
   REQUIRE(r.status == 0);
   REQUIRE(r.err.find("--max-input-len") != std::string::npos);
   REQUIRE(r.err.find("--max-len ") == std::string::npos);
-  require_user_error(run_attn(shell_words({"translate", "-m", model, "--max-len-a", "0", "--max-len-b", "0.5"}), "red\n"),
+  require_user_error(run_attn(shell_words({"translate", "-m", model, "--max-len-a", "0", "--max-len-b", "0.5"}),
+                              "red\n"),
                      "--max-len-a 0 with --max-len-b below 1");
-  require_user_error(run_attn(shell_words({"average", "--last", "0", dir.path().string(), "-o", (dir / "avg.attn").string()})),
-                     "--last");
+  require_user_error(
+      run_attn(shell_words({"average", "--last", "0", dir.path().string(), "-o", (dir / "avg.attn").string()})),
+      "--last");
   require_user_error(run_attn(shell_words(test::tiny_train_args(dir.path(), "run2", {"--vocab-size", "-1"}))),
                      "--vocab-size");
 }
@@ -132,7 +134,7 @@ TEST_CASE("inputs: NUL bytes are read as bytes with a warning; a model of NaN we
   for (const char* command : {"translate", "attend", "info"}) {
     INFO(command);
     const std::string args = std::string(command) == "info" ? shell_words({command, (dir / "nan.attn").string()})
-                                                             : shell_words({command, "-m", (dir / "nan.attn").string()});
+                                                            : shell_words({command, "-m", (dir / "nan.attn").string()});
     require_user_error(run_attn(args, "red cat\n"), "NaN or infinite");
   }
 }
@@ -181,10 +183,10 @@ TEST_CASE("outputs: out of memory is one line naming the running command's flags
   for (int i = 0; i < 3000; ++i) many += "red cat sees two big dogs and a small blue cat red cat sees two\n";
   dir.write("many.txt", many);
   // 3,000 sentences × beam 1,000 at once do not fit in 400 MB of address space.
-  const test::RunResult r = run_attn(shell_words({"translate", "-m", model, "-i", (dir / "many.txt").string(), "--beam",
-                                                  "1000", "--batch-size", "3000", "--threads", "1", "-o",
-                                                  (dir / "out.txt").string()}),
-                                     "", "ulimit -v 400000; ");
+  const test::RunResult r =
+      run_attn(shell_words({"translate", "-m", model, "-i", (dir / "many.txt").string(), "--beam", "1000",
+                            "--batch-size", "3000", "--threads", "1", "-o", (dir / "out.txt").string()}),
+               "", "ulimit -v 400000; ");
   require_user_error(r, "out of memory; try a smaller --batch-size or --beam");
   REQUIRE_FALSE(fs::exists(dir / "out.txt"));
 #endif

@@ -16,7 +16,8 @@ TEST_CASE("train --precision bf16 trains and resumes in fp32; translate and atte
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 100, 5);
   write_tiny_corpus(dir.path(), "valid", 10, 6);
-  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "3", "--precision", "bf16"})));
+  RunResult r =
+      run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "3", "--precision", "bf16"})));
   INFO(r.err);
   REQUIRE(r.status == 0);
   r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "5", "--precision", "fp32"})));
@@ -29,7 +30,8 @@ TEST_CASE("train --precision bf16 trains and resumes in fp32; translate and atte
   const std::string model = (dir.path() / "run" / "last.attn").string();
   dir.write("in.txt", "red cat\nblue dog sits\n");
   for (const char* type : {"fp32", "bf16", "int8"}) {
-    r = run_attn(shell_words({"translate", "-m", model, "-i", (dir.path() / "in.txt").string(), "--compute-type", type}));
+    r = run_attn(shell_words({"translate", "-m", model, "-i", (dir.path() / "in.txt").string(), "--compute-type",
+                              type}));
     INFO(type << ": " << r.err);
     REQUIRE(r.status == 0);
     REQUIRE(std::count(r.out.begin(), r.out.end(), '\n') == 2);

@@ -43,13 +43,14 @@ TEST_CASE("preflight: an output that is also an input is refused before any work
   require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", in, "-o", model})), "same file as -m");
   require_user_error(run_attn(shell_words({"translate", "-m", model, "-i", in, "-o", in})), "same file as -i");
   require_user_error(run_attn(shell_words({"attend", "-m", model, "-i", in, "--html", model})), "same file as -m");
-  require_user_error(run_attn(shell_words({"attend", "-m", model, "-i", in, "-o", in, "--html", (dir / "p.html").string()})),
-                     "same file as -i");
+  require_user_error(
+      run_attn(shell_words({"attend", "-m", model, "-i", in, "-o", in, "--html", (dir / "p.html").string()})),
+      "same file as -i");
   require_user_error(run_attn(shell_words({"average", model, "-o", model})), "same file as the input");
   require_user_error(run_attn(shell_words({"quantize", model, "-o", model})), "same file as the model");
-  require_user_error(run_attn(shell_words({"score", "-r", in, "-i", in, "--paired-bs", "-i", model,
-                                           "--dump-resamples", in})),
-                     "same file as -r");
+  require_user_error(
+      run_attn(shell_words({"score", "-r", in, "-i", in, "--paired-bs", "-i", model, "--dump-resamples", in})),
+      "same file as -r");
   REQUIRE(slurp(model) == before);
   REQUIRE(slurp(in) == "red cat\n");
   REQUIRE_FALSE(fs::exists(dir / "p.html"));

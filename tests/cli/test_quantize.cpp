@@ -65,8 +65,9 @@ void rewrite(const std::string& from, const fs::path& to, const TensorChange& ch
 
 }  // namespace
 
-TEST_CASE("quantize (cli): the int8 file is smaller, info says int8, translate and attend read it in every compute type",
-          "[cli][int8]") {
+TEST_CASE(
+    "quantize (cli): the int8 file is smaller, info says int8, translate and attend read it in every compute type",
+    "[cli][int8]") {
   const QuantizedModels& m = quantized_models();
   REQUIRE(fs::file_size(m.int8) < fs::file_size(m.fp32));
   const test::RunResult info = test::run_attn("info " + m.int8);
@@ -87,7 +88,8 @@ TEST_CASE("quantize (cli): the int8 file is smaller, info says int8, translate a
   }
   test::ScratchDir dir;
   const std::string maps = (dir.path() / "maps.json").string();
-  const test::RunResult attend = test::run_attn("attend -m " + m.int8 + " --compute-type int8 -o " + maps, "ein hund\n");
+  const test::RunResult attend =
+      test::run_attn("attend -m " + m.int8 + " --compute-type int8 -o " + maps, "ein hund\n");
   INFO(attend.err);
   REQUIRE(attend.status == 0);
   REQUIRE(fs::file_size(maps) > 0);
@@ -117,18 +119,23 @@ TEST_CASE("quantize (cli): a missing or damaged input, the input as output, a da
   };
   test::require_user_error(damaged("no_scale", [&](auto& t, auto&) { t.erase(find(t, "embed.weight.scale")); }),
                            "int8 tensor 'embed.weight' has no 'embed.weight.scale'");
-  test::require_user_error(damaged("negative_scale", [&](auto& t, auto& keep) {
-                             auto s = find(t, "embed.weight.scale");
-                             keep.emplace_back(s->data.begin(), s->data.end());
-                             keep.back()[3] = -1.0f;
-                             s->data = keep.back();
-                           }),
+  test::require_user_error(damaged("negative_scale",
+                                   [&](auto& t, auto& keep) {
+                                     auto s = find(t, "embed.weight.scale");
+                                     keep.emplace_back(s->data.begin(), s->data.end());
+                                     keep.back()[3] = -1.0f;
+                                     s->data = keep.back();
+                                   }),
                            "'embed.weight' has a scale that is negative or not finite");
-  test::require_user_error(damaged("int8_norm", [&](auto& t, auto&) {
-                             static const std::vector<std::int8_t> ones(16, 1);
-                             auto n = find(t, "enc.ln.weight");
-                             *n = TensorRef{n->name, n->shape, {}, DType::I8,
-                                            std::span(ones.data(), static_cast<std::size_t>(n->shape.numel()))};
-                           }),
+  test::require_user_error(damaged("int8_norm",
+                                   [&](auto& t, auto&) {
+                                     static const std::vector<std::int8_t> ones(16, 1);
+                                     auto n = find(t, "enc.ln.weight");
+                                     *n = TensorRef{n->name,
+                                                    n->shape,
+                                                    {},
+                                                    DType::I8,
+                                                    std::span(ones.data(), static_cast<std::size_t>(n->shape.numel()))};
+                                   }),
                            "'enc.ln.weight': attn stores this parameter in FP32 only");
 }

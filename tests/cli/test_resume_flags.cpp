@@ -78,10 +78,22 @@ TEST_CASE("resume: changed model flags are refused, naming each; changed trainin
   const std::string log = test::slurp(dir.path() / "run" / "log.jsonl");
   REQUIRE(log.find(R"("changed_flags":"--lr 0.003 → 0.001, --max-updates 2 → 4")") != std::string::npos);
   // Without the model flags at all (the preset's values): the checkpoint's model resumes.
-  std::vector<std::string> bare{"train", "--train-src", (dir.path() / "train.src").string(), "--train-tgt",
-                                (dir.path() / "train.tgt").string(), "--valid-src", (dir.path() / "valid.src").string(),
-                                "--valid-tgt", (dir.path() / "valid.tgt").string(), "--save-dir",
-                                (dir.path() / "run").string(), "--max-updates", "5", "--threads", "1", "--quiet"};
+  std::vector<std::string> bare{"train",
+                                "--train-src",
+                                (dir.path() / "train.src").string(),
+                                "--train-tgt",
+                                (dir.path() / "train.tgt").string(),
+                                "--valid-src",
+                                (dir.path() / "valid.src").string(),
+                                "--valid-tgt",
+                                (dir.path() / "valid.tgt").string(),
+                                "--save-dir",
+                                (dir.path() / "run").string(),
+                                "--max-updates",
+                                "5",
+                                "--threads",
+                                "1",
+                                "--quiet"};
   r = run_attn(shell_words(bare));
   INFO(r.err);
   REQUIRE(r.status == 0);

@@ -63,8 +63,7 @@ TEST_CASE("attn score prints sacreBLEU's JSON for BLEU and chrF", "[eval][cli]")
   CHECK(json[0]["name"] == "BLEU");
   CHECK(std::abs(json[0]["score"].get<double>() - 48.530827) < 1e-6);
   CHECK(json[0]["verbose_score"] == "82.4/50.0/45.5/37.5 (BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)");
-  CHECK(json[0]["signature"].get<std::string>().rfind("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:", 0) ==
-        0);
+  CHECK(json[0]["signature"].get<std::string>().rfind("nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:", 0) == 0);
   CHECK(json[1]["name"] == "chrF2");
   CHECK(std::abs(json[1]["score"].get<double>() - 59.73) < 0.005);
 }

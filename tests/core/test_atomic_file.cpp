@@ -112,9 +112,7 @@ TEST_CASE("atomic file: commit publishes the content, with umask permissions and
 TEST_CASE("atomic file: not committed means nothing written, the old file untouched", "[io]") {
   TempDir dir;
   const fs::path path = dir.path() / "keep.txt";
-  {
-    std::ofstream(path) << "old";
-  }
+  { std::ofstream(path) << "old"; }
   {
     AtomicFile out(path);
     out.write(std::string_view("new content that must never appear"));
@@ -154,8 +152,9 @@ TEST_CASE("atomic file: a write that fails (file size limit, like a full disk) k
   // 4 MB of weights against a 64 KB limit: fwrite fails part way.
   const std::vector<float> big(1 << 20, 0.5f);
   const TensorRef big_tensor{"w", Shape{1 << 20}, big};
-  const std::string report = write_with_size_limit(
-      64 * 1024, [&] { write_safetensors(path, std::span(&big_tensor, 1), {{"generation", "new"}}); });
+  const std::string report = write_with_size_limit(64 * 1024, [&] {
+    write_safetensors(path, std::span(&big_tensor, 1), {{"generation", "new"}});
+  });
   INFO(report);
   REQUIRE(contains(report, "cannot write " + path.string()));
   REQUIRE(contains(report, "File too large"));
@@ -212,7 +211,7 @@ TEST_CASE("atomic file: a symlink is written through: the target changes, the li
   fs::create_directory(dir.path() / "real");
   { std::ofstream(dir.path() / "real" / "target.txt") << "old\n"; }
   fs::create_symlink(fs::path("real") / "target.txt", dir.path() / "link.txt");  // relative, as ln -s makes them
-  fs::create_symlink(dir.path() / "link.txt", dir.path() / "link2.txt");           // a chain
+  fs::create_symlink(dir.path() / "link.txt", dir.path() / "link2.txt");         // a chain
   fs::create_symlink(fs::path("real") / "new.txt", dir.path() / "dangling.txt");
   for (const char* link : {"link.txt", "link2.txt"}) {
     AtomicFile out(dir.path() / link);

@@ -76,17 +76,21 @@ struct Sample {
   std::vector<std::string> names{"enc.0.w", "b", "big4d", "empty", "a.last"};
   std::vector<Shape> shapes{Shape{3, 5}, Shape{7}, Shape{2, 3, 4, 5}, Shape{0, 4}, Shape{1}};
   std::vector<std::vector<float>> values;
-  std::map<std::string, std::string> metadata{
-      {"config", R"({"arch": "muse", "d": 512})"},
-      {"note", "h\xC3\xA9llo \"quoted\"\nline two\ttab"},
-      {"empty", ""}};
+  std::map<std::string, std::string> metadata{{"config", R"({"arch": "muse", "d": 512})"},
+                                              {"note", "h\xC3\xA9llo \"quoted\"\nline two\ttab"},
+                                              {"empty", ""}};
 
   Sample() {
     for (std::size_t i = 0; i < names.size(); ++i)
       values.push_back(test::random_vector(static_cast<std::size_t>(shapes[i].numel()), 100 + i, -3.0f, 3.0f));
     // Values whose bits matter: signed zero, subnormal, infinities, NaN.
-    values[1] = {-0.0f, 1e-45f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                 std::numeric_limits<float>::quiet_NaN(), 3.4e38f, 1.0f};
+    values[1] = {-0.0f,
+                 1e-45f,
+                 std::numeric_limits<float>::infinity(),
+                 -std::numeric_limits<float>::infinity(),
+                 std::numeric_limits<float>::quiet_NaN(),
+                 3.4e38f,
+                 1.0f};
   }
   std::vector<TensorRef> refs() const {
     std::vector<TensorRef> refs;
@@ -361,7 +365,8 @@ TEST_CASE("safetensors: every kind of bad file is a one-line Error that says wha
     REQUIRE(contains(with(R"("w":{"dtype":"I8","shape":[2,2],"data_offsets":[0,16]})", four_floats),
                      "shape [2, 2] but data_offsets [0, 16]"));
     REQUIRE(contains(with(R"("q":{"dtype":"I8","shape":[3],"data_offsets":[0,3]},)"
-                          R"("w":{"dtype":"F32","shape":[3],"data_offsets":[3,15]})", std::string(15, '\0')),
+                          R"("w":{"dtype":"F32","shape":[3],"data_offsets":[3,15]})",
+                          std::string(15, '\0')),
                      "F32 tensor 'w' starts at byte 3, not a multiple of 4"));
     REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,16]})", four_floats),
                      "shape [2, 3] but data_offsets [0, 16]"));
@@ -369,8 +374,7 @@ TEST_CASE("safetensors: every kind of bad file is a one-line Error that says wha
                      "not a whole number"));
     REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16.0]})", four_floats),
                      "data_offsets that are not two whole numbers"));
-    REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,2],"data_offsets":[16,0]})", four_floats),
-                     "data_offsets"));
+    REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,2],"data_offsets":[16,0]})", four_floats), "data_offsets"));
     REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[2,2]})", four_floats), "lacks"));
     REQUIRE(contains(with(R"("w":[1])", four_floats), "not described by a JSON object"));
     REQUIRE(contains(with(R"("w":{"dtype":"F32","shape":[1,1,1,1,4],"data_offsets":[0,16]})", four_floats),

@@ -74,7 +74,8 @@ class SchemaValidator {
         check(resolve(s.get<std::string>()), v, at, errors);
       } else if (key == "type") {
         bool ok = false;
-        if (s.is_string()) ok = has_type(v, s.get<std::string>());
+        if (s.is_string())
+          ok = has_type(v, s.get<std::string>());
         else
           for (const json& t : s) ok = ok || has_type(v, t.get<std::string>());
         if (!ok) fail("is not of type " + s.dump());
@@ -97,8 +98,10 @@ class SchemaValidator {
         const json known = schema.contains("properties") ? schema["properties"] : json::object();
         for (auto p = v.begin(); p != v.end(); ++p)
           if (!known.contains(p.key())) {
-            if (s.is_boolean() && !s.get<bool>()) fail("has an unexpected property " + p.key());
-            else if (!s.is_boolean()) check(s, p.value(), at + "/" + p.key(), errors);
+            if (s.is_boolean() && !s.get<bool>())
+              fail("has an unexpected property " + p.key());
+            else if (!s.is_boolean())
+              check(s, p.value(), at + "/" + p.key(), errors);
           }
       } else if (key == "dependentRequired") {
         if (!v.is_object()) continue;

@@ -25,7 +25,8 @@ std::set<std::string> registered_kinds() {
 
 }  // namespace
 
-TEST_CASE("attention schema: names exactly the registered mechanisms, each with its extras' schema", "[attend][schema]") {
+TEST_CASE("attention schema: names exactly the registered mechanisms, each with its extras' schema",
+          "[attend][schema]") {
   const json schema = json::parse(attn::decode::attention_schema().dump());
   const json& defs = schema.at("$defs");
   const json& kinds = defs.at("mechanism").at("enum");
@@ -39,7 +40,8 @@ TEST_CASE("attention schema: names exactly the registered mechanisms, each with 
   for (std::size_t k = 0; k < rules.size(); ++k) {
     const attn::nn::Mechanism& m = *attn::nn::mechanisms()[k];
     INFO(m.name());
-    for (const json& kind : rules[k].at("if").at("properties").at("mechanism").at("enum")) ruled.insert(kind.get<std::string>());
+    for (const json& kind : rules[k].at("if").at("properties").at("mechanism").at("enum"))
+      ruled.insert(kind.get<std::string>());
     const std::string ref = rules[k].at("then").at("properties").at("extras").at("$ref");
     REQUIRE(ref == "#/$defs/" + std::string(m.name()) + "_extras");
     REQUIRE(defs.at(std::string(m.name()) + "_extras") == m.extras_schema());

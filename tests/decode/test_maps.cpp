@@ -72,7 +72,8 @@ std::string document_text(const json& header, const std::vector<std::string>& se
 }
 
 // Runs attend over lines (forced when targets are given) and returns the sentences' JSON texts.
-std::vector<std::string> attend_lines(const model::Seq2Seq& m, const text::Bpe& bpe, const std::vector<std::string>& lines,
+std::vector<std::string> attend_lines(const model::Seq2Seq& m, const text::Bpe& bpe,
+                                      const std::vector<std::string>& lines,
                                       const std::vector<std::string>* target_lines, const decode::SearchOptions& search,
                                       const decode::MapsSelection& selection, std::int64_t chunk = 3) {
   std::vector<std::vector<std::int32_t>> sources, targets;
@@ -106,7 +107,8 @@ struct Reference {
   using Mat = std::vector<double>;  // row-major
 
   explicit Reference(const model::Seq2Seq& model)
-      : m(model), d(model.config().dim), H(model.config().heads), dh(d / H), pre(model.config().norm == model::Norm::pre) {}
+      : m(model), d(model.config().dim), H(model.config().heads), dh(d / H),
+        pre(model.config().norm == model::Norm::pre) {}
 
   Mat param(const std::string& name) const {
     const nn::ParamId id = m.params().find(name);
@@ -122,8 +124,10 @@ struct Reference {
     for (std::int64_t t = 0; t < T; ++t)
       for (std::int64_t c = 0; c < d; ++c) {
         const std::int64_t j = c < half ? c : c - half;
-        const double angle = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(half - 1));
-        x[t * d + c] = std::sqrt(static_cast<double>(d)) * table[ids[t] * d + c] + (c < half ? std::sin(angle) : std::cos(angle));
+        const double angle = static_cast<double>(t) *
+                             std::pow(10000.0, -static_cast<double>(j) / static_cast<double>(half - 1));
+        x[t * d + c] = std::sqrt(static_cast<double>(d)) * table[ids[t] * d + c] +
+                       (c < half ? std::sin(angle) : std::cos(angle));
       }
     return x;
   }
@@ -269,9 +273,9 @@ struct ArchVariant {
   const char* decoder_mixer;
   const char* csan_head_boundary = "drop";  // 2D ConvSAN: "wrap" writes head_policy "wrap"
 };
-constexpr ArchVariant kArchs[] = {{"transformer", ""},        {"convsan", ""},           {"convsan2d", ""},
-                                  {"convsan2d", "", "wrap"},  {"fastdisa", ""},          {"muse", ""},
-                                  {"muse-simple", ""},        {"transformer", "csan"},   {"transformer", "fastdisa"},
+constexpr ArchVariant kArchs[] = {{"transformer", ""},       {"convsan", ""},         {"convsan2d", ""},
+                                  {"convsan2d", "", "wrap"}, {"fastdisa", ""},        {"muse", ""},
+                                  {"muse-simple", ""},       {"transformer", "csan"}, {"transformer", "fastdisa"},
                                   {"transformer", "muse"}};
 
 model::ModelConfig variant_config(const ArchVariant& v) {
@@ -416,7 +420,8 @@ TEST_CASE("attend: a sentence's maps are the same alone and in a padded chunk, f
     decode::MapsSelection selection;
     const auto together = attend_lines(m, bpe, kLines, &kTargets, {}, selection, 5);
     const auto alone = attend_lines(m, bpe, kLines, &kTargets, {}, selection, 1);
-    for (std::size_t i = 0; i < kLines.size(); ++i) require_json_close(json::parse(together[i]), json::parse(alone[i]), 2e-4);
+    for (std::size_t i = 0; i < kLines.size(); ++i)
+      require_json_close(json::parse(together[i]), json::parse(alone[i]), 2e-4);
   }
 }
 
@@ -532,12 +537,14 @@ TEST_CASE("attend: bad --layers, --heads, --components and --precision name the 
   REQUIRE(decode::parse_indices("all", "--layers").empty());
   REQUIRE(decode::parse_indices("2, 0,1-2", "--layers") == std::vector<std::int64_t>{0, 1, 2});
   REQUIRE(decode::parse_components("all").size() == 3);
-  REQUIRE(decode::parse_components("cross,decoder") == std::vector<MapComponent>{MapComponent::decoder, MapComponent::cross});
+  REQUIRE(decode::parse_components("cross,decoder") ==
+          std::vector<MapComponent>{MapComponent::decoder, MapComponent::cross});
   REQUIRE_THROWS_WITH(decode::parse_indices("0,x", "--layers"), Catch::Contains("--layers") && Catch::Contains("'x'"));
   REQUIRE_THROWS_WITH(decode::parse_indices("-1", "--heads"), Catch::Contains("--heads"));
   REQUIRE_THROWS_WITH(decode::parse_indices("3-1", "--layers"), Catch::Contains("backwards"));
   REQUIRE_THROWS_WITH(decode::parse_indices("", "--heads"), Catch::Contains("--heads"));
-  REQUIRE_THROWS_WITH(decode::parse_components("encoder,self"), Catch::Contains("--components") && Catch::Contains("'self'"));
+  REQUIRE_THROWS_WITH(decode::parse_components("encoder,self"),
+                      Catch::Contains("--components") && Catch::Contains("'self'"));
   model::ModelConfig config = small_config();
   config.enc_layers = 3;
   decode::MapsSelection s;
@@ -545,7 +552,8 @@ TEST_CASE("attend: bad --layers, --heads, --components and --precision name the 
   REQUIRE_THROWS_WITH(decode::check_selection(s, config), Catch::Contains("--heads") && Catch::Contains("4 heads"));
   s = {};
   s.layers = {2};  // the encoder has it, the decoder does not
-  REQUIRE_THROWS_WITH(decode::check_selection(s, config), Catch::Contains("--layers") && Catch::Contains("decoder has 2"));
+  REQUIRE_THROWS_WITH(decode::check_selection(s, config),
+                      Catch::Contains("--layers") && Catch::Contains("decoder has 2"));
   s.components = {MapComponent::encoder};
   REQUIRE_NOTHROW(decode::check_selection(s, config));
   s.precision = 0;
@@ -591,8 +599,7 @@ TEST_CASE("attend: streaming holds one chunk: memory does not grow with the numb
   REQUIRE(start == text.size());
 }
 
-TEST_CASE("attend: streaming hands the sentences over in input order, each as the whole input gives it",
-          "[attend]") {
+TEST_CASE("attend: streaming hands the sentences over in input order, each as the whole input gives it", "[attend]") {
   const text::Bpe bpe;
   model::Seq2Seq m(small_config("muse"));
   randomize(m, 73);

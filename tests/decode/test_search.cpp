@@ -218,7 +218,8 @@ TEST_CASE("search: best_candidates equals sorting every candidate, ties and dead
 // Sentences of different lengths end at different steps, so finished ones
 // leave the batch while the others go on, and beams reorder within each.
 TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[decode][arch]") {
-  const std::vector<std::vector<std::int32_t>> batch = {{5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  const std::vector<std::vector<std::int32_t>> batch = {
+      {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
   for (const model::ArchVariant& v : model::kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
     model::Seq2Seq model(model::arch_config(v));
@@ -251,7 +252,8 @@ TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[de
 // A server drops the sentences whose client left from a batch it shares with
 // others: the dropped ones are never reported, and the rest decode as alone.
 TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others decode as alone", "[decode][arch]") {
-  const std::vector<std::vector<std::int32_t>> batch = {{5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  const std::vector<std::vector<std::int32_t>> batch = {
+      {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
   for (const model::ArchVariant& v : model::kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
     model::Seq2Seq model(model::arch_config(v));
@@ -276,14 +278,16 @@ TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others d
       int asked_for_late = 0;
       options.drop = [&](std::size_t k) { return k == early || (k == late && ++asked_for_late > 2); };
       std::set<std::size_t> reported;
-      const auto together = decode::beam_search(ctx, model, batch, options, [&](std::size_t k, const auto&) { reported.insert(k); });
+      const auto together =
+          decode::beam_search(ctx, model, batch, options, [&](std::size_t k, const auto&) { reported.insert(k); });
       REQUIRE(asked_for_late == 3);
       REQUIRE(reported.size() == batch.size() - 2);
       REQUIRE(!reported.count(early));
       REQUIRE(!reported.count(late));
       // Greedy search is beam 1's reference: the same sentence lives as long.
       asked_for_late = 0;
-      const auto greedy = beam == 1 ? decode::greedy_search(ctx, model, batch, options) : std::vector<decode::Hypothesis>{};
+      const auto greedy = beam == 1 ? decode::greedy_search(ctx, model, batch, options)
+                                    : std::vector<decode::Hypothesis>{};
       if (beam == 1) REQUIRE(asked_for_late == 3);
       options.drop = nullptr;
       for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -314,7 +318,8 @@ TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others d
 // one finished, i.e. after as many steps as that hypothesis has tokens: so the reports
 // come in order of their longest hypothesis, each once, with what the search returns.
 TEST_CASE("search: each sentence is reported once, in the step it leaves, with its final hypotheses", "[decode]") {
-  const std::vector<std::vector<std::int32_t>> batch = {{5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  const std::vector<std::vector<std::int32_t>> batch = {
+      {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
   model::Seq2Seq model(small_config(320));
   initialize_sharp(model, 6, 2.0f);
   Searcher searcher(model, 3.0f);

@@ -47,7 +47,7 @@ TEST_CASE("corpus BLEU matches sacreBLEU's test_corpus_bleu", "[eval][bleu]") {
     double expected;
   };
   const auto [hyps, tokenizer, smoothing, expected] = GENERATE_REF(values<Case>({
-      {kHyps, Tokenizer::v13a, Smoothing::exp, 48.530827},  // default settings
+      {kHyps, Tokenizer::v13a, Smoothing::exp, 48.530827},   // default settings
       {{"", "", ""}, Tokenizer::v13a, Smoothing::exp, 0.0},  // empty hypotheses are kept
       {kHyps, Tokenizer::none, Smoothing::exp, 49.1919566},
       {kHyps, Tokenizer::intl, Smoothing::exp, 43.91623493},
@@ -61,7 +61,12 @@ TEST_CASE("corpus BLEU matches sacreBLEU's test_corpus_bleu", "[eval][bleu]") {
 
 TEST_CASE("BLEU by maximum n-gram order matches sacreBLEU's test_max_ngram_order", "[eval][bleu]") {
   const auto [order, expected] = GENERATE(table<int, const char*>({
-      {1, "77.65"}, {2, "60.50"}, {3, "53.93"}, {4, "48.53"}, {5, "46.14"}, {6, "43.28"},
+      {1, "77.65"},
+      {2, "60.50"},
+      {3, "53.93"},
+      {4, "48.53"},
+      {5, "46.14"},
+      {6, "43.28"},
   }));
   BleuOptions options;
   options.max_ngram_order = order;
@@ -82,8 +87,7 @@ TEST_CASE("raw BLEU matches sacreBLEU's test_raw_bleu and test_effective_order",
   CHECK(std::abs(Bleu(raw_options(0.01)).corpus_score(hyps, refs).score / 100 - expected) < 1e-8);
 }
 
-TEST_CASE("n-gram statistics and floor offset match sacreBLEU's test_statistics and test_offset",
-          "[eval][bleu]") {
+TEST_CASE("n-gram statistics and floor offset match sacreBLEU's test_statistics and test_offset", "[eval][bleu]") {
   const std::vector<std::string> hyp = {"am I am a character sequence"};
   const Streams ref = {{"I am a symbol string sequence a a"}};
   const auto stats = Bleu(raw_options(0.01)).segment_stats(hyp[0], ref[0]);
@@ -99,8 +103,8 @@ TEST_CASE("n-gram statistics and floor offset match sacreBLEU's test_statistics 
 TEST_CASE("compute_bleu matches sacreBLEU's test_scoring and test_degenerate_statistics", "[eval][bleu]") {
   BleuOptions none;
   none.smoothing = Smoothing::none;
-  CHECK(std::abs(attn::eval::compute_bleu({9, 7, 5, 3}, {10, 8, 6, 4}, 11, 11, none).score / 100 -
-                 0.8375922397) < 1e-8);
+  CHECK(std::abs(attn::eval::compute_bleu({9, 7, 5, 3}, {10, 8, 6, 4}, 11, 11, none).score / 100 - 0.8375922397) <
+        1e-8);
 
   struct Case {
     std::vector<double> correct, total;
@@ -185,8 +189,7 @@ TEST_CASE("a perfect match scores 100", "[eval][bleu]") {
   CHECK(score.verbose() == "100.0/100.0/100.0/100.0 (BP = 1.000 ratio = 1.000 hyp_len = 15 ref_len = 15)");
 }
 
-TEST_CASE("the closest reference length decides the brevity penalty, ties going to the shorter",
-          "[eval][bleu]") {
+TEST_CASE("the closest reference length decides the brevity penalty, ties going to the shorter", "[eval][bleu]") {
   const Bleu bleu;
   // Hypothesis of 4 tokens; references of 3 and 5 tokens: both at distance 1 → 3.
   const std::vector<std::string> tie = {"a b c", "a b c d e"};
@@ -209,15 +212,15 @@ TEST_CASE("matches are clipped by the maximum count over all references", "[eval
 }
 
 TEST_CASE("the BLEU signature has sacreBLEU 2.x's fields", "[eval][bleu]") {
-  CHECK(Bleu().signature(1) == "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" +
-                                   attn::eval::signature_version());
+  CHECK(Bleu().signature(1) ==
+        "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" + attn::eval::signature_version());
   BleuOptions options;
   options.lowercase = true;
   options.tokenizer = Tokenizer::none;
   options.smoothing = Smoothing::floor;
   options.effective_order = true;
-  CHECK(Bleu(options).signature(-1) == "nrefs:var|case:lc|eff:yes|tok:none|smooth:floor[0.10]|version:" +
-                                           attn::eval::signature_version());
+  CHECK(Bleu(options).signature(-1) ==
+        "nrefs:var|case:lc|eff:yes|tok:none|smooth:floor[0.10]|version:" + attn::eval::signature_version());
   options.smoothing = Smoothing::add_k;
   options.smooth_value = 2.0;
   CHECK(Bleu(options).signature(2).find("|smooth:add-k[2.00]|") != std::string::npos);

@@ -21,8 +21,8 @@ std::string words(int n) {
 }  // namespace
 
 TEST_CASE("segments go to the bucket of their first reference's word count", "[eval][by_length]") {
-  const std::vector<std::string> refs = {words(1), words(10), words(11), words(20), words(21), words(30),
-                                         words(31), words(40), words(41), words(60), words(61), words(200), ""};
+  const std::vector<std::string> refs = {words(1),  words(10), words(11), words(20), words(21),  words(30), words(31),
+                                         words(40), words(41), words(60), words(61), words(200), ""};
   const auto buckets = bucket_by_reference_length(refs);
   REQUIRE(buckets.size() == 6);
   CHECK(buckets[0].label == "1-10");

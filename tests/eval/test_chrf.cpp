@@ -51,7 +51,8 @@ TEST_CASE("chrF with epsilon smoothing matches sacreBLEU's test_chrf", "[eval][c
       {{" Die    Beziehung zwischen  Obama und Netanjahu ist nicht gerade  freundlich. "},
        {"Das Verhältnis zwischen Obama und Netanyahu ist nicht gerade freundschaftlich."},
        64.1302698},
-      {{"Niemand hat die Absicht, eine Mauer zu errichten"}, {"Niemand hat die Absicht, eine Mauer zu errichten"},
+      {{"Niemand hat die Absicht, eine Mauer zu errichten"},
+       {"Niemand hat die Absicht, eine Mauer zu errichten"},
        100.0},
   }));
   CHECK(std::abs(corpus_chrf(hyps, refs, beta3(true)) - expected) < 1e-4);

@@ -25,10 +25,9 @@ const std::vector<MetricResult> kResults = {
 TEST_CASE("text output is sacreBLEU's line, aligned on '='", "[eval][report]") {
   const std::string text = format_text(kResults, 2);
   // The BLEU name and signature are 2 characters shorter than chrF's.
-  CHECK(text ==
-        "  BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:attn-0.1.0 = 48.53 82.4/59.5/43.5/32.2 "
-        "(BP = 1.000 ratio = 1.000 hyp_len = 18 ref_len = 18)\n"
-        "chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attn-0.1.0 = 59.73\n");
+  CHECK(text == "  BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:attn-0.1.0 = 48.53 82.4/59.5/43.5/32.2 "
+                "(BP = 1.000 ratio = 1.000 hyp_len = 18 ref_len = 18)\n"
+                "chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attn-0.1.0 = 59.73\n");
   CHECK(format_text(std::vector<MetricResult>{kResults[1]}, 1) ==
         "chrF2|nrefs:2|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attn-0.1.0 = 59.7\n");
   CHECK(format_scores_only(kResults, 1) == "48.5\n59.7\n");
@@ -58,7 +57,10 @@ TEST_CASE("segments are lines with trailing whitespace stripped, as sacreBLEU re
   CHECK(split_segments("a\n", "x") == std::vector<std::string>{"a"});
   CHECK(split_segments("", "x").empty());
   CHECK(split_segments("\n", "x") == std::vector<std::string>{""});
-  CHECK(split_segments("\xef\xbb\xbf" "a\tb\u00a0\n", "x") == std::vector<std::string>{"\xef\xbb\xbf" "a\tb"});
+  CHECK(split_segments("\xef\xbb\xbf"
+                       "a\tb\u00a0\n",
+                       "x") == std::vector<std::string>{"\xef\xbb\xbf"
+                                                        "a\tb"});
   CHECK(split_segments("in\rside", "x") == std::vector<std::string>{"in\rside"});
 }
 

@@ -52,16 +52,16 @@ TEST_CASE("estimate_ci takes sacreBLEU's percentiles and mean", "[eval][signific
 namespace {
 
 // A small corpus: the reference, a close system and a poor one.
-const Lines kRefs = {"the cat sat on the mat", "a dog barks at night", "birds fly south in winter",
-                     "she reads a long book", "we walk to the old park", "rain falls on the green hills",
-                     "he plays the piano well", "they cook fresh fish today", "the sun rises in the east",
-                     "children laugh in the yard", "my friend lives far away", "the river runs to the sea"};
-const Lines kClose = {"the cat sat on a mat", "a dog barks at night", "birds fly south in the winter",
-                      "she reads a book", "we walk to the park", "rain falls on green hills",
-                      "he plays piano well", "they cook fish today", "the sun rises in east",
+const Lines kRefs = {"the cat sat on the mat",     "a dog barks at night",       "birds fly south in winter",
+                     "she reads a long book",      "we walk to the old park",    "rain falls on the green hills",
+                     "he plays the piano well",    "they cook fresh fish today", "the sun rises in the east",
+                     "children laugh in the yard", "my friend lives far away",   "the river runs to the sea"};
+const Lines kClose = {"the cat sat on a mat",   "a dog barks at night", "birds fly south in the winter",
+                      "she reads a book",       "we walk to the park",  "rain falls on green hills",
+                      "he plays piano well",    "they cook fish today", "the sun rises in east",
                       "children laugh in yard", "my friend lives away", "the river runs to sea"};
 const Lines kPoor = {"cat mat", "dog night", "birds winter", "book", "park walk", "hills rain",
-                     "piano", "fish", "sun east", "yard", "friend", "river sea"};
+                     "piano",   "fish",      "sun east",     "yard", "friend",    "river sea"};
 
 SegmentStats stats_of(const CorpusMetric& metric, const Lines& hyps) {
   const std::vector<Lines> refs = {kRefs};

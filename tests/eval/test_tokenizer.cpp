@@ -19,26 +19,27 @@ using namespace attn::eval;
 
 TEST_CASE("13a tokenizer follows mteval-v13a's rules", "[eval][tokenizer]") {
   const auto [input, expected] = GENERATE(table<std::string, std::string>({
-      {"I'm a student.", "I'm a student ."},                  // published (flexeval)
-      {"Hello, world.", "Hello , world ."},                   // comma and period split off
-      {"3.14 and 1,000", "3.14 and 1,000"},                   // kept between digits
-      {"end of 1999.", "end of 1999 ."},                      // a final period after a digit
-      {".5 and 1.5.", ". 5 and 1.5 ."},                       // split unless digits on both sides
-      {"U.S.A.", "U . S . A ."},                              //
-      {"a..b", "a . . b"},                                    // overlapping candidates
-      {"pages 10-20", "pages 10 - 20"},                       // dash after a digit
-      {"well-known a-5", "well-known a-5"},                   // other dashes stay
-      {"don't", "don't"},                                     // apostrophe stays
+      {"I'm a student.", "I'm a student ."},  // published (flexeval)
+      {"Hello, world.", "Hello , world ."},   // comma and period split off
+      {"3.14 and 1,000", "3.14 and 1,000"},   // kept between digits
+      {"end of 1999.", "end of 1999 ."},      // a final period after a digit
+      {".5 and 1.5.", ". 5 and 1.5 ."},       // split unless digits on both sides
+      {"U.S.A.", "U . S . A ."},              //
+      {"a..b", "a . . b"},                    // overlapping candidates
+      {"pages 10-20", "pages 10 - 20"},       // dash after a digit
+      {"well-known a-5", "well-known a-5"},   // other dashes stay
+      {"don't", "don't"},                     // apostrophe stays
       {"(hi) [x] {y} $5 @me #t 50% a/b", "( hi ) [ x ] { y } $ 5 @ me # t 50 % a / b"},
-      {"a+b a=b a_b a|b a~b a^b a`b a;b a:b a?b a!b", "a + b a = b a _ b a | b a ~ b a ^ b a ` b a ; b a : b a ? b a ! b"},
+      {"a+b a=b a_b a|b a~b a^b a`b a;b a:b a?b a!b",
+       "a + b a = b a _ b a | b a ~ b a ^ b a ` b a ; b a : b a ? b a ! b"},
       {"&quot;Hi&quot; &amp; &lt;b&gt;", "\" Hi \" & < b >"},  // entities unescaped
-      {"&amp;quot;", "& quot ;"},                             // one pass each, in sacreBLEU's order
-      {"a<skipped>b", "ab"},                                  // skipped tags dropped
-      {"hyphen-\nated two\nlines", "hyphenated two lines"},   // line-break joins
-      {"Straße. Ça, va", "Straße . Ça , va"},                 // non-ASCII letters before '.' and ','
-      {".é", ". é"},                                          // and after
-      {"a\u00a0b\u3000c", "a b c"},                           // Python splits on no-break spaces
-      {"a\u200bb", "a\u200bb"},                               // but not on zero-width space
+      {"&amp;quot;", "& quot ;"},                              // one pass each, in sacreBLEU's order
+      {"a<skipped>b", "ab"},                                   // skipped tags dropped
+      {"hyphen-\nated two\nlines", "hyphenated two lines"},    // line-break joins
+      {"Straße. Ça, va", "Straße . Ça , va"},                  // non-ASCII letters before '.' and ','
+      {".é", ". é"},                                           // and after
+      {"a\u00a0b\u3000c", "a b c"},                            // Python splits on no-break spaces
+      {"a\u200bb", "a\u200bb"},                                // but not on zero-width space
       {"  many   spaces\t", "many spaces"},
       {"", ""},
       {"   ", ""},
@@ -71,7 +72,7 @@ TEST_CASE("UTF-8 validation rejects what Python's strict decoder rejects", "[eva
   const auto [bytes, bad_at] = GENERATE(table<std::string, std::size_t>({
       {"plain ascii", std::string::npos},
       {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", std::string::npos},  // é € 😀
-      {"\xef\xbb\xbftext", std::string::npos},                          // a BOM is a character
+      {"\xef\xbb\xbftext", std::string::npos},                           // a BOM is a character
       {"a\xc0\x80", 1},                                                  // overlong 2-byte
       {"\xe0\x80\x80", 0},                                               // overlong 3-byte
       {"ab\xed\xa0\x80", 2},                                             // surrogate
@@ -93,7 +94,8 @@ TEST_CASE("decode and encode round-trip every kind of code point", "[eval][utf8]
 }
 
 TEST_CASE("Python str.split, rstrip and lower semantics", "[eval][python]") {
-  CHECK(python_split("a\u00a0b\u200bc\u3000d\x1c" "e") == std::vector<std::string_view>{"a", "b\u200bc", "d", "e"});
+  CHECK(python_split("a\u00a0b\u200bc\u3000d\x1c"
+                     "e") == std::vector<std::string_view>{"a", "b\u200bc", "d", "e"});
   CHECK(python_split(" \t\n").empty());
   CHECK(python_rstrip(" x \t\u2003") == " x");
   CHECK(python_rstrip("x\r") == "x");
@@ -101,11 +103,12 @@ TEST_CASE("Python str.split, rstrip and lower semantics", "[eval][python]") {
   CHECK(python_lower("\u00c0\u00c9\u00ce \u01c5 \u03a9") == "\u00e0\u00e9\u00ee \u01c6 \u03c9");
   CHECK(python_lower("\u0130stanbul") == "i\u0307stanbul");
   const auto [upper, lower] = GENERATE(table<std::string, std::string>({
-      {"\u03a3\u0391\u03a3", "\u03c3\u03b1\u03c2"},        // ΣΑΣ → σας
-      {"\u03a3", "\u03c3"},                                // a lone capital sigma is not final
-      {"\u0391\u03a3.", "\u03b1\u03c2."},                  // final before a period
-      {"\u0391\u03a3'\u0391", "\u03b1\u03c3'\u03b1"},      // not final inside a word
-      {"\u038c\u03a3\u039f\u03a3 \u03a3\u039f\u03a6\u039f\u03a3", "\u03cc\u03c3\u03bf\u03c2 \u03c3\u03bf\u03c6\u03bf\u03c2"},
+      {"\u03a3\u0391\u03a3", "\u03c3\u03b1\u03c2"},    // ΣΑΣ → σας
+      {"\u03a3", "\u03c3"},                            // a lone capital sigma is not final
+      {"\u0391\u03a3.", "\u03b1\u03c2."},              // final before a period
+      {"\u0391\u03a3'\u0391", "\u03b1\u03c3'\u03b1"},  // not final inside a word
+      {"\u038c\u03a3\u039f\u03a3 \u03a3\u039f\u03a6\u039f\u03a3",
+       "\u03cc\u03c3\u03bf\u03c2 \u03c3\u03bf\u03c6\u03bf\u03c2"},
   }));
   CHECK(python_lower(upper) == lower);
   CHECK(is_python_space(0x85));

@@ -113,6 +113,7 @@ inline std::vector<Shape3> covering_shapes() {
   return shapes;
 }
 
-constexpr Trans kLayouts[4][2] = {{Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}, {Trans::T, Trans::T}};
+constexpr Trans kLayouts[4][2] = {
+    {Trans::N, Trans::N}, {Trans::N, Trans::T}, {Trans::T, Trans::N}, {Trans::T, Trans::T}};
 
 }  // namespace attn::test

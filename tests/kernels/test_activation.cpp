@@ -106,8 +106,8 @@ TEST_CASE("bias_activation_forward adds the bias, saves the pre-activation, appl
             const auto input = test::random_vector(size, 80 + cols, -3.0f, 3.0f);
             const auto bias = test::random_vector(static_cast<std::size_t>(cols), 90 + cols);
             std::vector<float> y = input, pre(size, -7.0f);
-            bias_activation_forward(act, y.data(), with_bias ? bias.data() : nullptr,
-                                    with_pre ? pre.data() : nullptr, rows, cols);
+            bias_activation_forward(act, y.data(), with_bias ? bias.data() : nullptr, with_pre ? pre.data() : nullptr,
+                                    rows, cols);
             std::vector<double> want_pre(size), want_y(size);
             for (std::int64_t r = 0; r < rows; ++r)
               for (std::int64_t j = 0; j < cols; ++j) {
@@ -116,8 +116,10 @@ TEST_CASE("bias_activation_forward adds the bias, saves the pre-activation, appl
                 want_y[i] = act_reference(act, want_pre[i]);
               }
             test::require_close(y, want_y, 1e-7, 2e-6);
-            if (with_pre) test::require_close(pre, want_pre, 1e-30, 0.0);  // exact
-            else REQUIRE(pre == std::vector<float>(size, -7.0f));
+            if (with_pre)
+              test::require_close(pre, want_pre, 1e-30, 0.0);  // exact
+            else
+              REQUIRE(pre == std::vector<float>(size, -7.0f));
           }
         }
       }

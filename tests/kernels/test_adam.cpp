@@ -61,8 +61,7 @@ TEST_CASE("adam_update follows the AdamW formula over several steps", "[kernels]
   });
 }
 
-TEST_CASE("adam_update: the first step moves each parameter by lr against the gradient sign",
-          "[kernels][adam]") {
+TEST_CASE("adam_update: the first step moves each parameter by lr against the gradient sign", "[kernels][adam]") {
   test::for_each_isa_and_threads([](Isa, int) {
     std::vector<float> param = {1.0f, 1.0f, 1.0f}, grad = {3.0f, -0.001f, 0.0f}, m(3, 0.0f), v(3, 0.0f);
     AdamHyper hyper;

@@ -33,8 +33,8 @@ TEST_CASE("dropout_forward: mask from philox4x32(seed, counter + i/4) word i%4, 
           "[kernels][dropout]") {
   test::for_each_isa_and_threads([](Isa, int) {
     // Counters straddling the 2^32 carry into Philox's second counter word.
-    for (std::uint64_t counter : {std::uint64_t{0}, std::uint64_t{12345}, std::uint64_t{0xFFFFFFF0u},
-                                  (std::uint64_t{7} << 40) + 3}) {
+    for (std::uint64_t counter :
+         {std::uint64_t{0}, std::uint64_t{12345}, std::uint64_t{0xFFFFFFF0u}, (std::uint64_t{7} << 40) + 3}) {
       for (float p : {0.1f, 0.5f, 0.9f}) {
         for (std::int64_t n : kSizes) {
           INFO("counter " << counter << ", p " << p << ", n " << n);
@@ -130,8 +130,7 @@ TEST_CASE("dropout_backward matches finite differences and accumulates", "[kerne
       std::vector<double> want(x.size());
       for (std::size_t i = 0; i < x.size(); ++i) {
         double xi = x[i];
-        const double slope =
-            test::central_difference([&] { return keep[i] ? w[i] * xi / (1.0 - p) : 0.0; }, xi);
+        const double slope = test::central_difference([&] { return keep[i] ? w[i] * xi / (1.0 - p) : 0.0; }, xi);
         want[i] = start[i] + slope;
       }
       test::require_close(dx, want, 1e-6, 1e-5);

@@ -45,8 +45,8 @@ TEST_CASE("elementwise add, scale, axpy match double references", "[kernels][ele
 
 TEST_CASE("add_row_vector and sum_rows are each other's adjoint", "[kernels][elementwise]") {
   test::for_each_isa_and_threads([](Isa, int) {
-    for (auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 7}, {17, 63}, {5, 65},
-                              {2, 129}, {4096, 256}, {64, 1024}}) {
+    for (auto [rows, cols] :
+         {std::pair<std::int64_t, std::int64_t>{1, 1}, {3, 7}, {17, 63}, {5, 65}, {2, 129}, {4096, 256}, {64, 1024}}) {
       INFO("rows " << rows << ", cols " << cols);
       const std::size_t size = static_cast<std::size_t>(rows * cols);
       const auto y0 = test::random_vector(size, rows + cols), v = test::random_vector(cols, cols);

@@ -22,9 +22,8 @@ std::vector<std::int32_t> random_ids(std::int64_t tokens, std::int64_t vocab, st
 struct Case {
   std::int64_t vocab, tokens, d;
 };
-const std::vector<Case> kCases = {{1, 1, 1},    {2, 7, 2},      {5, 17, 7},      {9, 63, 17},
-                                  {13, 65, 64}, {100, 129, 65}, {50, 40, 129},   {8000, 4096, 256},
-                                  {3, 300, 256}};
+const std::vector<Case> kCases = {{1, 1, 1},      {2, 7, 2},     {5, 17, 7},        {9, 63, 17},  {13, 65, 64},
+                                  {100, 129, 65}, {50, 40, 129}, {8000, 4096, 256}, {3, 300, 256}};
 
 }  // namespace
 
@@ -39,15 +38,13 @@ TEST_CASE("embedding_gather copies scaled rows", "[kernels][embedding]") {
       embedding_gather(table.data(), ids.data(), out.data(), c.tokens, c.d, scale);
       std::vector<double> want(out.size());
       for (std::int64_t t = 0; t < c.tokens; ++t)
-        for (std::int64_t j = 0; j < c.d; ++j)
-          want[t * c.d + j] = static_cast<double>(scale) * table[ids[t] * c.d + j];
+        for (std::int64_t j = 0; j < c.d; ++j) want[t * c.d + j] = static_cast<double>(scale) * table[ids[t] * c.d + j];
       test::require_close(out, want, 1e-30, 0.0);  // exact: the scale is a power of two
     }
   });
 }
 
-TEST_CASE("embedding_scatter_add is the gradient of the gather, accumulated in token order",
-          "[kernels][embedding]") {
+TEST_CASE("embedding_scatter_add is the gradient of the gather, accumulated in token order", "[kernels][embedding]") {
   test::for_each_isa_and_threads([](Isa, int) {
     for (const Case& c : kCases) {
       INFO("vocab " << c.vocab << ", tokens " << c.tokens << ", d " << c.d);

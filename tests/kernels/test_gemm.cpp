@@ -69,8 +69,10 @@ TEST_CASE("sgemm: model-sized and decoding shapes (several k blocks, many tiles,
         require_matches(got, want, s.k);
         // Bitwise the same on repeat, and with 2 threads as with 1.
         REQUIRE(std::memcmp(got.data(), gc.run().data(), got.size() * sizeof(float)) == 0);
-        if (threads == 1) first = got;
-        else REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+        if (threads == 1)
+          first = got;
+        else
+          REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
       });
     }
 }
@@ -84,13 +86,14 @@ TEST_CASE("sgemm: B too big for L2 over all of k is packed per k block while thr
   test::for_each_isa_and_threads([&](Isa, int threads) {
     const std::vector<float> got = gc.run();
     require_matches(got, want, gc.k);
-    if (threads == 1) first = got;
-    else REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+    if (threads == 1)
+      first = got;
+    else
+      REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
   });
 }
 
-TEST_CASE("sgemm: k == 0 and alpha == 0 scale C by beta; beta == 0 ignores NaN in C; empty C is untouched",
-          "[gemm]") {
+TEST_CASE("sgemm: k == 0 and alpha == 0 scale C by beta; beta == 0 ignores NaN in C; empty C is untouched", "[gemm]") {
   test::for_each_isa_and_threads([](Isa, int) {
     for (float beta : {0.0f, 1.0f, -2.0f}) {
       const GemmCase gc(Trans::N, Trans::N, 9, 33, 0, 1.0f, beta, 2, 5);
@@ -129,12 +132,9 @@ TEST_CASE("sgemm_batched: attention-like products over the batch or inside each 
     std::int64_t m, n, k, batch;
   };
   // 8 × small: threads over the batch; 3 × larger: threads inside each product.
-  const BatchCase batch_cases[] = {{Trans::N, Trans::T, 30, 30, 64, 8},
-                                   {Trans::N, Trans::N, 30, 64, 30, 5},
-                                   {Trans::T, Trans::N, 64, 30, 30, 2},
-                                   {Trans::N, Trans::T, 150, 120, 64, 3},
-                                   {Trans::N, Trans::N, 7, 9, 5, 1},
-                                   {Trans::N, Trans::N, 7, 9, 5, 0}};
+  const BatchCase batch_cases[] = {{Trans::N, Trans::T, 30, 30, 64, 8}, {Trans::N, Trans::N, 30, 64, 30, 5},
+                                   {Trans::T, Trans::N, 64, 30, 30, 2}, {Trans::N, Trans::T, 150, 120, 64, 3},
+                                   {Trans::N, Trans::N, 7, 9, 5, 1},    {Trans::N, Trans::N, 7, 9, 5, 0}};
   for (const BatchCase& bc : batch_cases) {
     // Item i is a padded GemmCase; the batch lays the items out end to end.
     const GemmCase shape(bc.ta, bc.tb, bc.m, bc.n, bc.k, 1.5f, 0.0f, 4, 1);

@@ -127,7 +127,8 @@ TEST_CASE("gemm_int8: awkward shapes, every ISA and 1/2 threads, bitwise its con
       for (std::int64_t j = 0; j < c.n; ++j) {
         double exact = 0.0, bound = 0.0;
         for (std::int64_t p = 0; p < c.k; ++p) {
-          exact += static_cast<double>(c.x[static_cast<std::size_t>(r * c.ldx + p)]) * c.w[static_cast<std::size_t>(j * c.ldw + p)];
+          exact += static_cast<double>(c.x[static_cast<std::size_t>(r * c.ldx + p)]) *
+                   c.w[static_cast<std::size_t>(j * c.ldw + p)];
           bound += (2.0 / 254.0) * 0.3 + (0.3 / 254.0) * 2.0;  // |x| ≤ 2, |w| ≤ 0.3
         }
         const std::size_t at = static_cast<std::size_t>(r * c.ldy + j);
@@ -142,13 +143,15 @@ TEST_CASE("gemm_int8: awkward shapes, every ISA and 1/2 threads, bitwise its con
     INFO("m " << c.m << " n " << c.n << " k " << c.k);
     REQUIRE(std::sqrt(error_squares) <= 0.02 * std::sqrt(exact_squares));
   }
-  test::for_each_isa_and_threads([&](Isa isa, int threads) {
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-      const Int8Case& c = cases[i];
-      INFO("isa " << isa_name(isa) << " threads " << threads << " m " << c.m << " n " << c.n << " k " << c.k);
-      REQUIRE(same_bits_or_both_nan(c.run(weights[i]), c.model()));
-    }
-  }, test::KernelBuilds::low_precision);
+  test::for_each_isa_and_threads(
+      [&](Isa isa, int threads) {
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+          const Int8Case& c = cases[i];
+          INFO("isa " << isa_name(isa) << " threads " << threads << " m " << c.m << " n " << c.n << " k " << c.k);
+          REQUIRE(same_bits_or_both_nan(c.run(weights[i]), c.model()));
+        }
+      },
+      test::KernelBuilds::low_precision);
   const std::vector<float> y = special.run(weights.back());
   for (std::int64_t j = 0; j < special.n; ++j) {
     REQUIRE(y[static_cast<std::size_t>(special.ldy + j)] == 0.0f);

@@ -16,7 +16,7 @@ struct Shape2 {
   std::int64_t rows, d;
 };
 
-const std::vector<Shape2> kShapes = {{1, 1},  {2, 2},  {3, 7},   {5, 17},   {4, 63},    {3, 64},
+const std::vector<Shape2> kShapes = {{1, 1},  {2, 2},   {3, 7},    {5, 17},   {4, 63},    {3, 64},
                                      {6, 65}, {2, 129}, {64, 256}, {33, 256}, {16, 1024}, {200, 64}};
 
 struct Reference {
@@ -121,8 +121,8 @@ TEST_CASE("layernorm_backward matches finite differences for x, gamma and beta",
 
       // Without affine gradients, dx is the same.
       std::vector<float> dx_only(size, start);
-      layernorm_backward(w.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx_only.data(), nullptr,
-                         nullptr, s.rows, s.d);
+      layernorm_backward(w.data(), x.data(), gamma.data(), mean.data(), rstd.data(), dx_only.data(), nullptr, nullptr,
+                         s.rows, s.d);
       REQUIRE(bitwise_equal(dx_only, dx));
     }
   });
@@ -170,8 +170,7 @@ TEST_CASE("layernorm_backward matches the analytic double formula on model shape
   });
 }
 
-TEST_CASE("layernorm_backward: dgamma and dbeta are bitwise identical for 1 and 2 threads",
-          "[kernels][layernorm]") {
+TEST_CASE("layernorm_backward: dgamma and dbeta are bitwise identical for 1 and 2 threads", "[kernels][layernorm]") {
   const std::int64_t rows = 300, d = 256;
   const std::size_t size = static_cast<std::size_t>(rows * d);
   const auto x = test::random_vector(size, 1);

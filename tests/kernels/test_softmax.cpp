@@ -137,8 +137,7 @@ TEST_CASE("softmax_forward is safe for huge logits", "[kernels][softmax]") {
   });
 }
 
-TEST_CASE("softmax_forward: valid beyond cols is clamped, results are reproducible bit for bit",
-          "[kernels][softmax]") {
+TEST_CASE("softmax_forward: valid beyond cols is clamped, results are reproducible bit for bit", "[kernels][softmax]") {
   const std::int64_t rows = 64, cols = 1024;
   const auto x = test::random_vector(static_cast<std::size_t>(rows * cols), 99, -6.0f, 6.0f);
   const auto valid = mixed_valid(rows, cols);

@@ -30,9 +30,15 @@ struct ArchVariant {
   const char* norm;
 };
 inline constexpr ArchVariant kArchVariants[] = {
-    {"muse-simple", "", "pre"},     {"convsan", "", "pre"},             {"convsan2d", "", "post"},
-    {"transformer", "csan", "pre"}, {"fastdisa", "", "pre"},            {"transformer", "fastdisa", "pre"},
-    {"muse", "", "pre"},            {"muse", "", "post"},               {"transformer", "muse", "post"},
+    {"muse-simple", "", "pre"},
+    {"convsan", "", "pre"},
+    {"convsan2d", "", "post"},
+    {"transformer", "csan", "pre"},
+    {"fastdisa", "", "pre"},
+    {"transformer", "fastdisa", "pre"},
+    {"muse", "", "pre"},
+    {"muse", "", "post"},
+    {"transformer", "muse", "post"},
     {"muse-separate", "", "pre"},
 };
 

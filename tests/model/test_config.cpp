@@ -41,8 +41,7 @@ TEST_CASE("config: attention_dropout is absent from the JSON at 0 and round-trip
 }
 
 TEST_CASE("config: attention_dropout outside [0, 1) or NaN is rejected, naming the flag", "[model][config]") {
-  for (float p : {-0.1f, 1.0f, 1.5f, std::numeric_limits<float>::quiet_NaN(),
-                  std::numeric_limits<float>::infinity()}) {
+  for (float p : {-0.1f, 1.0f, 1.5f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     INFO("p " << p);
     ModelConfig c = small_config("transformer");
     c.attention_dropout = p;
@@ -65,7 +64,8 @@ TEST_CASE("config: every encoder and decoder mixer spec carries attention_dropou
     INFO(v.arch << " " << v.decoder_mixer);
     ModelConfig c = arch_config(v);
     c.attention_dropout = 0.25f;
-    for (std::int64_t layer = 0; layer < c.enc_layers; ++layer) REQUIRE(c.encoder_mixer(layer).attention_dropout == 0.25f);
+    for (std::int64_t layer = 0; layer < c.enc_layers; ++layer)
+      REQUIRE(c.encoder_mixer(layer).attention_dropout == 0.25f);
     REQUIRE(c.decoder_self_mixer().attention_dropout == 0.25f);
     c.attention_dropout = 0.0f;
     REQUIRE(c.decoder_self_mixer().attention_dropout == 0.0f);

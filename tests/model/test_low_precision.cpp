@@ -147,7 +147,8 @@ TEST_CASE("seq2seq, every arch: int8 weight products keep the log-probabilities 
     Rng init(3);
     model.initialize(init);
     const LogProbDistance d = log_prob_distance(log_probs(model, kernels::ComputeType::fp32),
-                                                log_probs(model, kernels::ComputeType::int8), model.config().vocab_size);
+                                                log_probs(model, kernels::ComputeType::int8),
+                                                model.config().vocab_size);
     INFO("largest log-probability difference " << d.worst << ", argmax agrees at " << d.agree << " of " << d.positions);
     REQUIRE(d.worst > 0.0);  // the products did run in int8
     REQUIRE(d.worst <= 0.2);
@@ -195,7 +196,8 @@ TEST_CASE("model file, every arch: int8 weights (attn quantize) load within half
       for (std::int64_t r = 0; r < rows; ++r) {
         const float scale = scales[static_cast<std::size_t>(r)];
         for (std::int64_t c = 0; c < k; ++c)
-          REQUIRE(std::abs(got[at(r * k + c)] - original[at(r * k + c)]) <= (0.5f + 1e-4f) * scale);  // + float rounding of w·(127/max) and q·scale
+          REQUIRE(std::abs(got[at(r * k + c)] - original[at(r * k + c)]) <=
+                  (0.5f + 1e-4f) * scale);  // + float rounding of w·(127/max) and q·scale
         REQUIRE(kernels::quantize_row(&got[at(r * k)], k, again.data()) == scale);
         REQUIRE(std::equal(again.begin(), again.end(), stored.begin() + r * k));
       }
@@ -203,7 +205,8 @@ TEST_CASE("model file, every arch: int8 weights (attn quantize) load within half
     REQUIRE(loaded.int8_params == in_int8);
     REQUIRE(loaded.file.dtype("embed.weight") == DType::I8);
     const LogProbDistance d = log_prob_distance(log_probs(model, kernels::ComputeType::fp32),
-                                                log_probs(*loaded.model, kernels::ComputeType::fp32), config.vocab_size);
+                                                log_probs(*loaded.model, kernels::ComputeType::fp32),
+                                                config.vocab_size);
     INFO("largest log-probability difference " << d.worst << ", argmax agrees at " << d.agree << " of " << d.positions);
     REQUIRE(d.worst > 0.0);
     REQUIRE(d.worst <= 0.2);

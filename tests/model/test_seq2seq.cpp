@@ -19,9 +19,7 @@ using namespace attn::model;
 
 namespace {
 
-Batch tiny_batch() {
-  return make_batch({{5, 6, 7, 8}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10}, {11}});
-}
+Batch tiny_batch() { return make_batch({{5, 6, 7, 8}, {9, 4}, {10, 11, 12}}, {{4, 5, 6}, {7, 8, 9, 10}, {11}}); }
 
 void perturb_norms(nn::ParamStore& params) {
   Rng r(77);
@@ -56,7 +54,8 @@ void require_incremental_equals_forced(const ModelConfig& config,
   std::vector<float> full(B * tt * V);
   model.teacher_forced_log_probs(ctx, batch, full.data());
   const float* memory = model.encode(ctx, batch.src.data(), B, batch.src_len, batch.src_lengths.data());
-  DecoderState state = model.start_decoding(ctx, state_arena, memory, B, 1, batch.src_len, batch.src_lengths.data(), tt);
+  DecoderState state =
+      model.start_decoding(ctx, state_arena, memory, B, 1, batch.src_len, batch.src_lengths.data(), tt);
   std::vector<float> step(B * V);
   for (std::int64_t t = 0; t < tt; ++t) {
     std::vector<std::int32_t> tokens(B);
@@ -98,10 +97,15 @@ void require_gradients_match(const ModelConfig& config, int samples_per_tensor) 
 
 }  // namespace
 
-TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches finite differences", "[model][grad][big]") {
-  struct Variant { const char* norm; bool share_all, share_out; float dropout; };
-  for (const Variant v : {Variant{"pre", true, true, 0.0f}, Variant{"post", false, false, 0.0f},
-                          Variant{"pre", false, true, 0.2f}}) {
+TEST_CASE("seq2seq: gradient of the loss w.r.t. every parameter tensor matches finite differences",
+          "[model][grad][big]") {
+  struct Variant {
+    const char* norm;
+    bool share_all, share_out;
+    float dropout;
+  };
+  for (const Variant v :
+       {Variant{"pre", true, true, 0.0f}, Variant{"post", false, false, 0.0f}, Variant{"pre", false, true, 0.2f}}) {
     INFO("norm " << v.norm << " share_all " << v.share_all << " share_out " << v.share_out << " dropout " << v.dropout);
     ModelConfig config = tiny_config(v.norm, v.share_all, v.share_out);
     config.dropout = v.dropout;
@@ -119,10 +123,12 @@ TEST_CASE("loss: fused label-smoothed cross-entropy equals the naive formula", "
   params.initialize(init);
   std::vector<float> h = test::random_vector(rows * d, 2, -2, 2);
   std::vector<std::int32_t> targets(rows);
-  for (std::int64_t r = 0; r < rows; ++r) targets[r] = r % 7 == 0 ? text::kPad : static_cast<std::int32_t>(4 + r % (V - 4));
+  for (std::int64_t r = 0; r < rows; ++r)
+    targets[r] = r % 7 == 0 ? text::kPad : static_cast<std::int32_t>(4 + r % (V - 4));
   const float eps = 0.1f;
   Arena scratch;
-  const nn::LossSums got = nn::output_loss(params, matrix, h.data(), targets.data(), rows, d, V, eps, text::kPad, 1.0f, nullptr, scratch);
+  const nn::LossSums got =
+      nn::output_loss(params, matrix, h.data(), targets.data(), rows, d, V, eps, text::kPad, 1.0f, nullptr, scratch);
   double loss = 0, nll = 0;
   std::int64_t tokens = 0;
   for (std::int64_t r = 0; r < rows; ++r) {
@@ -230,8 +236,8 @@ TEST_CASE("seq2seq, every arch: a state after select decodes as a fresh one with
       for (std::int64_t t = 1; t <= steps; ++t) h.push_back(4 + static_cast<std::int32_t>(pick.uniform() * 9));
     }
     const Batch all = make_batch(sources, {});
-    DecoderState state = model.start_decoding(ctx, state_arena, model.encode(ctx, all.src.data(), 3, all.src_len,
-                                                                             all.src_lengths.data()),
+    DecoderState state = model.start_decoding(ctx, state_arena,
+                                              model.encode(ctx, all.src.data(), 3, all.src_len, all.src_lengths.data()),
                                               3, K, all.src_len, all.src_lengths.data(), t_max);
     std::vector<float> logprobs(6 * V);
     for (std::int64_t t = 0; t < steps; ++t) {
@@ -251,9 +257,10 @@ TEST_CASE("seq2seq, every arch: a state after select decodes as a fresh one with
 
     const Batch kept = make_batch({sources[0], sources[2]}, {});
     REQUIRE(kept.src_len == all.src_len);
-    DecoderState fresh = model.start_decoding(ctx, fresh_arena, model.encode(ctx, kept.src.data(), 2, kept.src_len,
-                                                                             kept.src_lengths.data()),
-                                              2, K, kept.src_len, kept.src_lengths.data(), t_max);
+    DecoderState fresh =
+        model.start_decoding(ctx, fresh_arena,
+                             model.encode(ctx, kept.src.data(), 2, kept.src_len, kept.src_lengths.data()), 2, K,
+                             kept.src_len, kept.src_lengths.data(), t_max);
     std::vector<float> expected(4 * V);
     for (std::int64_t t = 0; t <= steps; ++t) {
       std::vector<std::int32_t> tokens;
@@ -273,8 +280,8 @@ TEST_CASE("seq2seq: select rejects an order that splits or reorders sentences", 
   const Batch batch = tiny_batch();
   const float* memory = model.encode(ctx, batch.src.data(), 3, batch.src_len, batch.src_lengths.data());
   DecoderState state = model.start_decoding(ctx, state_arena, memory, 3, 2, batch.src_len, batch.src_lengths.data(), 4);
-  for (const std::vector<std::int32_t>& bad : std::vector<std::vector<std::int32_t>>{
-           {0, 2}, {2, 3, 0, 1}, {0, 1, 2}, {-1, 0}, {4, 5, 6, 7}, {0, 1, 0, 1}}) {
+  for (const std::vector<std::int32_t>& bad :
+       std::vector<std::vector<std::int32_t>>{{0, 2}, {2, 3, 0, 1}, {0, 1, 2}, {-1, 0}, {4, 5, 6, 7}, {0, 1, 0, 1}}) {
     INFO("order of size " << bad.size() << " starting " << bad[0]);
     REQUIRE_THROWS_AS(model.select(state, bad), std::logic_error);
   }

@@ -31,8 +31,7 @@ struct GradCheckOptions {
 // Compares analytic with numeric gradients at `samples` positions of values[0..n).
 // loss(): runs the forward and returns the scalar loss in double.
 inline void check_gradient(const std::string& what, float* values, const float* analytic, std::int64_t n,
-                           const std::function<double()>& loss, const GradCheckOptions& options,
-                           std::uint64_t seed) {
+                           const std::function<double()>& loss, const GradCheckOptions& options, std::uint64_t seed) {
   Rng rng(seed);
   const double centre = loss();  // the loss at the unperturbed values, which every sample restores
   const double loss_size = std::abs(centre) + 1.0;
@@ -73,8 +72,8 @@ inline void check_all_parameters(nn::ParamStore& params, const std::function<dou
   std::vector<float> analytic(params.grads().begin(), params.grads().end());
   for (std::size_t p = 0; p < params.entries().size(); ++p) {
     const nn::ParamInfo& info = params.entries()[p];
-    check_gradient(info.name, params.values().data() + info.offset, analytic.data() + info.offset,
-                   info.shape.numel(), loss, options, 1000 + p);
+    check_gradient(info.name, params.values().data() + info.offset, analytic.data() + info.offset, info.shape.numel(),
+                   loss, options, 1000 + p);
   }
 }
 

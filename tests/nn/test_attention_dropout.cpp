@@ -41,11 +41,14 @@ std::vector<Case> cases() {
       {"mha causal", spec_of("mha", true)},
       {"csan 1D", spec_of("csan", false, {{"csan_window", 3}, {"csan_head_window", 1}})},
       {"csan 2D", spec_of("csan", false, {{"csan_window", 3}, {"csan_head_window", 3}})},
-      {"csan 2D wrap", spec_of("csan", false, {{"csan_window", 3}, {"csan_head_window", 3}, {"csan_head_boundary", "wrap"}})},
+      {"csan 2D wrap",
+       spec_of("csan", false, {{"csan_window", 3}, {"csan_head_window", 3}, {"csan_head_boundary", "wrap"}})},
       {"csan causal 2D", spec_of("csan", true, {{"csan_window", 3}, {"csan_head_window", 3}})},
       {"muse", spec_of("muse", false, {{"muse_kernels", {3, 5}}, {"muse_tap_dropout", 0.0}})},
       {"muse causal", spec_of("muse", true, {{"muse_kernels", {3}}, {"muse_tap_dropout", 0.0}})},
-      {"muse separate", spec_of("muse", false, {{"muse_kernels", {3, 5}}, {"muse_tap_dropout", 0.0}, {"muse_separate_projection", true}})},
+      {"muse separate",
+       spec_of("muse", false,
+               {{"muse_kernels", {3, 5}}, {"muse_tap_dropout", 0.0}, {"muse_separate_projection", true}})},
       {"muse without cells", spec_of("muse", false, {{"muse_kernels", nlohmann::json::array()}})},
       {"fastdisa", spec_of("fastdisa", false, {{"disa_gate", true}, {"disa_t2t", "exp"}})},
       {"fastdisa causal sigmoid", spec_of("fastdisa", true, {{"disa_gate", true}, {"disa_t2t", "sigmoid"}})},
@@ -85,9 +88,8 @@ struct Pass {
   RngState after;  // the Rng after the forward
 };
 
-Pass run(Fixture& f, const TokenMixer& mixer, const std::vector<float>& x, const std::vector<float>& w,
-         std::int64_t B, std::int64_t T, const std::vector<std::int32_t>& lengths, bool training,
-         const RngState& rng_state) {
+Pass run(Fixture& f, const TokenMixer& mixer, const std::vector<float>& x, const std::vector<float>& w, std::int64_t B,
+         std::int64_t T, const std::vector<std::int32_t>& lengths, bool training, const RngState& rng_state) {
   Pass pass;
   pass.y.resize(x.size());
   pass.dx.assign(x.size(), 0.0f);

@@ -29,9 +29,7 @@ struct Qkv {
   Qkv(std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t head_dim, std::uint64_t seed)
       : B(b), T(t), H(h), dh(head_dim), d(h * head_dim),
         data(test::random_vector(static_cast<std::size_t>(b * t * 3 * h * head_dim), seed, -1.5f, 1.5f)) {}
-  HeadsView view(std::vector<float>& buf, int which) const {
-    return {buf.data() + which * d, 3 * d, T * 3 * d};
-  }
+  HeadsView view(std::vector<float>& buf, int which) const { return {buf.data() + which * d, 3 * d, T * 3 * d}; }
   float& at(std::vector<float>& buf, int which, std::int64_t b, std::int64_t t, std::int64_t h, std::int64_t x) const {
     return buf[static_cast<std::size_t>((b * T + t) * 3 * d + which * d + h * dh + x)];
   }
@@ -81,7 +79,8 @@ DenseRef dense_reference(const Qkv& x, std::vector<float> qkv, const std::vector
           for (std::int64_t j = 0; j < T; ++j)
             if (allowed(s, j)) {
               p[s * T + j] /= sum;
-              for (std::int64_t e = 0; e < dh; ++e) r.out[(b * T + i) * d + h * dh + e] += p[s * T + j] * val(2, b, j, s, e);
+              for (std::int64_t e = 0; e < dh; ++e)
+                r.out[(b * T + i) * d + h * dh + e] += p[s * T + j] * val(2, b, j, s, e);
             }
         // Backward of row (b, h, i).
         auto g = [&](std::int64_t e) { return static_cast<double>(dout[(b * T + i) * d + h * dh + e]); };
@@ -173,7 +172,8 @@ DenseRef wrap_reference(const Qkv& x, std::vector<float> qkv, const std::vector<
         std::vector<bool> ok(N * T, false);
         double mx = -1e300, sum = 0.0, c = 0.0;
         for (std::int64_t o = 0; o < N; ++o)
-          for (std::int64_t j = std::max<std::int64_t>(0, i - left); j < std::min<std::int64_t>(lengths[b], i + right + 1); ++j) {
+          for (std::int64_t j = std::max<std::int64_t>(0, i - left);
+               j < std::min<std::int64_t>(lengths[b], i + right + 1); ++j) {
             const std::int64_t kh = ((h + o - n) % H + H) % H;
             double dot = 0;
             for (std::int64_t e = 0; e < dh; ++e) dot += val(0, b, i, h, e) * val(1, b, j, kh, e);
@@ -408,8 +408,9 @@ using Fixture = attn::test::LayerFixture;
 
 MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std::int64_t head_window, bool causal,
                     const std::string& head_boundary = "drop") {
-  return test::mixer_spec("csan", d, heads, causal,
-                          {{"csan_window", window}, {"csan_head_window", head_window}, {"csan_head_boundary", head_boundary}});
+  return test::mixer_spec(
+      "csan", d, heads, causal,
+      {{"csan_window", window}, {"csan_head_window", head_window}, {"csan_head_boundary", head_boundary}});
 }
 
 }  // namespace
@@ -417,26 +418,26 @@ MixerSpec csan_spec(std::int64_t d, std::int64_t heads, std::int64_t window, std
 TEST_CASE("csan mixer: gradients of parameters and input match finite differences (1D, 2D, causal, wrap)", "[csan]") {
   for (std::int64_t N : {1, 3})
     for (bool causal : {false, true})
-    for (const char* boundary : {"drop", "wrap"}) {
-      if (std::string(boundary) == "wrap" && (N == 1 || causal)) continue;  // only the 2D encoder form differs
-      INFO("head_window " << N << " causal " << causal << " boundary " << boundary);
-      Fixture f;
-      const CsanMixer mixer(f.params, "enc.0.self_attn", csan_spec(12, 3, 3, N, causal, boundary));
-      f.ready();
-      const std::int64_t B = 2, T = 6, d = 12;
-      const std::vector<std::int32_t> lengths{6, 4};
-      std::vector<float> x = test::random_vector(B * T * d, 71), w = test::random_vector(B * T * d, 72);
-      for (std::int64_t t = lengths[1]; t < T; ++t)  // padded rows are outside the loss
-        for (std::int64_t c = 0; c < d; ++c) w[(T + t) * d + c] = 0.0f;
-      test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
-      auto loss = [&] { return run.loss(); };
-      std::vector<float> dx = run.backward();
-      check_all_parameters(f.params, loss);
-      // Only the valid positions: padded inputs have no gradient worth checking.
-      check_gradient("x (sequence 0)", x.data(), dx.data(), T * d, loss, {.samples_per_tensor = 16}, 73);
-      check_gradient("x (sequence 1)", x.data() + T * d, dx.data() + T * d, lengths[1] * d, loss,
-                     {.samples_per_tensor = 10}, 74);
-    }
+      for (const char* boundary : {"drop", "wrap"}) {
+        if (std::string(boundary) == "wrap" && (N == 1 || causal)) continue;  // only the 2D encoder form differs
+        INFO("head_window " << N << " causal " << causal << " boundary " << boundary);
+        Fixture f;
+        const CsanMixer mixer(f.params, "enc.0.self_attn", csan_spec(12, 3, 3, N, causal, boundary));
+        f.ready();
+        const std::int64_t B = 2, T = 6, d = 12;
+        const std::vector<std::int32_t> lengths{6, 4};
+        std::vector<float> x = test::random_vector(B * T * d, 71), w = test::random_vector(B * T * d, 72);
+        for (std::int64_t t = lengths[1]; t < T; ++t)  // padded rows are outside the loss
+          for (std::int64_t c = 0; c < d; ++c) w[(T + t) * d + c] = 0.0f;
+        test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
+        auto loss = [&] { return run.loss(); };
+        std::vector<float> dx = run.backward();
+        check_all_parameters(f.params, loss);
+        // Only the valid positions: padded inputs have no gradient worth checking.
+        check_gradient("x (sequence 0)", x.data(), dx.data(), T * d, loss, {.samples_per_tensor = 16}, 73);
+        check_gradient("x (sequence 1)", x.data() + T * d, dx.data() + T * d, lengths[1] * d, loss,
+                       {.samples_per_tensor = 10}, 74);
+      }
 }
 
 TEST_CASE("csan mixer: a padded batch equals each sequence run alone (1D, 2D, 2D wrap)", "[csan]") {
@@ -492,7 +493,8 @@ TEST_CASE("csan mixer, causal: the future never leaks, and step() equals the ful
       bool later_changed = false;
       for (std::int64_t b = 0; b < B; ++b) {
         for (std::int64_t c = 0; c < (t + 1) * d; ++c) REQUIRE(y2[b * T * d + c] == y_full[b * T * d + c]);
-        for (std::int64_t c = 0; c < d; ++c) later_changed |= y2[(b * T + t + 1) * d + c] != y_full[(b * T + t + 1) * d + c];
+        for (std::int64_t c = 0; c < d; ++c)
+          later_changed |= y2[(b * T + t + 1) * d + c] != y_full[(b * T + t + 1) * d + c];
       }
       REQUIRE(later_changed);
     }
@@ -561,8 +563,7 @@ TEST_CASE("csan mixer: export_maps expands the band into full rows, with the hea
           // The sum over key heads of the band probabilities at key j.
           double want = 0;
           if (std::abs(i - j) <= 1)
-            for (std::int64_t so = 0; so < 3; ++so)
-              want += s.probs[(((b * H + h) * T + i) * 3 + so) * 3 + (j - i + 1)];
+            for (std::int64_t so = 0; so < 3; ++so) want += s.probs[(((b * H + h) * T + i) * 3 + so) * 3 + (j - i + 1)];
           REQUIRE(std::abs(w - want) <= 1e-6);
         }
         REQUIRE(std::abs(row_sum - 1.0) <= 1e-5);

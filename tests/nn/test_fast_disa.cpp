@@ -35,8 +35,8 @@ double log_sigmoid(double z) { return z >= 0 ? -std::log1p(std::exp(-z)) : z - s
 // The whole mixer in double, with the feature-wise softmax computed directly
 // from the [L, L, d_h] tensor of compatibilities f_ijk = log φ(R_ij) + S_jk.
 struct Reference {
-  std::vector<double> y, o, gate;  // [B·T, d]; only valid rows are filled
-  std::vector<double> maps;        // [B, H, T, T]: P_ijk averaged over k
+  std::vector<double> y, o, gate;       // [B·T, d]; only valid rows are filled
+  std::vector<double> maps;             // [B, H, T, T]: P_ijk averaged over k
   double r_max_abs = 0, s_max_abs = 0;  // the largest |R_ij| and |S_jk| over valid positions
 };
 
@@ -193,8 +193,7 @@ std::vector<float> zero_padded_rows(std::vector<float> w, std::int64_t B, std::i
 
 }  // namespace
 
-TEST_CASE("fast-disa: the factorised form equals the direct T×T×d_h feature-wise softmax, with gradients",
-          "[disa]") {
+TEST_CASE("fast-disa: the factorised form equals the direct T×T×d_h feature-wise softmax, with gradients", "[disa]") {
   const std::int64_t lq = 6, lk = 6, dh = 4;
   // A with a forward strict mask and one excluded key: row 0 has no key at all.
   std::vector<float> a = test::random_vector(lq * lk, 1, 0.05f, 1.0f), e = test::random_vector(lk * dh, 2, 0.05f, 1.0f);
@@ -262,8 +261,8 @@ TEST_CASE("fast-disa: the mixer equals the direct double reference (encoder and 
     bool causal, gate;
     const char* t2t;
   };
-  const Case cases[] = {{8, 2, false, true, "exp"},     {8, 2, false, false, "sigmoid"}, {12, 4, false, true, "sigmoid"},
-                        {12, 4, false, false, "exp"},   {8, 2, true, true, "exp"},       {9, 3, true, false, "sigmoid"}};
+  const Case cases[] = {{8, 2, false, true, "exp"},   {8, 2, false, false, "sigmoid"}, {12, 4, false, true, "sigmoid"},
+                        {12, 4, false, false, "exp"}, {8, 2, true, true, "exp"},       {9, 3, true, false, "sigmoid"}};
   for (const Case& cs : cases) {
     INFO("d " << cs.d << " heads " << cs.heads << " causal " << cs.causal << " gate " << cs.gate << " t2t " << cs.t2t);
     Fixture f;
@@ -336,15 +335,16 @@ TEST_CASE("fast-disa: gradients of parameters and input match finite differences
           const std::vector<float> dx1 = dx, grads1(f.params.grads().begin(), f.params.grads().end());
           mixer.backward(f.ctx, run.saved(), w.data(), dx.data());
           // (to rounding: a product added onto a gradient sums in another order than onto 0)
-          for (std::size_t n = 0; n < dx.size(); ++n) REQUIRE(std::abs(dx[n] - 2.0f * dx1[n]) <= 1e-6f * (1 + std::abs(dx1[n])));
+          for (std::size_t n = 0; n < dx.size(); ++n)
+            REQUIRE(std::abs(dx[n] - 2.0f * dx1[n]) <= 1e-6f * (1 + std::abs(dx1[n])));
           for (std::size_t n = 0; n < grads1.size(); ++n)
             REQUIRE(std::abs(f.params.grads()[n] - 2.0f * grads1[n]) <= 1e-6f * (1 + std::abs(grads1[n])));
           for (std::size_t n = 0; n < dx.size(); ++n) dx[n] = dx1[n];
           std::copy(grads1.begin(), grads1.end(), f.params.grads().begin());
         }
         check_all_parameters(f.params, loss);
-        check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss,
-                       {.samples_per_tensor = 16}, 23);
+        check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 16},
+                       23);
       }
 }
 
@@ -549,7 +549,8 @@ TEST_CASE("fast-disa: a source2token spread of ±80 that underflows the shared s
       const std::vector<float> x = test::random_vector(B * T * d, 81);
       const Reference before = reference(f, "disa", spec, x, B, T, lengths);
       scale_params(f, {"disa.s2.weight", "disa.s2.bias"}, 80.0 / before.s_max_abs);
-      scale_params(f, {"disa.q.weight", "disa.q.bias", "disa.k.weight", "disa.k.bias"}, std::sqrt(45.0 / before.r_max_abs));
+      scale_params(f, {"disa.q.weight", "disa.q.bias", "disa.k.weight", "disa.k.bias"},
+                   std::sqrt(45.0 / before.r_max_abs));
       const Reference ref = reference(f, "disa", spec, x, B, T, lengths);
       REQUIRE(ref.s_max_abs > 79.0);
 

@@ -71,8 +71,11 @@ TEST_CASE("attention: self, causal and cross gradients match finite differences"
       std::vector<float> dx(x.size(), 0.0f), dmem(mem.size(), 0.0f);
       mha.backward(f.ctx, saved, w.data(), dx.data(), cross ? dmem.data() : nullptr);
       check_all_parameters(f.params, loss);
-      check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 12}, 21);
-      if (cross) check_gradient("memory", mem.data(), dmem.data(), static_cast<std::int64_t>(mem.size()), loss, {.samples_per_tensor = 12}, 22);
+      check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 12},
+                     21);
+      if (cross)
+        check_gradient("memory", mem.data(), dmem.data(), static_cast<std::int64_t>(mem.size()), loss,
+                       {.samples_per_tensor = 12}, 22);
     }
   }
 }
@@ -162,7 +165,8 @@ TEST_CASE("encoder and decoder layers, pre- and post-norm, sequential and parall
     dec.backward(f.ctx, ds, w.data(), dyin.data(), dmem);
     enc.backward(f.ctx, es, dmem, dx.data());
     check_all_parameters(f.params, loss);
-    check_gradient("decoder input", yin.data(), dyin.data(), static_cast<std::int64_t>(yin.size()), loss, {.samples_per_tensor = 10}, 54);
+    check_gradient("decoder input", yin.data(), dyin.data(), static_cast<std::int64_t>(yin.size()), loss,
+                   {.samples_per_tensor = 10}, 54);
     // Padded source positions get no gradient worth checking; sample the valid ones.
     check_gradient("encoder input", x.data(), dx.data(), ts * d, loss, {.samples_per_tensor = 10}, 55);
   }

@@ -28,10 +28,9 @@ using Matrix = std::vector<double>;
 
 // Naive MultiScaleConv in double: v rows of stride ldv; returns Cmix [B·T, d]
 // and, per kernel, the normalised taps [B·T, H, k] (0 on pad rows).
-Matrix reference_conv(const Fixture& f, const std::string& name, const std::vector<std::int64_t>& kernels,
-                      bool causal, const float* v, std::int64_t ldv, std::int64_t B, std::int64_t T,
-                      std::int64_t d, std::int64_t H, const std::vector<std::int32_t>& lengths,
-                      std::vector<Matrix>* taps_out = nullptr) {
+Matrix reference_conv(const Fixture& f, const std::string& name, const std::vector<std::int64_t>& kernels, bool causal,
+                      const float* v, std::int64_t ldv, std::int64_t B, std::int64_t T, std::int64_t d, std::int64_t H,
+                      const std::vector<std::int32_t>& lengths, std::vector<Matrix>* taps_out = nullptr) {
   const std::int64_t dh = d / H, n = static_cast<std::int64_t>(kernels.size());
   Matrix out(B * T * d, 0.0);
   if (n == 0) return out;
@@ -73,9 +72,9 @@ Matrix reference_conv(const Fixture& f, const std::string& name, const std::vect
 
 // Naive MuseMixer forward in double: y [B·T, d].
 // With `separate` (MUSE-separate) the cells read x · Wcᵀ instead of V.
-Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vector<std::int64_t>& kernels,
-                       bool causal, const std::vector<float>& x, std::int64_t B, std::int64_t T, std::int64_t d,
-                       std::int64_t H, const std::vector<std::int32_t>& lengths, bool separate = false) {
+Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vector<std::int64_t>& kernels, bool causal,
+                       const std::vector<float>& x, std::int64_t B, std::int64_t T, std::int64_t d, std::int64_t H,
+                       const std::vector<std::int32_t>& lengths, bool separate = false) {
   const std::int64_t rows = B * T, dh = d / H;
   std::vector<float> qkv(rows * 3 * d);  // rounded to float: the conv reference reads float V like the mixer
   Matrix qkvd(rows * 3 * d);
@@ -121,8 +120,9 @@ Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vec
         conv_in[r * d + j] = static_cast<float>(s);
       }
   }
-  const Matrix conv = separate ? reference_conv(f, name, kernels, causal, conv_in.data(), d, B, T, d, H, lengths)
-                               : reference_conv(f, name, kernels, causal, qkv.data() + 2 * d, 3 * d, B, T, d, H, lengths);
+  const Matrix conv = separate
+                          ? reference_conv(f, name, kernels, causal, conv_in.data(), d, B, T, d, H, lengths)
+                          : reference_conv(f, name, kernels, causal, qkv.data() + 2 * d, 3 * d, B, T, d, H, lengths);
   if (!kernels.empty())
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < d; ++c) cat[r * width + d + c] = conv[r * d + c];
@@ -141,7 +141,8 @@ Matrix reference_mixer(const Fixture& f, const std::string& name, const std::vec
 MixerSpec muse_spec(std::int64_t d, std::int64_t heads, std::vector<std::int64_t> kernels, bool causal,
                     float tap_dropout = 0.0f, bool separate = false) {
   return test::mixer_spec("muse", d, heads, causal,
-                          {{"muse_kernels", std::move(kernels)}, {"muse_tap_dropout", tap_dropout},
+                          {{"muse_kernels", std::move(kernels)},
+                           {"muse_tap_dropout", tap_dropout},
                            {"muse_separate_projection", separate}});
 }
 
@@ -270,9 +271,12 @@ TEST_CASE("muse mixer: parameters, and forward equals a naive double reference",
       REQUIRE(mixer.cache_width() == 2 * d);
       const std::string n = "enc.0.self_attn";
       // q, k, v weights then biases are contiguous: one [3d, d] GEMM.
-      REQUIRE(f.params.info(f.params.find(n + ".k.weight")).offset == f.params.info(f.params.find(n + ".q.weight")).offset + d * d);
-      REQUIRE(f.params.info(f.params.find(n + ".v.weight")).offset == f.params.info(f.params.find(n + ".q.weight")).offset + 2 * d * d);
-      REQUIRE(f.params.info(f.params.find(n + ".v.bias")).offset == f.params.info(f.params.find(n + ".q.bias")).offset + 2 * d);
+      REQUIRE(f.params.info(f.params.find(n + ".k.weight")).offset ==
+              f.params.info(f.params.find(n + ".q.weight")).offset + d * d);
+      REQUIRE(f.params.info(f.params.find(n + ".v.weight")).offset ==
+              f.params.info(f.params.find(n + ".q.weight")).offset + 2 * d * d);
+      REQUIRE(f.params.info(f.params.find(n + ".v.bias")).offset ==
+              f.params.info(f.params.find(n + ".q.bias")).offset + 2 * d);
       REQUIRE(f.params.info(f.params.find(n + ".o.weight")).shape == Shape{d, kernels.empty() ? d : 2 * d});
       REQUIRE(f.params.info(f.params.find(n + ".o.bias")).shape == Shape{d});
       if (!kernels.empty()) {
@@ -297,24 +301,26 @@ TEST_CASE("muse mixer: gradients of all parameters and the input match finite di
   const std::vector<std::int32_t> lengths{5, 3};
   for (const auto& kernels : {std::vector<std::int64_t>{3, 15}, std::vector<std::int64_t>{}}) {
     for (bool causal : {false, true})
-    for (bool separate : {false, true}) {
-      if (separate && kernels.empty()) continue;  // no cells, nothing to project
-      INFO("kernels " << kernels.size() << " causal " << causal << " separate " << separate);
-      Fixture f;
-      MuseMixer mixer(f.params, "mix", muse_spec(d, H, kernels, causal, 0.0f, separate));
-      f.ready(31);
-      std::vector<float> x = test::random_vector(B * T * d, 32), w = test::random_vector(B * T * d, 33);
-      zero_pad_rows(w, T, d, lengths);
-      test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
-      auto loss = [&] { return run.loss(); };
-      std::vector<float> dx = run.backward();
-      check_all_parameters(f.params, loss, {.samples_per_tensor = 8});
-      check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 16}, 34);
-    }
+      for (bool separate : {false, true}) {
+        if (separate && kernels.empty()) continue;  // no cells, nothing to project
+        INFO("kernels " << kernels.size() << " causal " << causal << " separate " << separate);
+        Fixture f;
+        MuseMixer mixer(f.params, "mix", muse_spec(d, H, kernels, causal, 0.0f, separate));
+        f.ready(31);
+        std::vector<float> x = test::random_vector(B * T * d, 32), w = test::random_vector(B * T * d, 33);
+        zero_pad_rows(w, T, d, lengths);
+        test::MixerLoss run(f, mixer, x, w, B, T, lengths.data());
+        auto loss = [&] { return run.loss(); };
+        std::vector<float> dx = run.backward();
+        check_all_parameters(f.params, loss, {.samples_per_tensor = 8});
+        check_gradient("x", x.data(), dx.data(), static_cast<std::int64_t>(x.size()), loss, {.samples_per_tensor = 16},
+                       34);
+      }
   }
 }
 
-TEST_CASE("muse mixer: V gets its gradient from attention, the conv data path and every filter generator", "[muse][grad]") {
+TEST_CASE("muse mixer: V gets its gradient from attention, the conv data path and every filter generator",
+          "[muse][grad]") {
   // dWv and dbv are sums of dV over rows, so finite differences on them check
   // the total of all of V's paths; zeroing the conv half of Wo shows the conv
   // paths are part of that total.
@@ -375,53 +381,54 @@ TEST_CASE("muse mixer: causal outputs never see later tokens", "[muse]") {
 
 TEST_CASE("muse mixer: step() equals the full causal forward at every position (also MUSE-separate)", "[muse]") {
   const std::int64_t d = 8, H = 2, n = 2;
-  for (const auto& kernels : {std::vector<std::int64_t>{3, 15}, std::vector<std::int64_t>{4}, std::vector<std::int64_t>{}}) {
+  for (const auto& kernels :
+       {std::vector<std::int64_t>{3, 15}, std::vector<std::int64_t>{4}, std::vector<std::int64_t>{}}) {
     for (std::int64_t T : {7, 20})
-    for (bool separate : {false, true}) {
-      if (separate && kernels.empty()) continue;
-      INFO("kernels " << kernels.size() << " T " << T << " separate " << separate);
-      Fixture f;
-      MuseMixer mixer(f.params, "dec", muse_spec(d, H, kernels, true, 0.0f, separate));
-      f.ready(61);
-      const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
-      std::vector<float> x = test::random_vector(n * T * d, 62 + T), y(n * T * d);
-      mixer.forward(f.ctx, x.data(), y.data(), n, T, lengths.data());
-      std::vector<float> cache(n * T * mixer.cache_width(), -99.0f), xs(n * d), ys(n * d);
-      for (std::int64_t t = 0; t < T; ++t) {
-        f.arena.reset();
-        for (std::int64_t i = 0; i < n; ++i) std::copy_n(x.begin() + (i * T + t) * d, d, xs.begin() + i * d);
-        mixer.step(f.ctx, xs.data(), ys.data(), n, t, cache.data(), T);
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t j = 0; j < d; ++j) {
-            INFO("t " << t << " hyp " << i << " feature " << j);
-            const float want = y[(i * T + t) * d + j];
-            REQUIRE(std::abs(ys[i * d + j] - want) <= 1e-5f * (1.0f + std::abs(want)));
-          }
+      for (bool separate : {false, true}) {
+        if (separate && kernels.empty()) continue;
+        INFO("kernels " << kernels.size() << " T " << T << " separate " << separate);
+        Fixture f;
+        MuseMixer mixer(f.params, "dec", muse_spec(d, H, kernels, true, 0.0f, separate));
+        f.ready(61);
+        const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
+        std::vector<float> x = test::random_vector(n * T * d, 62 + T), y(n * T * d);
+        mixer.forward(f.ctx, x.data(), y.data(), n, T, lengths.data());
+        std::vector<float> cache(n * T * mixer.cache_width(), -99.0f), xs(n * d), ys(n * d);
+        for (std::int64_t t = 0; t < T; ++t) {
+          f.arena.reset();
+          for (std::int64_t i = 0; i < n; ++i) std::copy_n(x.begin() + (i * T + t) * d, d, xs.begin() + i * d);
+          mixer.step(f.ctx, xs.data(), ys.data(), n, t, cache.data(), T);
+          for (std::int64_t i = 0; i < n; ++i)
+            for (std::int64_t j = 0; j < d; ++j) {
+              INFO("t " << t << " hyp " << i << " feature " << j);
+              const float want = y[(i * T + t) * d + j];
+              REQUIRE(std::abs(ys[i * d + j] - want) <= 1e-5f * (1.0f + std::abs(want)));
+            }
+        }
       }
-    }
   }
 }
 
 TEST_CASE("muse mixer: a sentence alone equals the same sentence in a padded batch (also MUSE-separate)", "[muse]") {
   const std::int64_t d = 8, H = 2, L = 4, T = 9;
   for (bool causal : {false, true})
-  for (bool separate : {false, true}) {
-    INFO("causal " << causal << " separate " << separate);
-    Fixture f;
-    MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, separate));
-    f.ready(71);
-    std::vector<float> alone = test::random_vector(L * d, 72), y_alone(L * d);
-    const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
-    mixer.forward(f.ctx, alone.data(), y_alone.data(), 1, L, len_alone.data());
-    // Batch: the short sentence second, right-padded with large junk; a longer one first.
-    std::vector<float> batch = test::random_vector(2 * T * d, 73, -30.0f, 30.0f), y_batch(2 * T * d);
-    std::copy(alone.begin(), alone.end(), batch.begin() + T * d);
-    const std::vector<std::int32_t> len_batch{static_cast<std::int32_t>(T), static_cast<std::int32_t>(L)};
-    f.arena.reset();
-    mixer.forward(f.ctx, batch.data(), y_batch.data(), 2, T, len_batch.data());
-    for (std::int64_t i = 0; i < L * d; ++i)
-      REQUIRE(std::abs(y_batch[T * d + i] - y_alone[i]) <= 1e-5f * (1.0f + std::abs(y_alone[i])));
-  }
+    for (bool separate : {false, true}) {
+      INFO("causal " << causal << " separate " << separate);
+      Fixture f;
+      MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, separate));
+      f.ready(71);
+      std::vector<float> alone = test::random_vector(L * d, 72), y_alone(L * d);
+      const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
+      mixer.forward(f.ctx, alone.data(), y_alone.data(), 1, L, len_alone.data());
+      // Batch: the short sentence second, right-padded with large junk; a longer one first.
+      std::vector<float> batch = test::random_vector(2 * T * d, 73, -30.0f, 30.0f), y_batch(2 * T * d);
+      std::copy(alone.begin(), alone.end(), batch.begin() + T * d);
+      const std::vector<std::int32_t> len_batch{static_cast<std::int32_t>(T), static_cast<std::int32_t>(L)};
+      f.arena.reset();
+      mixer.forward(f.ctx, batch.data(), y_batch.data(), 2, T, len_batch.data());
+      for (std::int64_t i = 0; i < L * d; ++i)
+        REQUIRE(std::abs(y_batch[T * d + i] - y_alone[i]) <= 1e-5f * (1.0f + std::abs(y_alone[i])));
+    }
 }
 
 TEST_CASE("muse mixer: tap dropout is the identity at p = 0 and in evaluation, a fixed mask in training", "[muse]") {

@@ -52,8 +52,8 @@ std::string joined(const std::vector<std::string>& lines) {
 
 // 40 reference sentences of 3 to 70 words, so that every length bucket but one has segments.
 std::vector<std::string> references() {
-  static const char* kWords[] = {"a", "dog", "runs", "on", "the", "green", "grass", "while", "two", "children",
-                                 "play", "with", "red", "ball", "near", "old", "house", "and", "man", "watches"};
+  static const char* kWords[] = {"a",    "dog",  "runs", "on",   "the",  "green", "grass", "while", "two", "children",
+                                 "play", "with", "red",  "ball", "near", "old",   "house", "and",   "man", "watches"};
   std::vector<std::string> refs;
   for (int i = 0; i < 40; ++i) {
     const int words = i < 30 ? 3 + (i * 7) % 36 : 62 + i % 5;  // 3..38, and six of 62+; none in 41-60
@@ -92,16 +92,22 @@ std::vector<std::string> join_pairs(const std::vector<std::string>& lines) {
 }
 
 json log_record_model(const std::string& arch) {
-  return {{"split", "model"}, {"update", 0}, {"elapsed_s", 0.0}, {"arch", arch}, {"parameters", 1000},
-          {"config", {{"arch", arch}}}};
+  return {{"split", "model"}, {"update", 0},        {"elapsed_s", 0.0},
+          {"arch", arch},     {"parameters", 1000}, {"config", {{"arch", arch}}}};
 }
 
 std::string seed_log(const std::string& arch, int updates) {
   std::string text = log_record_model(arch).dump() + "\n";
   for (int u = 1; u <= updates; ++u)
-    text += json{{"split", "train"}, {"update", u}, {"elapsed_s", 1.0 * u}, {"loss", 9.0 - 0.1 * u}, {"tokens_per_s", 100.0}}
-                .dump() + "\n";
-  text += json{{"split", "end"}, {"update", updates}, {"elapsed_s", 1.0 * updates}, {"reason", "finished"}}.dump() + "\n";
+    text += json{{"split", "train"},
+                 {"update", u},
+                 {"elapsed_s", 1.0 * u},
+                 {"loss", 9.0 - 0.1 * u},
+                 {"tokens_per_s", 100.0}}
+                .dump() +
+            "\n";
+  text += json{{"split", "end"}, {"update", updates}, {"elapsed_s", 1.0 * updates}, {"reason", "finished"}}.dump() +
+          "\n";
   return text;
 }
 
@@ -315,7 +321,8 @@ TEST_CASE("report comparison: a named variant of an arch (OUT/<arch>-<what>/seed
   REQUIRE(c.archs[2].seeds == std::vector<int>{1, 2});
 }
 
-TEST_CASE("report comparison: with --refs, scores from the translations and seed-matched paired bootstrap", "[report]") {
+TEST_CASE("report comparison: with --refs, scores from the translations and seed-matched paired bootstrap",
+          "[report]") {
   Fixture f;
   const report::Comparison c = f.compare(true);
   REQUIRE(c.archs.size() == 2);
@@ -337,7 +344,8 @@ TEST_CASE("report comparison: with --refs, scores from the translations and seed
       REQUIRE(o.seeds[0].source == "hyp");
       REQUIRE(o.bleu.mean == Approx((muse_scores[0] + muse_scores[1] + muse_scores[2]) / 3));
       REQUIRE(*o.delta_bleu == Approx((muse_scores[0] + muse_scores[1] + muse_scores[2] - base_scores[0] -
-                                       base_scores[1] - base_scores[2]) / 3));
+                                       base_scores[1] - base_scores[2]) /
+                                      3));
       REQUIRE(o.paired);
       REQUIRE(o.paired->seeds == std::vector<int>{1, 2, 3});
       for (std::size_t i = 0; i < 3; ++i)
@@ -398,7 +406,8 @@ TEST_CASE("report comparison: BLEU by reference length is the mean over seeds of
       std::vector<double> per_seed;
       for (int seed : {1, 2, 3})
         per_seed.push_back(*eval::bucket_score(
-            want[b], Fixture::stats(f.run(name, seed) / "hyp" / "test.best.txt", f.out / "refs" / "test.en"), bleu.score));
+            want[b], Fixture::stats(f.run(name, seed) / "hyp" / "test.best.txt", f.out / "refs" / "test.en"),
+            bleu.score));
       REQUIRE(profile[b].n == 3);
       REQUIRE(profile[b].mean == Approx((per_seed[0] + per_seed[1] + per_seed[2]) / 3));
       REQUIRE(*profile[b].sd == Approx(report::spread(per_seed).sd.value()));
@@ -414,7 +423,8 @@ TEST_CASE("report comparison: BLEU by reference length is the mean over seeds of
   REQUIRE(svg.find("61+") != std::string::npos);
 }
 
-TEST_CASE("report comparison: an arch without some of the baseline's seeds is paired on the common seeds only", "[report]") {
+TEST_CASE("report comparison: an arch without some of the baseline's seeds is paired on the common seeds only",
+          "[report]") {
   Fixture f({1, 2, 4});
   const report::Comparison c = f.compare(true);
   const report::ArchSummary& muse = c.archs[1];
@@ -436,17 +446,20 @@ TEST_CASE("report comparison: an arch without some of the baseline's seeds is pa
     }
   }
   REQUIRE(o.paired->p_pooled == eval::paired_bootstrap(pooled_base, pooled_muse, bleu.score, 1000, 12345).p_value);
-  const std::string note = "compared with transformer on the common seeds 1, 2 only: muse has no seed 3 and transformer has no seed 4";
+  const std::string note =
+      "compared with transformer on the common seeds 1, 2 only: muse has no seed 3 and transformer has no seed 4";
   REQUIRE(mentions(muse.notes, note));
   const std::string page = report::report_page(report::read_runs(f.dirs()), c);
   REQUIRE(page.find(note) != std::string::npos);
   REQUIRE(page.find("<small>seeds 1, 2</small>") != std::string::npos);  // beside the Δ
 }
 
-TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs are one line and exit 2", "[report][cli]") {
+TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs are one line and exit 2",
+          "[report][cli]") {
   Fixture f;
   const fs::path html = f.dir.path() / "cmp.html";
-  const auto r = run_attn("report" + f.dir_args() + " --refs " + (f.out / "refs").string() + " -o " + html.string() + " --json");
+  const auto r =
+      run_attn("report" + f.dir_args() + " --refs " + (f.out / "refs").string() + " -o " + html.string() + " --json");
   INFO("stderr: " << r.err);
   REQUIRE(r.status == 0);
   const json j = json::parse(r.out);
@@ -473,7 +486,8 @@ TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs ar
   text.erase(text.rfind('\n', text.size() - 2) + 1);
   write_file(broken, text);
   const fs::path html2 = f.dir.path() / "broken.html";
-  require_user_error(run_attn("report" + f.dir_args() + " --refs " + (f.out / "refs").string() + " -o " + html2.string()),
+  require_user_error(run_attn("report" + f.dir_args() + " --refs " + (f.out / "refs").string() + " -o " +
+                              html2.string()),
                      broken.string() + " has 39 lines but its reference");
   REQUIRE_FALSE(fs::exists(html2));
   // Without --refs the translations are not read: the score files still give the table.
@@ -484,7 +498,8 @@ TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs ar
   // The same seed of the same arch twice (two comparisons at once).
   fs::create_directories(f.dir.path() / "again" / "muse");
   fs::copy(f.run("muse", 1), f.dir.path() / "again" / "muse" / "seed1", fs::copy_options::recursive);
-  require_user_error(run_attn("report" + f.dir_args() + " " + (f.dir.path() / "again" / "muse" / "seed1").string() + " --json"),
+  require_user_error(run_attn("report" + f.dir_args() + " " + (f.dir.path() / "again" / "muse" / "seed1").string() +
+                              " --json"),
                      "are both seed 1 of muse");
 }
 
@@ -522,8 +537,10 @@ TEST_CASE("report comparison (cli): headless chromium draws the arch table and a
   REQUIRE(seen.find("bleu-by-length:transformer+muse ") != std::string::npos);
   REQUIRE(seen.find("bleu-by-k:transformer+muse ") != std::string::npos);
   // The per-run curves stay, one per seed run.
-  REQUIRE(seen.find("train-loss-updates:muse/seed1+muse/seed2+muse/seed3+transformer/seed1+transformer/seed2+transformer/seed3") !=
-          std::string::npos);
+  REQUIRE(
+      seen.find(
+          "train-loss-updates:muse/seed1+muse/seed2+muse/seed3+transformer/seed1+transformer/seed2+transformer/seed3") !=
+      std::string::npos);
 
   test::screenshot(f.dir.path(), page, out_dir / "comparison.png");
 }

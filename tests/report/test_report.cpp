@@ -55,18 +55,33 @@ std::string notes_of(const report::RunSummary& r) {
 // ---- synthetic runs: logs with known numbers, tiny model files, score files ----
 
 json train_line(int u, bool with_rss) {
-  json j = {{"split", "train"},  {"update", u},          {"epoch", 1 + u / 20},
-            {"loss", 9.0 - 0.125 * u}, {"nll_loss", 8.5 - 0.125 * u}, {"ppl", std::exp(8.5 - 0.125 * u)},
-            {"lr", 1e-4 * u},    {"grad_norm", 1.5},     {"tokens_per_s", 1000.0 + 10.0 * u},
-            {"elapsed_s", 1.5 * u}, {"target_tokens", 100 * u}};
+  json j = {{"split", "train"},
+            {"update", u},
+            {"epoch", 1 + u / 20},
+            {"loss", 9.0 - 0.125 * u},
+            {"nll_loss", 8.5 - 0.125 * u},
+            {"ppl", std::exp(8.5 - 0.125 * u)},
+            {"lr", 1e-4 * u},
+            {"grad_norm", 1.5},
+            {"tokens_per_s", 1000.0 + 10.0 * u},
+            {"elapsed_s", 1.5 * u},
+            {"target_tokens", 100 * u}};
   if (with_rss) j["peak_rss_mb"] = 100.0 + u;
   return j;
 }
 
 json valid_line(int u, double bleu, std::optional<double> chrf = std::nullopt) {
-  json j = {{"split", "valid"}, {"update", u},          {"epoch", 1 + u / 20}, {"loss", 5.0 - 0.05 * u},
-            {"nll_loss", 4.0 - 0.05 * u}, {"ppl", std::exp(4.0 - 0.05 * u)}, {"lr", 1e-4 * u},
-            {"tokens_per_s", 0.0}, {"elapsed_s", 1.5 * u + 0.25}, {"target_tokens", 100 * u}, {"bleu", bleu}};
+  json j = {{"split", "valid"},
+            {"update", u},
+            {"epoch", 1 + u / 20},
+            {"loss", 5.0 - 0.05 * u},
+            {"nll_loss", 4.0 - 0.05 * u},
+            {"ppl", std::exp(4.0 - 0.05 * u)},
+            {"lr", 1e-4 * u},
+            {"tokens_per_s", 0.0},
+            {"elapsed_s", 1.5 * u + 0.25},
+            {"target_tokens", 100 * u},
+            {"bleu", bleu}};
   if (chrf) j["chrf"] = *chrf;
   return j;
 }
@@ -130,15 +145,17 @@ struct Synthetic {
                "\tMaximum resident set size (kbytes): 2097152\n\tAverage resident set size (kbytes): 0\n");
     // Scores: 60 minutes beats 20; the JSON beats the text of the same score; avg5 only as text.
     write_file(alpha / "score.20min.txt", R"([{"name": "BLEU", "score": 30.0}, {"name": "chrF2", "score": 50.0}])");
-    write_file(alpha / "score.60min.txt",
-               "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.0 = 35.5 70.0/45.0/30.0/20.0 (BP = 1.000)\n"
-               "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.4.0 = 55.1\n");
+    write_file(
+        alpha / "score.60min.txt",
+        "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.4.0 = 35.5 70.0/45.0/30.0/20.0 (BP = 1.000)\n"
+        "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.4.0 = 55.1\n");
     write_file(alpha / "score.60min.json",
                "[\n{\n \"name\": \"BLEU\",\n \"score\": 35.55,\n \"signature\": \"nrefs:1\"\n},\n"
                "{\n \"name\": \"chrF2\",\n \"score\": 55.125\n}\n]\n");
-    write_file(alpha / "score.avg5.60min.txt",
-               "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attn-0.1.0 = 36.0 71.0/46.0/31.0/21.0 (BP = 1.000)\n"
-               "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attn-0.1.0 = 56.0\n");
+    write_file(
+        alpha / "score.avg5.60min.txt",
+        "BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:attn-0.1.0 = 36.0 71.0/46.0/31.0/21.0 (BP = 1.000)\n"
+        "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:attn-0.1.0 = 56.0\n");
     // Checkpoints after the log, as the trainer writes them.
     alpha_params = write_model(alpha / "best.attn", "transformer");
     write_model(alpha / "last.attn", "transformer");
@@ -155,7 +172,9 @@ std::vector<std::string> polyline_points(const std::string& page, const std::str
   return found;
 }
 
-std::size_t point_count(const std::string& points) { return points.empty() ? 0 : test::count_occurrences(points, " ") + 1; }
+std::size_t point_count(const std::string& points) {
+  return points.empty() ? 0 : test::count_occurrences(points, " ") + 1;
+}
 
 void require_series(const std::vector<report::SeriesPoint>& got, const std::vector<json>& log, const char* split,
                     const char* key) {
@@ -235,24 +254,27 @@ TEST_CASE("report: median tokens/s, score files, /usr/bin/time's peak, axis tick
   std::vector<report::LogEntry> train;
   for (int u = 1; u <= 40; ++u) train.push_back({"train", u, 1.5 * u, {}, {}, {}, {}, 1000.0 + 10.0 * u});
   REQUIRE(*report::median_tokens_per_s(train) == 1225.0);  // updates 5..40: 1050..1400, even count
-  train.resize(3);  // nothing past 10% of update 3 but updates 1..3 themselves
+  train.resize(3);                                         // nothing past 10% of update 3 but updates 1..3 themselves
   REQUIRE(*report::median_tokens_per_s(train) == 1020.0);
   REQUIRE_FALSE(report::median_tokens_per_s({}).has_value());
 
-  const auto json_score = report::parse_score_file(R"([{"name": "BLEU", "score": 37.6}, {"name": "chrF2", "score": 57.8}])");
+  const auto json_score =
+      report::parse_score_file(R"([{"name": "BLEU", "score": 37.6}, {"name": "chrF2", "score": 57.8}])");
   REQUIRE(json_score);
   REQUIRE(*json_score->bleu == 37.6);
   REQUIRE(*json_score->chrf == 57.8);
   const auto single = report::parse_score_file(R"({"name": "BLEU", "score": 12.5})");
   REQUIRE((single && *single->bleu == 12.5 && !single->chrf));
-  const auto text_score = report::parse_score_file("BLEU|nrefs:1|tok:13a = 37.6 72.1/47.8 (BP = 0.948)\nchrF2|nrefs:1 = 57.8\n");
+  const auto text_score =
+      report::parse_score_file("BLEU|nrefs:1|tok:13a = 37.6 72.1/47.8 (BP = 0.948)\nchrF2|nrefs:1 = 57.8\n");
   REQUIRE(text_score);
   REQUIRE(*text_score->bleu == 37.6);
   REQUIRE(*text_score->chrf == 57.8);
   REQUIRE_FALSE(report::parse_score_file("37.6\n57.8\n"));  // --score-only: which is which is unknown
   REQUIRE_FALSE(report::parse_score_file("[garbage"));
 
-  REQUIRE(*report::parse_time_peak_rss_mb("Maximum resident set size (kbytes): 2048\nMaximum resident set size (kbytes): 1024\n") == 2.0);
+  REQUIRE(*report::parse_time_peak_rss_mb(
+              "Maximum resident set size (kbytes): 2048\nMaximum resident set size (kbytes): 1024\n") == 2.0);
   REQUIRE_FALSE(report::parse_time_peak_rss_mb("nothing here"));
 
   REQUIRE(report::linear_ticks(0, 3365, 5) == std::vector<double>{0, 500, 1000, 1500, 2000, 2500, 3000, 3500});
@@ -277,8 +299,8 @@ TEST_CASE("report: a compare.sh run's test scores come from score/, the plain te
   for (int u = 1; u <= 10; ++u) log.push_back(train_line(u, true));
   write_file(run / "log.jsonl", lines_of(log));
   const auto score = [](double bleu, double chrf) {
-    return "[{\"name\": \"BLEU\", \"score\": " + std::to_string(bleu) + "}, {\"name\": \"chrF2\", \"score\": " +
-           std::to_string(chrf) + "}]";
+    return "[{\"name\": \"BLEU\", \"score\": " + std::to_string(bleu) +
+           "}, {\"name\": \"chrF2\", \"score\": " + std::to_string(chrf) + "}]";
   };
   write_file(run / "score" / "test2016.join2.best.json", score(18.0, 40.0));  // sorts first, but is a probe
   write_file(run / "score" / "test2016.best.json", score(37.5, 57.5));
@@ -436,7 +458,8 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
   write_file(novalid / "log.jsonl", lines_of(train));
   write_model(novalid / "last.attn", "convsan");
   // In progress: the log goes on after the last checkpoint and its last line is being written.
-  write_file(running / "log.jsonl", lines_of(train) + valid_line(12, 3.0).dump() + "\n" + train_line(13, true).dump().substr(0, 30));
+  write_file(running / "log.jsonl",
+             lines_of(train) + valid_line(12, 3.0).dump() + "\n" + train_line(13, true).dump().substr(0, 30));
   write_file(corrupt / "log.jsonl", lines_of({train[0], train[1]}) + "\x01\x02 binary junk\n" + lines_of({train[2]}) +
                                         "{\"split\": \"valid\", \"update\": 3, \"elapsed_s\": 5, \"bleu\": 7.5}\n");
   write_model(corrupt / "best.attn", "fastdisa");
@@ -496,8 +519,12 @@ TEST_CASE("report: runs without validation, in progress, with corrupt, empty or 
 
 TEST_CASE("report: a log's model and end records stand in for model files, and tell a finished run", "[report]") {
   test::ScratchDir dir;
-  std::vector<json> records{{{"split", "model"}, {"update", 0}, {"elapsed_s", 0.0}, {"arch", "muse"},
-                             {"parameters", 1234}, {"config", {{"arch", "muse"}, {"decoder_mixer", "mha"}}}}};
+  std::vector<json> records{{{"split", "model"},
+                             {"update", 0},
+                             {"elapsed_s", 0.0},
+                             {"arch", "muse"},
+                             {"parameters", 1234},
+                             {"config", {{"arch", "muse"}, {"decoder_mixer", "mha"}}}}};
   for (int u = 1; u <= 12; ++u) records.push_back(train_line(u, true));
   records.push_back(valid_line(12, 4.0));
   const json interrupted = {{"split", "end"}, {"update", 12}, {"elapsed_s", 18.5}, {"reason", "interrupted"}};
@@ -545,15 +572,18 @@ TEST_CASE("report: runs not named seed<N> give no comparison, and the page and J
 TEST_CASE("report (cli): a missing run directory is one line and exit status 2, nothing written", "[report][cli]") {
   Synthetic s;
   const fs::path html = s.dir.path() / "r.html";
-  require_user_error(run_attn("report " + s.alpha.string() + " " + (s.dir.path() / "nope").string() + " -o " + html.string()),
+  require_user_error(run_attn("report " + s.alpha.string() + " " + (s.dir.path() / "nope").string() + " -o " +
+                              html.string()),
                      "nope: no such run directory");
   REQUIRE_FALSE(fs::exists(html));
-  require_user_error(run_attn("report " + (s.alpha / "log.jsonl").string() + " -o " + html.string()), "not a directory");
+  require_user_error(run_attn("report " + (s.alpha / "log.jsonl").string() + " -o " + html.string()),
+                     "not a directory");
   require_user_error(run_attn("report -o " + html.string()), "RUN_DIR");
   REQUIRE_FALSE(fs::exists(html));
 }
 
-TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from an earlier checkpoint", "[report][cli]") {
+TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from an earlier checkpoint",
+          "[report][cli]") {
   test::ScratchDir dir;
   std::string train_src, train_tgt, valid_src, valid_tgt;
   {  // 200 training and 40 validation pairs of the toy corpus
@@ -572,8 +602,9 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
   dir.write("valid.tgt", valid_tgt);
   const fs::path one = dir.path() / "transformer-run", two = dir.path() / "convsan-run";
   auto train = [&](const fs::path& run, const std::string& arch, int updates) {
-    const auto r = run_attn("train --train " + (dir.path() / "train").string() + " --valid " + (dir.path() / "valid").string() +
-                            " --arch " + arch + " --dim 16 --ffn-dim 32 --heads 2 --layers 1 --vocab-size 300" +
+    const auto r = run_attn("train --train " + (dir.path() / "train").string() + " --valid " +
+                            (dir.path() / "valid").string() + " --arch " + arch +
+                            " --dim 16 --ffn-dim 32 --heads 2 --layers 1 --vocab-size 300" +
                             " --max-tokens 300 --max-updates " + std::to_string(updates) +
                             " --valid-every 4 --log-every 1 --threads 1 -q --save-dir " + run.string() +
                             " --log-json " + (run / "log.jsonl").string());
@@ -603,7 +634,7 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
     std::ifstream log(fs::path(run.dir) / "log.jsonl");
     std::string line;
     std::int64_t lines = 0;
-    double peak = 0;  // over every line: the superseded process was part of the run
+    double peak = 0;                 // over every line: the superseded process was part of the run
     std::vector<std::string> frame;  // the model and end records, in order
     while (std::getline(log, line)) {
       const json j = json::parse(line);
@@ -660,7 +691,8 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
   }
 }
 
-TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run", "[report][cli][browser]") {
+TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run",
+          "[report][cli][browser]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }
@@ -675,7 +707,8 @@ TEST_CASE("report (cli): headless chromium renders one curve per run in each plo
 
   const fs::path out_dir = output_dir("report");
   const fs::path page = out_dir / "report.html";
-  const auto r = run_attn("report " + s.alpha.string() + " " + s.beta.string() + " " + novalid.string() + " -o " + page.string());
+  const auto r =
+      run_attn("report " + s.alpha.string() + " " + s.beta.string() + " " + novalid.string() + " -o " + page.string());
   INFO("stderr: " << r.err);
   REQUIRE(r.status == 0);
 
@@ -704,9 +737,12 @@ TEST_CASE("report (cli): headless chromium renders one curve per run in each plo
   test::screenshot(s.dir.path(), page, out_dir / "report.png");
 }
 
-TEST_CASE("progress: the sentence counter's text, and translate and attend draw it on a terminal only", "[report][cli]") {
-  REQUIRE(count_progress_text("sentences", 1200, 3000, 40.0) == "1,200/3,000 sentences (40%) | 30.0 sentences/s | ETA 0:01:00");
-  REQUIRE(count_progress_text("sentences", 3000, 3000, 100.0) == "3,000/3,000 sentences (100%) | 30.0 sentences/s | 0:01:40");
+TEST_CASE("progress: the sentence counter's text, and translate and attend draw it on a terminal only",
+          "[report][cli]") {
+  REQUIRE(count_progress_text("sentences", 1200, 3000, 40.0) ==
+          "1,200/3,000 sentences (40%) | 30.0 sentences/s | ETA 0:01:00");
+  REQUIRE(count_progress_text("sentences", 3000, 3000, 100.0) ==
+          "3,000/3,000 sentences (100%) | 30.0 sentences/s | 0:01:40");
   REQUIRE(count_progress_text("sentences", 0, 10, 0.0) == "0/10 sentences (0%) | 0.0 sentences/s | ETA ?");
   REQUIRE(format_count(1234567) == "1,234,567");
   REQUIRE(format_count(-999) == "-999");
@@ -744,8 +780,8 @@ TEST_CASE("progress: the sentence counter's text, and translate and attend draw 
 
 TEST_CASE("report: in progress is decided by the lock alone; a run killed mid-training is noted", "[report]") {
   test::ScratchDir dir;
-  const json model_record = {{"split", "model"}, {"update", 0}, {"elapsed_s", 0.0}, {"arch", "transformer"},
-                             {"parameters", 1000}};
+  const json model_record = {
+      {"split", "model"}, {"update", 0}, {"elapsed_s", 0.0}, {"arch", "transformer"}, {"parameters", 1000}};
   std::vector<json> records{model_record};
   for (int u = 1; u <= 6; ++u) records.push_back(train_line(u, true));
   records.push_back(valid_line(6, 3.0));
@@ -776,7 +812,7 @@ TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line 
     write_model(run / "last.attn", "transformer");
   }
   REQUIRE(::mkfifo((fifo / "log.jsonl").c_str(), 0644) == 0);  // no writer: opening it would block for ever
-  fs::create_symlink("/dev/zero", zero / "log.jsonl");          // reading it to the end never ends
+  fs::create_symlink("/dev/zero", zero / "log.jsonl");         // reading it to the end never ends
   write_file(long_line / "log.jsonl", std::string(3 << 20, 'x') + "\n" + lines_of({train_line(1, true)}));
   // The real binary, bounded in time and memory: the old reader hung on the FIFO and filled memory from /dev/zero.
   // AddressSanitizer reserves terabytes of address space for its shadow, so under it only time is bounded here
@@ -786,9 +822,8 @@ TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line 
 #else
   const char* const bounds = "ulimit -v 4000000; timeout 60 ";
 #endif
-  const test::RunResult r = run_attn("report " + fifo.string() + " " + zero.string() + " " + long_line.string() +
-                                         " --json",
-                                     "", bounds);
+  const test::RunResult r =
+      run_attn("report " + fifo.string() + " " + zero.string() + " " + long_line.string() + " --json", "", bounds);
   INFO(r.err);
   REQUIRE(r.status == 0);
   const json table = json::parse(r.out);

@@ -28,8 +28,10 @@ inline const ServeModels& serve_models() {
     auto m = std::make_unique<ServeModels>();
     write_tiny_corpus(m->dir.path(), "train", 60, 5);
     write_tiny_corpus(m->dir.path(), "valid", 8, 6);
-    for (const auto& [arch, file] : {std::pair<std::string, std::string*>{"muse", &m->muse}, {"convsan2d", &m->convsan2d}}) {
-      const RunResult r = run_attn(shell_words(tiny_train_args(m->dir.path(), arch, {"--arch", arch, "--max-updates", "2"})));
+    for (const auto& [arch, file] :
+         {std::pair<std::string, std::string*>{"muse", &m->muse}, {"convsan2d", &m->convsan2d}}) {
+      const RunResult r =
+          run_attn(shell_words(tiny_train_args(m->dir.path(), arch, {"--arch", arch, "--max-updates", "2"})));
       INFO(r.err);
       REQUIRE(r.status == 0);
       *file = (m->dir.path() / arch / "last.attn").string();
@@ -54,10 +56,12 @@ class ServeProcess {
     child_ = std::make_unique<ChildProcess>(args, log_);
     const std::regex listening(R"(listening on http://127\.0\.0\.1:([0-9]+)/)");
     std::smatch m;
-    const bool up = child_->wait_until([&] {
-      const std::string text = slurp(log_);
-      return std::regex_search(text, m, listening);
-    }, 60.0);
+    const bool up = child_->wait_until(
+        [&] {
+          const std::string text = slurp(log_);
+          return std::regex_search(text, m, listening);
+        },
+        60.0);
     INFO(slurp(log_));
     REQUIRE(up);
     const std::string text = slurp(log_);

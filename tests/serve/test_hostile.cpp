@@ -58,7 +58,8 @@ std::string heavy_translate(int sentences, int beam = 200) {
 const std::vector<std::string> kHeavyFlags{"--max-beam", "1000", "--max-work", "1000000000000"};
 
 std::string chunked_post_head(const std::string& path) {
-  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+  return "POST " + path +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
 }
 
 }  // namespace
@@ -112,13 +113,14 @@ TEST_CASE("serve hostile: two Content-Length headers, or one beside chunked, are
   ServeProcess server;
   const std::string body = R"({"model": "muse", "sentences": ["red cat"]})";
   const std::string head = "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
-  require_error(ask(server.port(), head + "Content-Length: " + std::to_string(body.size()) + "\r\nContent-Length: 5\r\n\r\n" + body),
+  require_error(ask(server.port(),
+                    head + "Content-Length: " + std::to_string(body.size()) + "\r\nContent-Length: 5\r\n\r\n" + body),
                 400, "could not be read");
-  require_error(ask(server.port(), head + "Content-Length: " + std::to_string(body.size()) + "\r\nContent-Length: " +
-                                       std::to_string(body.size()) + "\r\n\r\n" + body),
+  require_error(ask(server.port(), head + "Content-Length: " + std::to_string(body.size()) +
+                                       "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body),
                 400, "could not be read");
-  const auto both = ask(server.port(), head + "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                                           "2a\r\n" + body.substr(0, 42) + "\r\n0\r\n\r\n");
+  const auto both = ask(server.port(), head + "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" + "2a\r\n" +
+                                           body.substr(0, 42) + "\r\n0\r\n\r\n");
   REQUIRE(both);
   REQUIRE(both->status == 400);
 }
@@ -178,11 +180,12 @@ TEST_CASE("serve hostile: attend's model list is bounded and names each model on
   ServeProcess server;
   json names = json::array();
   for (int i = 0; i < 300; ++i) names.push_back(i % 2 ? "muse" : "csan");
-  require_error(ask(server.port(), http_post("/v1/attend", json{{"sentence", "red cat"}, {"models", names}}.dump())), 400,
-                "each may be named once");
-  require_error(ask(server.port(), http_post("/v1/attend", R"({"sentence": "red cat", "models": ["muse", "muse"]})")), 400,
-                "twice");
-  const auto fine = ask(server.port(), http_post("/v1/attend", R"({"sentence": "red cat", "models": ["csan", "muse"]})"));
+  require_error(ask(server.port(), http_post("/v1/attend", json{{"sentence", "red cat"}, {"models", names}}.dump())),
+                400, "each may be named once");
+  require_error(ask(server.port(), http_post("/v1/attend", R"({"sentence": "red cat", "models": ["muse", "muse"]})")),
+                400, "twice");
+  const auto fine =
+      ask(server.port(), http_post("/v1/attend", R"({"sentence": "red cat", "models": ["csan", "muse"]})"));
   REQUIRE(fine);
   REQUIRE(fine->status == 200);
   REQUIRE(json::parse(fine->body)["results"].size() == 2);
@@ -192,14 +195,17 @@ TEST_CASE("serve hostile: a request's work (beam × length × sentences × model
           "[serve][hostile]") {
   ServeProcess server({"--max-work", "20000"});
   // Beam 16 and outputs up to 100 × the source: refused before any decoding.
-  const std::string big = json{{"model", "muse"}, {"sentences", {"red cat sees two dog", "blue dog"}}, {"beam", 16},
-                               {"max_len_a", 100}}.dump();
+  const std::string big =
+      json{{"model", "muse"}, {"sentences", {"red cat sees two dog", "blue dog"}}, {"beam", 16}, {"max_len_a", 100}}
+          .dump();
   require_error(ask(server.port(), http_post("/v1/translate", big)), 413, "--max-work");
-  require_error(ask(server.port(), http_post("/v1/attend", json{{"sentence", "red cat sees two dog"}, {"beam", 16},
-                                                                 {"max_len_a", 100}}.dump())),
+  require_error(ask(server.port(),
+                    http_post("/v1/attend",
+                              json{{"sentence", "red cat sees two dog"}, {"beam", 16}, {"max_len_a", 100}}.dump())),
                 413, "--max-work");
   REQUIRE(queued(server.port()) == 0);
-  const auto fine = ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"], "beam": 5})"));
+  const auto fine =
+      ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"], "beam": 5})"));
   REQUIRE(fine);
   REQUIRE(fine->status == 200);
 }
@@ -247,7 +253,8 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
   double slowest = 0;
   for (int i = 0; i < 5; ++i) {
     const auto sent = Clock::now();
-    const auto a = ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"], "beam": 2})"));
+    const auto a =
+        ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"], "beam": 2})"));
     REQUIRE(a);
     REQUIRE(a->status == 200);
     slowest = std::max(slowest, seconds_since(sent));
@@ -259,8 +266,9 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
   REQUIRE(slowest < took / 4);
 }
 
-TEST_CASE("serve hostile: while others wait, a large request is decoded one small piece at a time, whatever --max-batch",
-          "[serve][hostile]") {
+TEST_CASE(
+    "serve hostile: while others wait, a large request is decoded one small piece at a time, whatever --max-batch",
+    "[serve][hostile]") {
   // One decoder, busy with a first request while a large one (16 sentences,
   // fewer than --max-batch) and a small one queue behind it: the small one
   // must not wait for all 16 — an abandoned-and-resent large request would
@@ -294,8 +302,8 @@ TEST_CASE("serve hostile: Host must name this server; JSON must say so; answers 
   const int port = server.port();
   require_error(ask(port, http_get("/v1/models", "evil.example:" + std::to_string(port))), 403, "--allow-host");
   require_error(ask(port, "GET /v1/models HTTP/1.1\r\n\r\n"), 403, "missing");
-  for (const std::string& host :
-       std::vector<std::string>{"127.0.0.1:" + std::to_string(port), "localhost:" + std::to_string(port), "attn.example"}) {
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + std::to_string(port),
+                                                          "localhost:" + std::to_string(port), "attn.example"}) {
     const auto a = ask(port, http_get("/v1/models", host));
     INFO(host);
     REQUIRE(a);
@@ -345,7 +353,8 @@ TEST_CASE("serve hostile: a method an endpoint does not take gets 405 with Allow
         {"OPTIONS", "/v1/translate", "POST"},
         {"POST", "/v1/models", "GET, HEAD"},
         {"DELETE", "/healthz", "GET, HEAD"}}) {
-    const auto a = ask(server.port(), method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n");
+    const auto a =
+        ask(server.port(), method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n");
     INFO(method << " " << path);
     require_error(a, 405, "not allowed");
     REQUIRE(a->header("Allow") == allow);
@@ -362,7 +371,8 @@ TEST_CASE("serve hostile: numbers out of range are a 400 naming the field; integ
           "[serve][hostile]") {
   ServeProcess server({"--max-beam", "12"});
   const auto translate = [&](const std::string& fields) {
-    return ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"], )" + fields + "}"));
+    return ask(server.port(),
+               http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"], )" + fields + "}"));
   };
   require_error(translate(R"("lenpen": 1e400)"), 400, "\"lenpen\" holds a number out of range");
   require_error(translate(R"("max_len_a": -1e400)"), 400, "\"max_len_a\"");
@@ -379,19 +389,22 @@ TEST_CASE("serve hostile: numbers out of range are a 400 naming the field; integ
   REQUIRE(json::parse(ask(server.port(), http_get("/v1/models"))->body)["limits"]["max_beam"] == 12);
 }
 
-TEST_CASE("serve hostile: the drain answers new clients 503, ends at --drain-timeout, and a second signal exits at once",
-          "[serve][hostile]") {
+TEST_CASE(
+    "serve hostile: the drain answers new clients 503, ends at --drain-timeout, and a second signal exits at once",
+    "[serve][hostile]") {
   SECTION("drain deadline and 503 for new clients") {
     std::vector<std::string> flags = kHeavyFlags;
     flags.insert(flags.end(), {"--drain-timeout", "1"});
     ServeProcess server(flags);
-    auto in_flight = std::async(std::launch::async, [&] { return ask(server.port(), http_post("/v1/translate", heavy_translate(16)), 60.0); });
+    auto in_flight = std::async(std::launch::async, [&] {
+      return ask(server.port(), http_post("/v1/translate", heavy_translate(16)), 60.0);
+    });
     REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 16; }, 10.0));
     const auto signalled = Clock::now();
     server.child().signal(SIGTERM);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    require_error(ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red"]})"), 5.0), 503,
-                  "shutting down");
+    require_error(ask(server.port(), http_post("/v1/translate", R"({"model": "muse", "sentences": ["red"]})"), 5.0),
+                  503, "shutting down");
     const auto health = ask(server.port(), http_get("/healthz"), 5.0);
     REQUIRE(health);
     REQUIRE(json::parse(health->body)["status"] == "draining");
@@ -401,7 +414,9 @@ TEST_CASE("serve hostile: the drain answers new clients 503, ends at --drain-tim
   }
   SECTION("a second signal") {
     ServeProcess server(kHeavyFlags);
-    auto in_flight = std::async(std::launch::async, [&] { return ask(server.port(), http_post("/v1/translate", heavy_translate(16)), 60.0); });
+    auto in_flight = std::async(std::launch::async, [&] {
+      return ask(server.port(), http_post("/v1/translate", heavy_translate(16)), 60.0);
+    });
     REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 16; }, 10.0));
     const auto signalled = Clock::now();
     server.child().signal(SIGINT);
@@ -428,10 +443,11 @@ TEST_CASE("serve hostile: every hostile client at once beside 16 ordinary ones: 
   hostile.stop();
   probe.finish();
   const long after = resident_kb(server.child().pid());
-  std::printf("serve hostile: %lld hostile attacks beside 16 clients: %.1f sentences/s, /healthz p99 %.1f ms, max %.1f ms, "
-              "RSS %ld -> %ld kB\n",
-              static_cast<long long>(hostile.rounds()), result.sentences_per_second(), probe.quantile(0.99),
-              probe.quantile(1.0), before, after);
+  std::printf(
+      "serve hostile: %lld hostile attacks beside 16 clients: %.1f sentences/s, /healthz p99 %.1f ms, max %.1f ms, "
+      "RSS %ld -> %ld kB\n",
+      static_cast<long long>(hostile.rounds()), result.sentences_per_second(), probe.quantile(0.99),
+      probe.quantile(1.0), before, after);
   INFO(result.first_failure);
   REQUIRE(result.failed == 0);
   REQUIRE(result.requests > 16);

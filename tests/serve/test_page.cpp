@@ -63,11 +63,17 @@ std::string stubbed_page(const json& models, int status, const json& attend, con
       "<script>\n"
       "window.fetch = async function (path, init) {\n"
       "  const reply = (status, body) => new Response(JSON.stringify(body), {status: status, headers: {'Content-Type': 'application/json'}});\n"
-      "  if (path === '/v1/models') return reply(200, " + models.dump() + ");\n"
+      "  if (path === '/v1/models') return reply(200, " +
+      models.dump() +
+      ");\n"
       "  document.body.dataset.asked = init.body;\n"
       "  window.attendCalls = (window.attendCalls || 0) + 1;\n"
-      "  if (window.attendCalls > 1 && " + later.dump() + " !== null) return reply(400, " + later.dump() + ");\n"
-      "  return reply(" + std::to_string(status) + ", " + attend.dump() + ");\n"
+      "  if (window.attendCalls > 1 && " +
+      later.dump() + " !== null) return reply(400, " + later.dump() +
+      ");\n"
+      "  return reply(" +
+      std::to_string(status) + ", " + attend.dump() +
+      ");\n"
       "};\n"
       "</script>\n";
   page.insert(page.find("</head>"), stub);
@@ -84,15 +90,17 @@ TEST_CASE("serve page: one self-contained document with the controls the tests a
     INFO(outside);
     REQUIRE(page.find(outside) == std::string::npos);
   }
-  for (const char* part : {"<body data-state=\"idle\">", "id=\"sentence\"", "id=\"translate\"", "id=\"models\"", "id=\"beam\"",
-                           "id=\"tabs\"", "id=\"layer\"", "id=\"head\"", "id=\"scale\"", "id=\"status\"", "id=\"results\"",
-                           "id=\"tip\"", "const ATTN_MECHANISMS", "function attnMapsDrawer", "function attnTooltip"}) {
+  for (const char* part :
+       {"<body data-state=\"idle\">", "id=\"sentence\"", "id=\"translate\"", "id=\"models\"", "id=\"beam\"",
+        "id=\"tabs\"", "id=\"layer\"", "id=\"head\"", "id=\"scale\"", "id=\"status\"", "id=\"results\"", "id=\"tip\"",
+        "const ATTN_MECHANISMS", "function attnMapsDrawer", "function attnTooltip"}) {
     INFO(part);
     REQUIRE(page.find(part) != std::string::npos);
   }
 }
 
-TEST_CASE("serve page (cli): headless chromium draws a panel per model from the API's documents", "[serve][cli][browser]") {
+TEST_CASE("serve page (cli): headless chromium draws a panel per model from the API's documents",
+          "[serve][cli][browser]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }
@@ -102,8 +110,12 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
   json models = {{"models", json::array()}}, results = json::array();
   for (std::size_t k = 0; k < archs.size(); ++k) {
     const json doc = attend_document(archs[k], sentence, 40 + k);
-    models["models"].push_back({{"name", archs[k]}, {"file", archs[k] + ".attn"}, {"arch", archs[k]}, {"parameters", 1000},
-                                {"config", doc["model"]["config"]}, {"encoder_mixers", doc["model"]["encoder_mixers"]},
+    models["models"].push_back({{"name", archs[k]},
+                                {"file", archs[k] + ".attn"},
+                                {"arch", archs[k]},
+                                {"parameters", 1000},
+                                {"config", doc["model"]["config"]},
+                                {"encoder_mixers", doc["model"]["encoder_mixers"]},
                                 {"decoder_mixers", doc["model"]["decoder_mixers"]}});
     results.push_back({{"model", archs[k]}, {"document", doc}});
   }
@@ -114,7 +126,8 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
   const fs::path page = dir.path() / "serve.html";
   std::ofstream(page, std::ios::binary) << stubbed_page(models, 200, {{"results", results}});
   // The encoder's layer 0, head 2 in every panel, at the URL's request.
-  std::string dom = test::browse(dir.path(), page.string() + "?s=a%20dog%20runs%20.&beam=3#component=encoder&layer=0&head=2",
+  std::string dom = test::browse(dir.path(),
+                                 page.string() + "?s=a%20dog%20runs%20.&beam=3#component=encoder&layer=0&head=2",
                                  "--dump-dom");
   REQUIRE(dom.find("<body data-state=\"drawn\"") != std::string::npos);
   REQUIRE(dom.find("data-asked=\"{&quot;models&quot;:[&quot;muse&quot;,&quot;convsan2d&quot;,&quot;fastdisa&quot;],"
@@ -138,19 +151,21 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
 
   // A click on a thumbnail of one panel selects that layer and head in all of them.
   std::string html = test::slurp(page);
-  html.insert(html.rfind("</body>"),
-              "<script>new MutationObserver(() => {\n"
-              "  if (document.body.dataset.state !== 'drawn' || document.body.dataset.probe) return;\n"
-              "  document.querySelector('[data-model=\"fastdisa\"] figure.thumb[data-l=\"1\"][data-h=\"3\"]').click();\n"
-              "  document.body.setAttribute('data-probe', Array.from(document.querySelectorAll('svg.map.big'))\n"
-              "    .map((s) => s.dataset.l + '/' + s.dataset.h).join(' ') + ' ' + location.hash);\n"
-              "}).observe(document.body, {attributes: true});</script>\n");
+  html.insert(
+      html.rfind("</body>"),
+      "<script>new MutationObserver(() => {\n"
+      "  if (document.body.dataset.state !== 'drawn' || document.body.dataset.probe) return;\n"
+      "  document.querySelector('[data-model=\"fastdisa\"] figure.thumb[data-l=\"1\"][data-h=\"3\"]').click();\n"
+      "  document.body.setAttribute('data-probe', Array.from(document.querySelectorAll('svg.map.big'))\n"
+      "    .map((s) => s.dataset.l + '/' + s.dataset.h).join(' ') + ' ' + location.hash);\n"
+      "}).observe(document.body, {attributes: true});</script>\n");
   const fs::path probe = dir.path() / "probe.html";
   std::ofstream(probe, std::ios::binary) << html;
   dom = test::browse(dir.path(), probe.string() + "?s=a%20dog%20runs%20.", "--dump-dom");
   const std::size_t at = dom.find("data-probe=\"");
   REQUIRE(at != std::string::npos);
-  REQUIRE(dom.substr(at + 12, dom.find('"', at + 12) - at - 12) == "1/3 1/3 1/3 #component=encoder&amp;layer=1&amp;head=3");
+  REQUIRE(dom.substr(at + 12, dom.find('"', at + 12) - at - 12) ==
+          "1/3 1/3 1/3 #component=encoder&amp;layer=1&amp;head=3");
 
   // The server's error is a message on the page.
   std::ofstream(page, std::ios::binary) << stubbed_page(
@@ -165,14 +180,15 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
   limited["limits"] = {{"max_beam", 7}};
   html = stubbed_page(limited, 200, {{"results", results}},
                       {{"error", {{"status", 400}, {"message", "the server is busy"}}}});
-  html.insert(html.rfind("</body>"),
-              "<script>new MutationObserver(() => {\n"
-              "  const state = document.body.dataset.state;\n"
-              "  if (state === 'drawn' && !window.again) { window.again = true; document.getElementById('translate').click(); }\n"
-              "  if (state === 'error' && !document.body.dataset.probe)\n"
-              "    document.body.setAttribute('data-probe', document.querySelectorAll('section.model-panel').length + ' ' +\n"
-              "      document.getElementById('beam').max);\n"
-              "}).observe(document.body, {attributes: true});</script>\n");
+  html.insert(
+      html.rfind("</body>"),
+      "<script>new MutationObserver(() => {\n"
+      "  const state = document.body.dataset.state;\n"
+      "  if (state === 'drawn' && !window.again) { window.again = true; document.getElementById('translate').click(); }\n"
+      "  if (state === 'error' && !document.body.dataset.probe)\n"
+      "    document.body.setAttribute('data-probe', document.querySelectorAll('section.model-panel').length + ' ' +\n"
+      "      document.getElementById('beam').max);\n"
+      "}).observe(document.body, {attributes: true});</script>\n");
   std::ofstream(probe, std::ios::binary) << html;
   dom = test::browse(dir.path(), probe.string() + "?s=a%20dog%20runs%20.", "--dump-dom");
   const std::size_t kept = dom.find("data-probe=\"");

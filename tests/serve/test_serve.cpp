@@ -24,8 +24,8 @@ namespace {
 
 // A message against its definition in docs/serve.schema.json.
 void require_schema(const std::string& definition, const json& message) {
-  static const json schema = json::parse(slurp(std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" /
-                                               "serve.schema.json"));
+  static const json schema =
+      json::parse(slurp(std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "serve.schema.json"));
   const test::SchemaValidator validator(json{{"$ref", "#/$defs/" + definition}, {"$defs", schema["$defs"]}});
   const auto errors = validator.validate(message);
   INFO(definition << ": " << (errors.empty() ? std::string() : errors.front()));
@@ -96,10 +96,12 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
 
   // split_sentences: each sentence of a line alone, joined again, as translate --split-sentences.
   const std::string paragraph = dir.write("paragraph.txt", "Red cat sits. Blue dog runs.\n");
-  const RunResult split_offline = run_attn(shell_words({"translate", "-m", models.muse, "-i", paragraph, "--split-sentences"}));
+  const RunResult split_offline =
+      run_attn(shell_words({"translate", "-m", models.muse, "-i", paragraph, "--split-sentences"}));
   REQUIRE(split_offline.status == 0);
-  auto split = post(*c, "/v1/translate",
-                    json{{"model", "muse"}, {"sentences", {"Red cat sits. Blue dog runs."}}, {"split_sentences", true}}.dump());
+  auto split =
+      post(*c, "/v1/translate",
+           json{{"model", "muse"}, {"sentences", {"Red cat sits. Blue dog runs."}}, {"split_sentences", true}}.dump());
   REQUIRE(split);
   REQUIRE(split->status == 200);
   require_schema("translate_answer", json::parse(split->body));
@@ -107,7 +109,8 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   REQUIRE(split_answer["text"].get<std::string>() + "\n" == split_offline.out);
   REQUIRE(split_answer["sentences"] == 2);
 
-  auto nbest = post(*c, "/v1/translate", json{{"model", "csan"}, {"sentence", "red cat"}, {"beam", 4}, {"nbest", 3}}.dump());
+  auto nbest =
+      post(*c, "/v1/translate", json{{"model", "csan"}, {"sentence", "red cat"}, {"beam", 4}, {"nbest", 3}}.dump());
   REQUIRE(nbest);
   REQUIRE(nbest->status == 200);
   require_schema("translate_answer", json::parse(nbest->body));
@@ -137,7 +140,8 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
 
 TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its own type", "[serve][int8]") {
   const ServeModels& models = serve_models();
-  ServeProcess server({"--show-paths"}, {"q=" + models.muse + ":int8", "f=" + models.muse, "b=" + models.muse + ":bf16"});
+  ServeProcess server({"--show-paths"},
+                      {"q=" + models.muse + ":int8", "f=" + models.muse, "b=" + models.muse + ":bf16"});
   auto c = server.client();
   auto listed = c->Get("/v1/models");
   REQUIRE(listed);
@@ -226,10 +230,14 @@ TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives 
   require_refused(post(*c, "/v1/translate", "[1, 2]"), 400, "not an object");
   require_refused(post(*c, "/v1/translate", ""), 400, "no body");
   require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": "red cat"})"), 400, "array of strings");
-  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red", 7]})"), 400, "[1] is not a string");
-  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beam": "5"})"), 400, "\"beam\"");
-  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beam": 0})"), 400, "\"beam\" is 0");
-  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "lenpen": -1})"), 400, "\"lenpen\"");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red", 7]})"), 400,
+                  "[1] is not a string");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beam": "5"})"), 400,
+                  "\"beam\"");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beam": 0})"), 400,
+                  "\"beam\" is 0");
+  require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "lenpen": -1})"), 400,
+                  "\"lenpen\"");
   require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"], "beams": 4})"), 400,
                   "unknown field \"beams\"");
   require_refused(post(*c, "/v1/translate", R"({"sentences": ["red"]})"), 400, "several models are loaded");
@@ -262,10 +270,12 @@ TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[s
   });
   // Wait until the first request's two sentences are queued.
   auto c = server.client();
-  const bool queued = server.child().wait_until([&] {
-    auto h = c->Get("/healthz");
-    return h && json::parse(h->body)["queued_sentences"] == 2;
-  }, 10.0);
+  const bool queued = server.child().wait_until(
+      [&] {
+        auto h = c->Get("/healthz");
+        return h && json::parse(h->body)["queued_sentences"] == 2;
+      },
+      10.0);
   REQUIRE(queued);
   require_refused(post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red"]})"), 429, "queue is full");
   require_refused(first.get(), 503, "--timeout");
@@ -283,10 +293,12 @@ TEST_CASE("serve: SIGTERM or SIGHUP (a closed terminal) answers the requests in 
       sent = true;
       return post(*own, "/v1/translate", R"({"model": "csan", "sentences": ["red cat sees"]})");
     });
-    REQUIRE(server.child().wait_until([&] {
-      auto h = c->Get("/healthz");
-      return sent && h && json::parse(h->body)["queued_sentences"] == 1;
-    }, 10.0));
+    REQUIRE(server.child().wait_until(
+        [&] {
+          auto h = c->Get("/healthz");
+          return sent && h && json::parse(h->body)["queued_sentences"] == 1;
+        },
+        10.0));
     server.child().signal(stop);
     const httplib::Result answered = in_flight.get();
     REQUIRE(answered);
@@ -305,13 +317,14 @@ TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer ri
   load.model = "muse";
   load.clients = 16;
   load.seconds = 20.0;
-  const std::vector<std::string> sentences = {"red cat sees two dog", "blue dog", "small big cat sees red",
-                                              "two red cats", "dog sees blue cat", "big dog"};
+  const std::vector<std::string> sentences = {"red cat sees two dog", "blue dog",          "small big cat sees red",
+                                              "two red cats",         "dog sees blue cat", "big dog"};
   // Each answer must be the sentence's own translation, as attn translate gives it.
   ScratchDir dir;
   std::string lines;
   for (const std::string& s : sentences) lines += s + "\n";
-  const RunResult offline = run_attn(shell_words({"translate", "-m", serve_models().muse, "-i", dir.write("in.txt", lines)}));
+  const RunResult offline =
+      run_attn(shell_words({"translate", "-m", serve_models().muse, "-i", dir.write("in.txt", lines)}));
   REQUIRE(offline.status == 0);
   std::map<std::string, std::string> expected;
   std::size_t at = 0;
@@ -335,15 +348,18 @@ TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer ri
   REQUIRE(json::parse(health->body)["queued_sentences"] == 0);
 }
 
-TEST_CASE("serve: in headless Chromium the page translates a sentence and draws every model's maps", "[serve][browser]") {
+TEST_CASE("serve: in headless Chromium the page translates a sentence and draws every model's maps",
+          "[serve][browser]") {
   if (!std::filesystem::exists(kChromium)) ATTN_SKIP("Chromium is not installed (apt-get install chromium)");
   if (!std::filesystem::exists("/usr/bin/python3")) ATTN_SKIP("python3 is not installed");
   ServeProcess server;
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
   ScratchDir dir;
   const std::string said = (dir.path() / "check.txt").string();
-  const int status = std::system(("CHROMIUM=" + kChromium.string() + " python3 dev/serve_page_check.py --browser chromium " +
-                                  url + " muse csan >" + said + " 2>&1").c_str());
+  const int status =
+      std::system(("CHROMIUM=" + kChromium.string() + " python3 dev/serve_page_check.py --browser chromium " + url +
+                   " muse csan >" + said + " 2>&1")
+                      .c_str());
   INFO(slurp(said));
   REQUIRE(status == 0);
   // The page is the one the server answers at /, whole.
@@ -356,13 +372,15 @@ TEST_CASE("serve: in headless Chromium the page translates a sentence and draws 
 }
 
 TEST_CASE("serve: in headless Firefox the page draws every model's maps too", "[serve][browser]") {
-  if (!std::filesystem::exists("/usr/bin/firefox-esr")) ATTN_SKIP("Firefox is not installed (apt-get install firefox-esr)");
+  if (!std::filesystem::exists("/usr/bin/firefox-esr"))
+    ATTN_SKIP("Firefox is not installed (apt-get install firefox-esr)");
   if (!std::filesystem::exists("/usr/bin/python3")) ATTN_SKIP("python3 is not installed");
   ServeProcess server;
   ScratchDir dir;
   const std::string said = (dir.path() / "check.txt").string();
   const int status = std::system(("python3 dev/serve_page_check.py --browser firefox http://127.0.0.1:" +
-                                  std::to_string(server.port()) + " muse csan >" + said + " 2>&1").c_str());
+                                  std::to_string(server.port()) + " muse csan >" + said + " 2>&1")
+                                     .c_str());
   INFO(slurp(said));
   REQUIRE(status == 0);
 }

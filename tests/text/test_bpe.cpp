@@ -39,8 +39,7 @@ std::vector<std::string> piece_strings(const Bpe& bpe, const std::vector<MergePa
 
 // Sennrich et al.'s example: low ×5, lower ×2, newest ×6, widest ×3.
 std::vector<std::string> toy_corpus() {
-  return {"low low low low low", "lower lower", "newest newest newest newest newest newest",
-          "widest widest widest"};
+  return {"low low low low low", "lower lower", "newest newest newest newest newest newest", "widest widest widest"};
 }
 
 const std::vector<std::string>& small_corpus() {
@@ -158,7 +157,7 @@ TEST_CASE("bpe: learns the hand-checked merges of a toy corpus", "[text]") {
   // ties st 9 and "e" < "s"; then est 9; then ▁l/lo/ow tie at 7 and
   // "l" < "o" < "▁" (0xE2) bytewise; and so on.
   const Bpe bpe = Bpe::learn(toy_corpus(), {.vocab_size = 1000, .min_frequency = 2});
-  const std::vector<std::string> expected = {"es", "est", "lo", "low", "▁low", "ew", "ewest", "newest",
+  const std::vector<std::string> expected = {"es",      "est",  "lo",    "low",    "▁low",    "ew", "ewest", "newest",
                                              "▁newest", "dest", "idest", "widest", "▁widest", "er", "▁lower"};
   REQUIRE(piece_strings(bpe, bpe.merges()) == expected);
   REQUIRE(bpe.vocab().size() == kFirstLearned + 10 + 15);  // pairs ran out before 1000
@@ -227,8 +226,10 @@ TEST_CASE("bpe: encode→decode is exact up to whitespace on many scripts and un
 
 TEST_CASE("bpe: invalid UTF-8 neither crashes nor leaks into decode's output", "[text]") {
   const Bpe bpe = Bpe::learn(small_corpus(), {.vocab_size = 400, .min_frequency = 1});
-  REQUIRE(bpe.decode(bpe.encode("Mann\xFF" "der")) == "Mann\uFFFDder");
-  REQUIRE(bpe.decode(bpe.encode("ab \xE2\x82 \xC0\x80 \xED\xA0\x80")) == "ab \uFFFD\uFFFD \uFFFD\uFFFD \uFFFD\uFFFD\uFFFD");
+  REQUIRE(bpe.decode(bpe.encode("Mann\xFF"
+                                "der")) == "Mann\uFFFDder");
+  REQUIRE(bpe.decode(bpe.encode("ab \xE2\x82 \xC0\x80 \xED\xA0\x80")) ==
+          "ab \uFFFD\uFFFD \uFFFD\uFFFD \uFFFD\uFFFD\uFFFD");
   std::mt19937 gen(11);
   std::uniform_int_distribution<int> byte(0, 255), length(0, 40);
   for (int trial = 0; trial < 2000; ++trial) {
@@ -382,8 +383,7 @@ std::vector<std::int32_t> reference_word(const Bpe& bpe, std::string_view word) 
 
 }  // namespace
 
-TEST_CASE("bpe: encoding merges lowest rank first, leftmost among equals, as the plain quadratic rule does",
-          "[text]") {
+TEST_CASE("bpe: encoding merges lowest rank first, leftmost among equals, as the plain quadratic rule does", "[text]") {
   // Runs of one letter (many equal-rank pairs side by side) and random words over few letters.
   std::vector<std::string> lines;
   for (int i = 0; i < 200; ++i) lines.push_back(std::string(1 + i % 13, 'a') + " ab" + std::string(i % 7, 'b') + "a");
@@ -422,7 +422,8 @@ TEST_CASE("bpe: a word of a million characters encodes (n log n: the quadratic r
   const std::vector<std::int32_t> whole = bpe.encode(sentence);
   for (std::size_t n = 0; n <= whole.size() + 2; ++n) {
     const std::vector<std::int32_t> prefix = bpe.encode_prefix(sentence, n);
-    REQUIRE(prefix == std::vector<std::int32_t>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(std::min(n, whole.size()))));
+    REQUIRE(prefix == std::vector<std::int32_t>(
+                          whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(std::min(n, whole.size()))));
   }
   // And one character repeated: every pair has the same rank.
   const std::string same(1'000'000, 'a');

@@ -25,7 +25,9 @@ TEST_CASE("bpe: learning and encoding time on Multi30k train.{de,en}", "[.multi3
     for (std::string line; std::getline(file, line);) lines.push_back(line);
   }
   using Clock = std::chrono::steady_clock;
-  const auto seconds = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
+  const auto seconds = [](Clock::time_point from) {
+    return std::chrono::duration<double>(Clock::now() - from).count();
+  };
 
   auto start = Clock::now();
   const Bpe bpe = Bpe::learn(lines, {.vocab_size = 8000, .min_frequency = 2});
@@ -53,9 +55,9 @@ TEST_CASE("bpe: learning and encoding time on Multi30k train.{de,en}", "[.multi3
   }
   const double round_trip_seconds = seconds(start);
 
-  std::cout << "multi30k: " << lines.size() << " lines; learn " << learn_seconds << " s ("
-            << bpe.vocab().size() << " pieces, " << bpe.merges().size() << " merges); encode " << encode_seconds
-            << " s (" << tokens << " tokens); encode+decode " << round_trip_seconds << " s\n";
+  std::cout << "multi30k: " << lines.size() << " lines; learn " << learn_seconds << " s (" << bpe.vocab().size()
+            << " pieces, " << bpe.merges().size() << " merges); encode " << encode_seconds << " s (" << tokens
+            << " tokens); encode+decode " << round_trip_seconds << " s\n";
   REQUIRE(bpe.vocab().size() == 8000);
   REQUIRE(changed == 0);
 }

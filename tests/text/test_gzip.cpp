@@ -39,7 +39,8 @@ TEST_CASE("gzip: compressed text reads as its content, by magic bytes, members c
   REQUIRE(text::read_lines(dir.write("packed.gz", gzip(text))) == want);
   REQUIRE(text::read_lines(dir.write("no-suffix", gzip(text))) == want);  // the name does not matter
   // cat a.gz b.gz is one gzip stream of both, as gzip -d reads it.
-  REQUIRE(text::read_lines(dir.write("two.gz", gzip("a\nb\n") + gzip("c\n"))) == std::vector<std::string>{"a", "b", "c"});
+  REQUIRE(text::read_lines(dir.write("two.gz", gzip("a\nb\n") + gzip("c\n"))) ==
+          std::vector<std::string>{"a", "b", "c"});
   REQUIRE(text::decompress_if_gzip("plain", "x") == "plain");
   REQUIRE(text::decompress_if_gzip(gzip(""), "x").empty());
 }
@@ -51,7 +52,8 @@ TEST_CASE("gzip: damaged data and bad text inside are errors naming the file (an
   REQUIRE_THROWS_WITH(text::read_lines(cut), Catch::Contains("cut.gz: damaged gzip data"));
   std::string flipped = packed;
   flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x55);
-  REQUIRE_THROWS_WITH(text::read_lines(dir.write("flipped.gz", flipped)), Catch::Contains("flipped.gz: damaged gzip data"));
+  REQUIRE_THROWS_WITH(text::read_lines(dir.write("flipped.gz", flipped)),
+                      Catch::Contains("flipped.gz: damaged gzip data"));
   // Line numbers count the decompressed lines.
   REQUIRE_THROWS_WITH(text::read_lines(dir.write("latin1.gz", gzip("fine\nna\xEFve\n"))),
                       Catch::Contains("latin1.gz:2: invalid UTF-8"));

@@ -33,8 +33,8 @@ TEST_CASE("pretokenizer: character classes split runs; punctuation one per pre-t
   REQUIRE(split("abc123def") == Expected{{"abc", true}, {"123", false}, {"def", false}});
   REQUIRE(split("Wait...!?") ==
           Expected{{"Wait", true}, {".", false}, {".", false}, {".", false}, {"!", false}, {"?", false}});
-  REQUIRE(split("\"Hi\" (x)") == Expected{{"\"", true}, {"Hi", false}, {"\"", false},
-                                           {"(", true}, {"x", false}, {")", false}});
+  REQUIRE(split("\"Hi\" (x)") ==
+          Expected{{"\"", true}, {"Hi", false}, {"\"", false}, {"(", true}, {"x", false}, {")", false}});
   // CJK runs stay together (no spaces to split on); Arabic words split on spaces.
   REQUIRE(split("日本語です。") == Expected{{"日本語です", true}, {"。", false}});
   REQUIRE(split("مرحبا بالعالم") == Expected{{"مرحبا", true}, {"بالعالم", true}});
@@ -53,7 +53,8 @@ TEST_CASE("pretokenizer: combining marks and ZWJ stay with the character before"
 }
 
 TEST_CASE("pretokenizer: invalid bytes are single pre-tokens and never lost", "[text]") {
-  REQUIRE(split("a\xFF" "b") == Expected{{"a", true}, {"\xFF", false}, {"b", false}});
+  REQUIRE(split("a\xFF"
+                "b") == Expected{{"a", true}, {"\xFF", false}, {"b", false}});
   REQUIRE(split("\xE2\x82 x") == Expected{{"\xE2", true}, {"\x82", false}, {"x", true}});
 }
 

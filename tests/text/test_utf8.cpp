@@ -22,11 +22,20 @@ std::size_t reference_first_error(const std::string& s) {
     const auto lead = static_cast<std::uint8_t>(s[pos]);
     int length;
     std::uint32_t cp;
-    if (lead < 0x80) { length = 1; cp = lead; }
-    else if ((lead & 0xE0) == 0xC0) { length = 2; cp = lead & 0x1F; }
-    else if ((lead & 0xF0) == 0xE0) { length = 3; cp = lead & 0x0F; }
-    else if ((lead & 0xF8) == 0xF0) { length = 4; cp = lead & 0x07; }
-    else return pos;
+    if (lead < 0x80) {
+      length = 1;
+      cp = lead;
+    } else if ((lead & 0xE0) == 0xC0) {
+      length = 2;
+      cp = lead & 0x1F;
+    } else if ((lead & 0xF0) == 0xE0) {
+      length = 3;
+      cp = lead & 0x0F;
+    } else if ((lead & 0xF8) == 0xF0) {
+      length = 4;
+      cp = lead & 0x07;
+    } else
+      return pos;
     if (pos + length > s.size()) return pos;
     for (int i = 1; i < length; ++i) {
       const auto b = static_cast<std::uint8_t>(s[pos + i]);
@@ -62,9 +71,9 @@ std::string hex(const std::string& s) {
 }  // namespace
 
 TEST_CASE("utf8: valid sequences, including every boundary code point", "[text]") {
-  for (const char* s : {"", "plain ASCII", "Grüße aus Köln", "日本語", "😀👍🏽", "مرحبا",
-                        "\x7F", "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
-                        "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"}) {
+  for (const char* s :
+       {"", "plain ASCII", "Grüße aus Köln", "日本語", "😀👍🏽", "مرحبا", "\x7F", "\xC2\x80", "\xDF\xBF",
+        "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80", "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"}) {
     INFO(s);
     std::size_t offset = 99;
     REQUIRE(valid_utf8(s, &offset));
@@ -78,19 +87,21 @@ TEST_CASE("utf8: invalid sequences are rejected at the right offset", "[text]") 
     std::size_t offset;
   };
   const Case cases[] = {
-      {"\x80", 0},                            // stray continuation
-      {"ab\xC0\x80", 2},                      // overlong NUL
-      {"\xC1\xBF", 0},                        // overlong 2-byte
-      {"x\xE0\x80\xAF", 1},                   // overlong 3-byte
-      {"\xF0\x80\x80\xAF", 0},                // overlong 4-byte
-      {"\xF0\x8F\xBF\xBF", 0},                // overlong U+FFFF
-      {"\xED\xA0\x80", 0},                    // high surrogate U+D800
-      {"ok\xED\xBF\xBF", 2},                  // low surrogate U+DFFF
-      {"\xF4\x90\x80\x80", 0},                // U+110000
-      {"\xF5\x80\x80\x80", 0},                // lead byte beyond Unicode
+      {"\x80", 0},              // stray continuation
+      {"ab\xC0\x80", 2},        // overlong NUL
+      {"\xC1\xBF", 0},          // overlong 2-byte
+      {"x\xE0\x80\xAF", 1},     // overlong 3-byte
+      {"\xF0\x80\x80\xAF", 0},  // overlong 4-byte
+      {"\xF0\x8F\xBF\xBF", 0},  // overlong U+FFFF
+      {"\xED\xA0\x80", 0},      // high surrogate U+D800
+      {"ok\xED\xBF\xBF", 2},    // low surrogate U+DFFF
+      {"\xF4\x90\x80\x80", 0},  // U+110000
+      {"\xF5\x80\x80\x80", 0},  // lead byte beyond Unicode
       {"\xFF", 0},
-      {"abc\xE2\x82", 3},                     // truncated at end
-      {"\xE2\x82" "A", 0},                    // truncated before ASCII
+      {"abc\xE2\x82", 3},  // truncated at end
+      {"\xE2\x82"
+       "A",
+       0},                                    // truncated before ASCII
       {"Hallo \xF0\x9F\x98", 6},              // truncated emoji
       {"0123456789abcdef\x80", 16},           // after the 8-byte ASCII fast path
       {"0123456789abcd\xC3\xA4xyz\xC3", 19},  // valid 2-byte then truncated
@@ -128,7 +139,7 @@ TEST_CASE("utf8: validator agrees with a naive reference on all 2-byte and rando
     invalid += !valid_utf8(s);
   }
   REQUIRE(disagreements.empty());
-  REQUIRE(invalid > 10000);       // both outcomes are exercised
+  REQUIRE(invalid > 10000);  // both outcomes are exercised
   REQUIRE(invalid < 100000);
 }
 

@@ -12,8 +12,7 @@ namespace {
 const std::filesystem::path kRepo = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
 }
 
-TEST_CASE("tools: compare_verdicts.py's unit tests pass (t over seeds, Holm, the verdict rule, slopes)",
-          "[tools]") {
+TEST_CASE("tools: compare_verdicts.py's unit tests pass (t over seeds, Holm, the verdict rule, slopes)", "[tools]") {
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     ATTN_SKIP("python3 is not installed (apt-get install python3)");
   }

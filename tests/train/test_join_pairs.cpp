@@ -57,8 +57,6 @@ train::TrainOptions tiny_options(const fs::path& dir) {
   return o;
 }
 
-
-
 }  // namespace
 
 TEST_CASE("join_pairs: groups of 1…K consecutive pairs, every size drawn, a pure function of seed and epoch",
@@ -120,8 +118,7 @@ TEST_CASE("join_pairs: joining subword ids equals encoding the sentences joined 
   }
 }
 
-TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K in the model file",
-          "[train][slow]") {
+TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K in the model file", "[train][slow]") {
   test::ScratchDir tmp;
   test::write_tiny_corpus(tmp.path(), "train", 300, 1);
   test::write_tiny_corpus(tmp.path(), "valid", 20, 2);
@@ -141,7 +138,8 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   stop.stop_after = 5;
   for (int i = 0; i < 2; ++i) REQUIRE(test::train_session(interrupted, &stop).interrupted);
   REQUIRE(test::train_session(interrupted).updates == 14);
-  REQUIRE(test::model_weights(straight.save_dir / "last.attn") == test::model_weights(interrupted.save_dir / "last.attn"));
+  REQUIRE(test::model_weights(straight.save_dir / "last.attn") ==
+          test::model_weights(interrupted.save_dir / "last.attn"));
 
   // The same run on single pairs is another run.
   auto single = straight;

@@ -20,7 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 train::TrainResult train_run(const train::TrainOptions& o, train::TrainHooks* hooks = nullptr) {
   return test::train_session(o, hooks);
 }
@@ -30,14 +29,14 @@ train::TrainOptions tiny_options(const fs::path& dir) {
   return o;
 }
 
-
 }  // namespace
 
 TEST_CASE("batching: token budget respected, same seed and epoch give the same plan", "[train]") {
   std::vector<train::Example> examples;
   Rng rng(3);
   for (int i = 0; i < 500; ++i)
-    examples.push_back({std::vector<std::int32_t>(1 + rng.below(30), 5), std::vector<std::int32_t>(1 + rng.below(30), 6)});
+    examples.push_back({std::vector<std::int32_t>(1 + rng.below(30), 5),
+                        std::vector<std::int32_t>(1 + rng.below(30), 6)});
   const auto plan = train::plan_batches(examples, 200, 1, 1, true);
   std::vector<int> seen(examples.size(), 0);
   for (const auto& batch : plan) {
@@ -81,7 +80,8 @@ TEST_CASE("training: same seed reproduces the run bit for bit; an interrupted ru
   const auto c = train_run(interrupted);
   REQUIRE_FALSE(c.interrupted);
   REQUIRE(c.updates == 12);
-  REQUIRE(test::model_weights(straight.save_dir / "last.attn") == test::model_weights(interrupted.save_dir / "last.attn"));
+  REQUIRE(test::model_weights(straight.save_dir / "last.attn") ==
+          test::model_weights(interrupted.save_dir / "last.attn"));
   REQUIRE(fs::exists(interrupted.save_dir / "best.attn"));
 }
 
@@ -134,8 +134,7 @@ TEST_CASE("training: the loss falls, patience stops the run, keep-last prunes", 
   REQUIRE(r.epochs_done == 2);
 }
 
-TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped with --skip-bad-batches",
-          "[train]") {
+TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped with --skip-bad-batches", "[train]") {
   test::ScratchDir tmp;
   test::write_tiny_corpus(tmp.path(), "train", 300, 1);
   test::write_tiny_corpus(tmp.path(), "valid", 20, 2);
@@ -154,9 +153,8 @@ TEST_CASE("training: a NaN loss stops with the update and batch, or is skipped w
   test::TestHooks poison;
   poison.poison_from = 2;  // the 5th update overall
   poison.poison_count = 1;
-  REQUIRE_THROWS_WITH(train_run(o, &poison),
-                      Catch::Contains("NaN/Inf at update 5 (epoch 1, batch 5 of") &&
-                          Catch::Contains("--skip-bad-batches"));
+  REQUIRE_THROWS_WITH(train_run(o, &poison), Catch::Contains("NaN/Inf at update 5 (epoch 1, batch 5 of") &&
+                                                 Catch::Contains("--skip-bad-batches"));
   REQUIRE(test::model_weights(o.save_dir / "last.attn") == good);
 
   // Tolerating two: two poisoned attempts are skipped, their batches consumed, and the run ends at

@@ -23,8 +23,8 @@ const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_pat
 // Says nothing, and counts the sentences it was asked for.
 struct SilentTranslator final : train::ValidationTranslator {
   mutable std::size_t sentences = 0;
-  std::vector<std::vector<std::int32_t>> translate(nn::StepContext&, const model::Seq2Seq&,
-                                                   const std::vector<std::vector<std::int32_t>>& sources) const override {
+  std::vector<std::vector<std::int32_t>> translate(
+      nn::StepContext&, const model::Seq2Seq&, const std::vector<std::vector<std::int32_t>>& sources) const override {
     sentences += sources.size();
     return std::vector<std::vector<std::int32_t>>(sources.size());
   }
@@ -55,7 +55,8 @@ TEST_CASE("layers: train includes nothing of decode, report, serve or cli", "[tr
       std::string line;
       ++files;
       while (std::getline(in, line))
-        if (std::regex_search(line, above)) FAIL_CHECK(entry.path().string() << " includes a layer above train: " << line);
+        if (std::regex_search(line, above))
+          FAIL_CHECK(entry.path().string() << " includes a layer above train: " << line);
     }
   }
   REQUIRE(files > 10);

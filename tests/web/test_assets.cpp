@@ -11,13 +11,17 @@ using attn::web::Asset;
 
 TEST_CASE("web assets: each embedded file is its file under src/web/, byte for byte", "[web]") {
   const fs::path dir = fs::path(__FILE__).parent_path() / ".." / ".." / "src" / "web";
-  const std::pair<Asset, const char*> files[] = {
-      {Asset::maps_css, "maps.css"},       {Asset::maps_draw_js, "maps_draw.js"},
-      {Asset::attend_css, "attend.css"},   {Asset::attend_body_html, "attend_body.html"},
-      {Asset::attend_js, "attend.js"},     {Asset::serve_css, "serve.css"},
-      {Asset::serve_body_html, "serve_body.html"}, {Asset::serve_js, "serve.js"},
-      {Asset::report_css, "report.css"},   {Asset::report_js, "report.js"},
-      {Asset::comparison_css, "comparison.css"}};
+  const std::pair<Asset, const char*> files[] = {{Asset::maps_css, "maps.css"},
+                                                 {Asset::maps_draw_js, "maps_draw.js"},
+                                                 {Asset::attend_css, "attend.css"},
+                                                 {Asset::attend_body_html, "attend_body.html"},
+                                                 {Asset::attend_js, "attend.js"},
+                                                 {Asset::serve_css, "serve.css"},
+                                                 {Asset::serve_body_html, "serve_body.html"},
+                                                 {Asset::serve_js, "serve.js"},
+                                                 {Asset::report_css, "report.css"},
+                                                 {Asset::report_js, "report.js"},
+                                                 {Asset::comparison_css, "comparison.css"}};
   for (const auto& [asset, name] : files) {
     INFO(name);
     const std::string on_disk = attn::test::slurp(dir / name);

@@ -68,7 +68,7 @@ class AtomicFile {
 
   const std::filesystem::path& final_path() const { return final_path_; }
   const std::filesystem::path& target_path() const { return target_path_; }  // final_path with symlinks followed
-  const std::filesystem::path& temp_path() const { return temp_path_; }  // empty when written in place
+  const std::filesystem::path& temp_path() const { return temp_path_; }      // empty when written in place
 
  private:
   [[noreturn]] void fail(const std::string& what, int error_number);
@@ -77,7 +77,7 @@ class AtomicFile {
   std::filesystem::path final_path_;
   std::filesystem::path target_path_;
   std::filesystem::path temp_path_;
-  int fd_ = -1;                // owned by stream_ once that is open
+  int fd_ = -1;  // owned by stream_ once that is open
   std::FILE* stream_ = nullptr;
   int first_write_errno_ = 0;  // errno of the first failed write, 0 if none (set by the stream)
   bool committed_ = false;

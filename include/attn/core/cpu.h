@@ -14,8 +14,8 @@ enum class Isa { scalar = 0, avx2 = 1, avx512 = 2, avx512vnni = 3, avx512bf16 = 
 inline constexpr Isa kAllIsas[] = {Isa::scalar, Isa::avx2, Isa::avx512, Isa::avx512vnni, Isa::avx512bf16};
 
 struct CpuFeatures {
-  bool avx2_fma = false;  // AVX2 + FMA3, with OS support for ymm state
-  bool avx512 = false;    // AVX-512 F/BW/DQ/VL, with OS support for zmm state
+  bool avx2_fma = false;     // AVX2 + FMA3, with OS support for ymm state
+  bool avx512 = false;       // AVX-512 F/BW/DQ/VL, with OS support for zmm state
   bool avx512_vnni = false;  // avx512 plus AVX512_VNNI (vpdpbusd)
   bool avx512_bf16 = false;  // avx512_vnni plus AVX512_BF16 (vdpbf16ps)
 };

@@ -10,14 +10,14 @@
 #include <cstdint>
 #include <string_view>
 
-#define ATTN_EMBED(symbol, path)                                                            \
-  asm(".pushsection .rodata\n"                                                              \
-      ".global " #symbol "_bytes\n.hidden " #symbol "_bytes\n" #symbol "_bytes:\n"          \
-      ".incbin \"" path "\"\n" #symbol "_bytes_end:\n"                                      \
+#define ATTN_EMBED(symbol, path)                                                           \
+  asm(".pushsection .rodata\n"                                                             \
+      ".global " #symbol "_bytes\n.hidden " #symbol "_bytes\n" #symbol "_bytes:\n"         \
+      ".incbin \"" path "\"\n" #symbol "_bytes_end:\n"                                     \
       ".balign 8\n.global " #symbol "_size\n.hidden " #symbol "_size\n" #symbol "_size:\n" \
-      ".8byte " #symbol "_bytes_end - " #symbol "_bytes\n"                                  \
-      ".popsection\n");                                                                     \
-  extern "C" const char symbol##_bytes[];                                                   \
+      ".8byte " #symbol "_bytes_end - " #symbol "_bytes\n"                                 \
+      ".popsection\n");                                                                    \
+  extern "C" const char symbol##_bytes[];                                                  \
   extern "C" const std::uint64_t symbol##_size
 
 #define ATTN_EMBEDDED(symbol) std::string_view(symbol##_bytes, static_cast<std::size_t>(symbol##_size))

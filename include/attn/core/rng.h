@@ -26,9 +26,9 @@ class Rng {
   explicit Rng(std::uint64_t seed = 0) : state_{seed, 0} {}
 
   std::uint32_t next_u32();
-  float uniform();                         // [0, 1)
-  float normal();                          // N(0, 1), Box–Muller
-  std::uint64_t below(std::uint64_t n);    // uniform integer in [0, n)
+  float uniform();                       // [0, 1)
+  float normal();                        // N(0, 1), Box–Muller
+  std::uint64_t below(std::uint64_t n);  // uniform integer in [0, n)
 
   // Reserves `blocks` Philox blocks for a kernel that draws them itself as
   // philox4x32(seed(), first + i); returns `first`.

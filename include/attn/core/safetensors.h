@@ -42,8 +42,8 @@ enum class DType { F32, I8 };
 
 struct TensorRef {
   std::string name;
-  Shape shape;                          // 1 to 4 dims; a dim may be 0
-  std::span<const float> data;          // F32: shape.numel() floats, row-major
+  Shape shape;                  // 1 to 4 dims; a dim may be 0
+  std::span<const float> data;  // F32: shape.numel() floats, row-major
   DType dtype = DType::F32;
   std::span<const std::int8_t> int8{};  // I8: shape.numel() values, row-major (data empty)
 };
@@ -69,10 +69,10 @@ class SafetensorsFile {
   // In data order (ties between empty tensors broken by name), which is the
   // order write_safetensors stored them in.
   std::vector<std::string> names() const;
-  Shape shape(const std::string& name) const;             // Error if absent
-  DType dtype(const std::string& name) const;             // Error if absent
-  std::span<const float> data(const std::string& name) const;         // Error if absent or not F32
-  std::span<const std::int8_t> int8(const std::string& name) const;   // Error if absent or not I8
+  Shape shape(const std::string& name) const;                        // Error if absent
+  DType dtype(const std::string& name) const;                        // Error if absent
+  std::span<const float> data(const std::string& name) const;        // Error if absent or not F32
+  std::span<const std::int8_t> int8(const std::string& name) const;  // Error if absent or not I8
   // Copies the F32 tensor into dst after checking its shape is exactly `expected`
   // (Error naming the tensor, both shapes and the file). dst: [expected.numel()].
   void copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const;
@@ -93,7 +93,7 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
   std::vector<Entry> entries_;                          // data order
   std::unordered_map<std::string, std::size_t> index_;  // name -> entries_ index
-  AlignedFloats data_;  // the data section's bytes, 64-byte aligned
+  AlignedFloats data_;                                  // the data section's bytes, 64-byte aligned
 };
 
 }  // namespace attn

@@ -50,9 +50,9 @@ class Shape {
 class Tensor {
  public:
   Tensor() = default;
-  static Tensor zeros(Shape shape);                  // owning, zero-filled
-  static Tensor view(float* data, Shape shape);      // non-owning
-  Tensor clone() const;                              // owning deep copy
+  static Tensor zeros(Shape shape);              // owning, zero-filled
+  static Tensor view(float* data, Shape shape);  // non-owning
+  Tensor clone() const;                          // owning deep copy
 
   float* data() { return data_; }
   const float* data() const { return data_; }
@@ -73,9 +73,7 @@ class Tensor {
 
   float& at(std::int64_t i) { return data_[i]; }
   float& at(std::int64_t i, std::int64_t j) { return data_[i * shape_[1] + j]; }
-  float& at(std::int64_t i, std::int64_t j, std::int64_t k) {
-    return data_[(i * shape_[1] + j) * shape_[2] + k];
-  }
+  float& at(std::int64_t i, std::int64_t j, std::int64_t k) { return data_[(i * shape_[1] + j) * shape_[2] + k]; }
   float& at(std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t l) {
     return data_[((i * shape_[1] + j) * shape_[2] + k) * shape_[3] + l];
   }

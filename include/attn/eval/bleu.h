@@ -43,8 +43,8 @@ struct BleuStats {
 };
 
 struct BleuScore {
-  double score = 0.0;                 // 0..100
-  std::vector<double> precisions;     // [max_ngram_order], percent
+  double score = 0.0;              // 0..100
+  std::vector<double> precisions;  // [max_ngram_order], percent
   double brevity_penalty = 0.0;
   std::int64_t hyp_len = 0;
   std::int64_t ref_len = 0;

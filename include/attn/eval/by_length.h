@@ -15,7 +15,7 @@
 namespace attn::eval {
 
 struct LengthBucket {
-  std::string label;                  // "1-10", ..., "61+"
+  std::string label;  // "1-10", ..., "61+"
   int min_words = 0;
   int max_words = 0;                  // inclusive; -1: no upper bound
   std::vector<std::size_t> segments;  // line indices, ascending
@@ -26,7 +26,6 @@ struct LengthBucket {
 std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference);
 
 // The corpus score of the bucket's segments; nullopt when it has none.
-std::optional<double> bucket_score(const LengthBucket& bucket, const SegmentStats& stats,
-                                   const ScoreFromStats& score);
+std::optional<double> bucket_score(const LengthBucket& bucket, const SegmentStats& stats, const ScoreFromStats& score);
 
 }  // namespace attn::eval

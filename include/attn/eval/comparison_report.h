@@ -27,7 +27,7 @@ struct SystemTable {
   std::vector<std::string> systems;  // "Baseline: a.txt" first when paired
   std::vector<MetricColumn> columns;
   PairedTest test = PairedTest::none;
-  std::size_t samples = 0;           // resamples or trials
+  std::size_t samples = 0;  // resamples or trials
 };
 
 std::string format_system_table_text(const SystemTable& table, int width);

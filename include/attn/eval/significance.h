@@ -51,10 +51,10 @@ struct ConfidenceInterval {
 ConfidenceInterval estimate_ci(std::vector<double> scores);
 
 struct PairedResult {
-  double score = 0.0;                        // the system's corpus score
-  double p_value = 1.0;                      // against the baseline
-  std::optional<ConfidenceInterval> ci;      // bootstrap: the system's score
-  std::optional<ConfidenceInterval> diff_ci; // bootstrap: system minus baseline (not printed by sacreBLEU)
+  double score = 0.0;                         // the system's corpus score
+  double p_value = 1.0;                       // against the baseline
+  std::optional<ConfidenceInterval> ci;       // bootstrap: the system's score
+  std::optional<ConfidenceInterval> diff_ci;  // bootstrap: system minus baseline (not printed by sacreBLEU)
 };
 
 // The scores of `samples` bootstrap resamples; indices: [samples * segments]

@@ -47,8 +47,8 @@ struct WeightForm {
   ComputeType type = ComputeType::fp32;
   const float* values = nullptr;  // [rows, ld]
   std::int64_t rows = 0, cols = 0, ld = 0;
-  const QuantizedWeight* int8 = nullptr;      // under int8
-  const Bf16PackedB* bf16 = nullptr;          // under bf16: op(B) = Wᵀ, n = rows, k = cols
+  const QuantizedWeight* int8 = nullptr;       // under int8
+  const Bf16PackedB* bf16 = nullptr;           // under bf16: op(B) = Wᵀ, n = rows, k = cols
   const Bf16PackedB* bf16_backward = nullptr;  // under bf16, training: op(B) = W, n = cols, k = rows
 };
 

@@ -7,9 +7,9 @@
 namespace attn::model {
 
 struct Batch {
-  std::int64_t size = 0;     // B sentences
-  std::int64_t src_len = 0;  // Ts, the longest source (padded length)
-  std::int64_t tgt_len = 0;  // Tt, the longest target + 1
+  std::int64_t size = 0;                  // B sentences
+  std::int64_t src_len = 0;               // Ts, the longest source (padded length)
+  std::int64_t tgt_len = 0;               // Tt, the longest target + 1
   std::vector<std::int32_t> src;          // [B, Ts], kPad beyond src_lengths
   std::vector<std::int32_t> src_lengths;  // [B]
   std::vector<std::int32_t> tgt_in;       // [B, Tt]: <s> y1 … yn, then kPad

@@ -33,8 +33,8 @@ struct ModelConfig {
   float activation_dropout = 0.0f;  // inside the FFN, after the ReLU
   float attention_dropout = 0.0f;   // on the attention weights after the softmax, every mixer and cross-attention
   Norm norm = Norm::pre;
-  bool share_all_embeddings = true; // one table for source, target and the output projection
-  bool share_decoder_output = true; // target embedding tied to the output projection
+  bool share_all_embeddings = true;  // one table for source, target and the output projection
+  bool share_decoder_output = true;  // target embedding tied to the output projection
   std::int64_t max_positions = 1024;
   // Every mechanism's options by their keys (nn/mechanism.h), e.g. "csan_window": 11;
   // each only matters for the archs that use it. Stored flat in the config JSON.

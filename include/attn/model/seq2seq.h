@@ -31,7 +31,7 @@ using kernels::parse_compute_type;
 // hypothesis s·beams + k is beam k of sentence s.
 struct DecoderState {
   std::int64_t sentences = 0, beams = 1, src_len = 0, t_max = 0;
-  std::int64_t t = 0;                    // the next position to decode
+  std::int64_t t = 0;                     // the next position to decode
   std::vector<std::int32_t> src_lengths;  // [S]
   std::vector<nn::DecoderLayerCache> layers;
   std::int64_t hypotheses() const { return sentences * beams; }
@@ -39,8 +39,8 @@ struct DecoderState {
 
 // The attention weights of one sentence pair, as `attn attend` shows them.
 struct SentenceMaps {
-  std::vector<nn::MixerMaps> encoder;  // [enc_layers]: heads × src_len × src_len, with the mixer's extras
-  std::vector<nn::MixerMaps> decoder;  // [dec_layers]: heads × tgt_len × tgt_len (causal)
+  std::vector<nn::MixerMaps> encoder;     // [enc_layers]: heads × src_len × src_len, with the mixer's extras
+  std::vector<nn::MixerMaps> decoder;     // [dec_layers]: heads × tgt_len × tgt_len (causal)
   std::vector<std::vector<float>> cross;  // [dec_layers][heads, tgt_len, src_len]
   std::int64_t src_len = 0, tgt_len = 0;
 };
@@ -62,8 +62,7 @@ class Seq2Seq {
   // gradients_ready(i), when given, is called as chunk i of gradient_chunks()
   // receives its last contribution (the data-parallel all-reduce starts it).
   nn::LossSums forward_backward(nn::StepContext& ctx, const Batch& batch, float label_smoothing, bool backward,
-                                float grad_scale,
-                                const std::function<void(std::size_t)>* gradients_ready = nullptr);
+                                float grad_scale, const std::function<void(std::size_t)>* gradients_ready = nullptr);
 
   // The flat gradient buffer as [begin, end) float ranges, in the order
   // backward finishes them: dec.ln, dec.L−1 … dec.0, enc.ln, enc.L−1 … enc.0
@@ -119,7 +118,7 @@ class Seq2Seq {
   ModelConfig config_;
   nn::ParamStore params_;
   nn::Embedding src_embed_, tgt_embed_;
-  nn::ParamId out_proj_ = -1;  // own output projection when not tied
+  nn::ParamId out_proj_ = -1;         // own output projection when not tied
   nn::WeightMatrixId output_matrix_;  // the output projection as the logits' product reads it
   std::vector<nn::EncoderLayer> encoder_;
   std::vector<nn::DecoderLayer> decoder_;

@@ -8,8 +8,8 @@ namespace attn::nn {
 
 struct StepContext {
   ParamStore& params;
-  Arena& arena;      // activations of this step; reset by the caller between steps
-  Rng& rng;          // dropout masks
+  Arena& arena;  // activations of this step; reset by the caller between steps
+  Rng& rng;      // dropout masks
   bool training = false;
 };
 

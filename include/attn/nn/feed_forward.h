@@ -10,7 +10,7 @@
 namespace attn::nn {
 
 struct FeedForward {
-  Linear fc1, fc2;     // [ffn, d], [d, ffn]
+  Linear fc1, fc2;  // [ffn, d], [d, ffn]
   Dropout activation_dropout;
 
   void declare(ParamStore& params, const std::string& name, std::int64_t d, std::int64_t ffn_dim);

@@ -20,8 +20,8 @@ struct Linear {
   static Linear over(ParamStore& params, ParamId weight, ParamId bias, std::int64_t in, std::int64_t out);
 
   // Declares "<name>.weight" (Xavier-uniform) and "<name>.bias" (zeros).
-  void declare(ParamStore& params, const std::string& name, std::int64_t in_features,
-               std::int64_t out_features, bool with_bias = true);
+  void declare(ParamStore& params, const std::string& name, std::int64_t in_features, std::int64_t out_features,
+               bool with_bias = true);
 
   // x: [rows, in] → y: [rows, out] (written).
   void forward(const ParamStore& params, const float* x, float* y, std::int64_t rows) const;

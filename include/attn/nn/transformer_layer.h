@@ -37,9 +37,9 @@ struct ResidualSaved {
   static constexpr int kMaxBranches = 3;
   const float* x = nullptr;  // [rows, d] input of the block
   LayerNorm::Saved norm;
-  float* normed = nullptr;   // pre-norm: LN(x), the branches' input; post-norm: the sum LN reads
+  float* normed = nullptr;  // pre-norm: LN(x), the branches' input; post-norm: the sum LN reads
   std::array<Dropout::Saved, kMaxBranches> drop{};
-  float* out = nullptr;      // [rows, d] output of the block
+  float* out = nullptr;  // [rows, d] output of the block
 };
 
 struct EncoderLayer {
@@ -92,8 +92,7 @@ struct DecoderLayer {
   };
   // x: [B·Tt, d], memory: [B·Ts, d] → returns out: [B·Tt, d] (arena).
   float* forward(StepContext& ctx, const float* x, const float* memory, std::int64_t batch, std::int64_t tt,
-                 std::int64_t ts, const std::int32_t* tgt_lengths, const std::int32_t* src_lengths,
-                 Saved& saved) const;
+                 std::int64_t ts, const std::int32_t* tgt_lengths, const std::int32_t* src_lengths, Saved& saved) const;
   // Accumulates dx: [B·Tt, d] and dmemory: [B·Ts, d].
   void backward(StepContext& ctx, const Saved& saved, const float* dout, float* dx, float* dmemory) const;
 

@@ -63,12 +63,12 @@ struct ArchSummary {
 
 struct Comparison {
   ComparisonOptions options;
-  bool has_baseline = false;           // some arch is options.baseline (it is archs[0] then)
-  std::string main_set;                // the test set itself ("test2016")
-  std::vector<std::string> sets;       // the main set, then its probes by K, then any other
-  std::vector<std::string> models;     // "best", "avg5", then others
+  bool has_baseline = false;                // some arch is options.baseline (it is archs[0] then)
+  std::string main_set;                     // the test set itself ("test2016")
+  std::vector<std::string> sets;            // the main set, then its probes by K, then any other
+  std::vector<std::string> models;          // "best", "avg5", then others
   std::vector<eval::LengthBucket> buckets;  // the main set's references' buckets (with --refs)
-  std::vector<ArchSummary> archs;      // empty: no seed runs (the page is the per-run page alone)
+  std::vector<ArchSummary> archs;           // empty: no seed runs (the page is the per-run page alone)
   std::vector<std::string> notes;
 
   const ArchSummary* baseline() const { return has_baseline ? &archs.front() : nullptr; }
@@ -78,7 +78,8 @@ struct Comparison {
 // count differs from its reference, or two runs of the same arch and seed.
 Comparison compare_seed_runs(const std::vector<RunSummary>& runs, const ComparisonOptions& options);
 
-// Every aggregated number: {"baseline", "refs", "main_set", "sets", "models", "length_buckets", "archs": [...], "notes"}.
+// Every aggregated number: {"baseline", "refs", "main_set", "sets", "models", "length_buckets", "archs": [...],
+// "notes"}.
 nlohmann::json comparison_json(const Comparison& comparison);
 
 }  // namespace attn::report

@@ -42,7 +42,7 @@ struct ParsedLog {
   std::optional<double> peak_rss_mb;
   // From the newest "model" record (written by each training process as it
   // starts): what the run trains, for a log read without its model files.
-  std::string arch;  // "" when the log has no model record
+  std::string arch;     // "" when the log has no model record
   bool framed = false;  // it has a model record: its processes also write end records
   std::optional<std::int64_t> parameters;
   // "finished" or "interrupted" when the newest record is an "end" record
@@ -86,12 +86,12 @@ struct RunFacts {
   // SAVE_DIR/attn.lock (core/dir_lock.h): held while attn train runs, so it
   // alone tells a live run from a stopped one.
   enum class Lock { none, held, free } lock = Lock::none;
-  std::string arch;                       // "" unknown
+  std::string arch;  // "" unknown
   std::optional<std::int64_t> parameters;
-  std::string model_file;                 // where arch and parameters came from
-  std::optional<double> peak_rss_mb_time; // /usr/bin/time -v in train.log, MB
+  std::string model_file;                  // where arch and parameters came from
+  std::optional<double> peak_rss_mb_time;  // /usr/bin/time -v in train.log, MB
   std::optional<TestScores> test;
-  std::vector<std::string> notes;         // from reading the files
+  std::vector<std::string> notes;  // from reading the files
 };
 
 struct RunSummary {
@@ -108,7 +108,7 @@ struct RunSummary {
   std::optional<std::int64_t> updates;  // the last update logged
   std::optional<double> elapsed_s;      // wall time at the last line logged
   std::optional<TestScores> test;
-  bool in_progress = false;  // a process holds the save dir's lock
+  bool in_progress = false;                                    // a process holds the save dir's lock
   std::vector<SeriesPoint> train_loss, valid_ppl, valid_bleu;  // what the plots draw
   std::vector<std::string> notes;
 };

@@ -47,9 +47,9 @@ struct SeedRun {
   std::string arch;     // the log's arch, else the parent directory's name
   int seed = 0;
   std::filesystem::path dir;
-  std::map<Output, TestScore> score_files;          // score/<set>.<model>.json that parsed
-  std::map<Output, std::filesystem::path> hyps;     // hyp/<set>.<model>.txt
-  std::vector<std::string> notes;                   // unreadable score files
+  std::map<Output, TestScore> score_files;       // score/<set>.<model>.json that parsed
+  std::map<Output, std::filesystem::path> hyps;  // hyp/<set>.<model>.txt
+  std::vector<std::string> notes;                // unreadable score files
 };
 
 // The seed runs among `runs` (the others are left out), in the order given.

@@ -26,16 +26,16 @@ struct ServedModel {
 };
 
 struct Limits {
-  std::int64_t max_body_bytes = 1 << 20;      // 413 beyond
-  std::int64_t max_sentences = 64;            // per request; 413 beyond
-  std::int64_t max_subwords = 250;            // per sentence; 413 beyond
-  int max_beam = 16;                          // 400 beyond
+  std::int64_t max_body_bytes = 1 << 20;  // 413 beyond
+  std::int64_t max_sentences = 64;        // per request; 413 beyond
+  std::int64_t max_subwords = 250;        // per sentence; 413 beyond
+  int max_beam = 16;                      // 400 beyond
   // Decoder steps a request may ask for: Σ over its sentences (and, for attend,
   // its models) of beam × the longest output allowed; 413 beyond.
   std::int64_t max_work = 100000;
-  std::chrono::milliseconds timeout{60000};   // a request, from its first byte to its answer; 503 beyond
-  bool split_sentences = false;               // the default of a request's "split_sentences"
-  bool show_paths = false;                    // /v1/models and attend documents name model files by full path
+  std::chrono::milliseconds timeout{60000};  // a request, from its first byte to its answer; 503 beyond
+  bool split_sentences = false;              // the default of a request's "split_sentences"
+  bool show_paths = false;                   // /v1/models and attend documents name model files by full path
 };
 
 // Who asks and until when: the HTTP side fills it in. A request whose client
@@ -59,8 +59,8 @@ class Api {
  public:
   Api(const std::vector<ServedModel>& models, DecodeQueue& queue, Limits limits);
 
-  Response models() const;                         // GET /v1/models
-  Response health() const;                         // GET /healthz
+  Response models() const;                                                          // GET /v1/models
+  Response health() const;                                                          // GET /healthz
   Response translate(const std::string& body, const RequestContext& context = {});  // POST /v1/translate
   Response attend(const std::string& body, const RequestContext& context = {});     // POST /v1/attend
   // Refuses new work with 503 from now on (the server is draining).

@@ -48,10 +48,10 @@ struct BatchOptions {
   // Two decoders of one thread each, batches of at most 16: on 2 cores, 16 clients
   // sending one sentence each got 1.5x the sentences/s of one decoder on both
   // threads with batches of 64 (docs/results/decoding-speed.md), and 64 clients 1.2x.
-  std::int64_t max_batch = 16;                     // sentences decoded together
-  std::chrono::microseconds max_wait{5000};        // how long a lone sentence waits for company
-  std::int64_t max_queued = 1024;                  // sentences waiting, over all jobs
-  int decoders = 2;                                // threads taking batches, --threads split between them
+  std::int64_t max_batch = 16;               // sentences decoded together
+  std::chrono::microseconds max_wait{5000};  // how long a lone sentence waits for company
+  std::int64_t max_queued = 1024;            // sentences waiting, over all jobs
+  int decoders = 2;                          // threads taking batches, --threads split between them
   // One sentence at translate's default beam 5 (and at any wider beam): while
   // others are known, a client adds about what one ordinary request does to
   // each batch. Beside a client sending 16 sentences and leaving, again and
@@ -140,7 +140,7 @@ class DecodeQueue {
   std::int64_t queued_ = 0;
   bool stopping_ = false;
   std::atomic<bool> cancelled_{false};
-  std::map<std::uint64_t, int> busy_;  // client → decoders working for it
+  std::map<std::uint64_t, int> busy_;        // client → decoders working for it
   std::map<std::uint64_t, double> charged_;  // client → decoder seconds its jobs took while it was known
   std::vector<std::thread> threads_;
 };

@@ -25,18 +25,18 @@ namespace attn::serve {
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                        // 0: any free port (bind() says which)
-  int max_connections = 256;              // open at once; more are answered 503 and closed
-  int workers = 64;                       // translate/attend requests worked on at once; more wait
-  std::vector<std::string> allowed_hosts; // Host names accepted besides the listening address
-  std::int64_t max_header_bytes = 16384;  // the request line and header; 431 beyond
-  int max_headers = 64;                   // header fields; 431 beyond
+  int port = 8080;                         // 0: any free port (bind() says which)
+  int max_connections = 256;               // open at once; more are answered 503 and closed
+  int workers = 64;                        // translate/attend requests worked on at once; more wait
+  std::vector<std::string> allowed_hosts;  // Host names accepted besides the listening address
+  std::int64_t max_header_bytes = 16384;   // the request line and header; 431 beyond
+  int max_headers = 64;                    // header fields; 431 beyond
   // Waiting for a request and reading it whole, from the end of the previous
   // answer; then the connection is closed.
   std::chrono::milliseconds read_timeout{10000};
-  std::chrono::milliseconds write_timeout{10000};  // writing one answer
+  std::chrono::milliseconds write_timeout{10000};         // writing one answer
   std::chrono::milliseconds connection_lifetime{600000};  // then the next answer closes it
-  std::chrono::milliseconds drain_timeout{10000};  // on stop, for the requests in flight
+  std::chrono::milliseconds drain_timeout{10000};         // on stop, for the requests in flight
 };
 
 class HttpServer {

@@ -53,8 +53,7 @@ void for_each_pretoken(std::string_view line, Visit&& visit) {
       after_space = true;
     } else {
       const bool continues = open && (cls == CharClass::extend ||
-                                      ((cls == CharClass::letter || cls == CharClass::digit) &&
-                                       cls == open_class));
+                                      ((cls == CharClass::letter || cls == CharClass::digit) && cls == open_class));
       if (!continues) {
         close(pos);
         open = true;

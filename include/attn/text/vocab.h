@@ -43,9 +43,7 @@ class Vocab {
 
   static bool is_special(std::int32_t id) { return id >= 0 && id < kNumSpecials; }
   static bool is_byte(std::int32_t id) { return id >= kFirstByte && id < kFirstByte + 256; }
-  static std::uint8_t byte_value(std::int32_t byte_id) {
-    return static_cast<std::uint8_t>(byte_id - kFirstByte);
-  }
+  static std::uint8_t byte_value(std::int32_t byte_id) { return static_cast<std::uint8_t>(byte_id - kFirstByte); }
   static std::int32_t byte_id(std::uint8_t byte) { return kFirstByte + byte; }
 
  private:

@@ -19,13 +19,13 @@ struct TrainState {
   std::int64_t batch_in_epoch = 0;  // batches of that epoch already consumed
   RngState rng;                     // dropout masks
   bool has_best = false;
-  double best_metric = 0.0;         // best validation BLEU (or −loss), see TrainOptions::best_metric
+  double best_metric = 0.0;  // best validation BLEU (or −loss), see TrainOptions::best_metric
   std::int64_t best_update = 0;
-  std::int64_t bad_validations = 0; // validations since the best (patience)
-  double elapsed_s = 0.0;           // training wall time over all runs
-  std::int64_t target_tokens = 0;   // seen so far
+  std::int64_t bad_validations = 0;  // validations since the best (patience)
+  double elapsed_s = 0.0;            // training wall time over all runs
+  std::int64_t target_tokens = 0;    // seen so far
   double last_valid_bleu = -1.0, last_valid_loss = -1.0;
-  nlohmann::json flags;             // the training flags of the run that wrote it (train/run_flags.h); null in older files
+  nlohmann::json flags;  // the training flags of the run that wrote it (train/run_flags.h); null in older files
 
   nlohmann::json to_json() const;
   static TrainState from_json(const nlohmann::json& j);

@@ -46,7 +46,8 @@ class Communicator {
   // chunk until finish() returns.
   class GradientSum {
    public:
-    GradientSum(Communicator& comm, std::span<float> grads, std::vector<std::pair<std::int64_t, std::int64_t>> schedule);
+    GradientSum(Communicator& comm, std::span<float> grads,
+                std::vector<std::pair<std::int64_t, std::int64_t>> schedule);
     GradientSum(const GradientSum&) = delete;
     GradientSum& operator=(const GradientSum&) = delete;
     ~GradientSum();

@@ -9,12 +9,12 @@
 namespace attn::train {
 
 struct OptimizerOptions {
-  float lr = 1e-3f;             // peak learning rate, reached after warmup updates
-  std::int64_t warmup = 400;    // linear warm-up from warmup_init_lr (small corpora: a few epochs)
+  float lr = 1e-3f;           // peak learning rate, reached after warmup updates
+  std::int64_t warmup = 400;  // linear warm-up from warmup_init_lr (small corpora: a few epochs)
   float warmup_init_lr = 1e-7f;
   float beta1 = 0.9f, beta2 = 0.98f, eps = 1e-8f;
-  float weight_decay = 0.0f;    // decoupled; never applied to biases and norms
-  float clip_norm = 0.0f;       // 0: no clipping
+  float weight_decay = 0.0f;  // decoupled; never applied to biases and norms
+  float clip_norm = 0.0f;     // 0: no clipping
 };
 
 // fairseq's inverse_sqrt: linear warm-up, then lr · sqrt(warmup / update).

@@ -32,8 +32,8 @@ nlohmann::json training_flags(const TrainOptions& options);
 // Throws attn::Error naming `file` and every given flag whose value differs
 // from the checkpoint's model (config) or its run's flags (`stored`, possibly
 // null for checkpoints written before flags were kept).
-void check_model_flags(const std::filesystem::path& file, const model::ModelConfig& config, const nlohmann::json& stored,
-                       const std::vector<GivenModelFlag>& given);
+void check_model_flags(const std::filesystem::path& file, const model::ModelConfig& config,
+                       const nlohmann::json& stored, const std::vector<GivenModelFlag>& given);
 
 // "--lr 0.0005 → 0.001, --max-updates 400 → 800", or "" when nothing changed
 // (or `stored` is null).

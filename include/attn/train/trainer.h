@@ -28,29 +28,29 @@ std::optional<BestMetric> parse_best_metric(std::string_view text);
 struct TrainOptions {
   std::filesystem::path train_src, train_tgt, valid_src, valid_tgt;
   std::filesystem::path save_dir = "runs/default";
-  std::filesystem::path log_json;   // empty: none
-  std::filesystem::path resume;     // empty: save_dir/last.attn when it exists
-  model::ModelConfig model;         // preset + overrides (ignored on resume)
+  std::filesystem::path log_json;  // empty: none
+  std::filesystem::path resume;    // empty: save_dir/last.attn when it exists
+  model::ModelConfig model;        // preset + overrides (ignored on resume)
   // Whether --arch was typed: only a typed arch that differs from a resumed
   // checkpoint's is refused; otherwise the checkpoint's arch is the run's.
   bool arch_given = true;
   // The model flags typed, which a resumed checkpoint must match (train/run_flags.h).
   std::vector<GivenModelFlag> model_flags_given;
   std::int64_t vocab_size = 8000;
-  std::int64_t max_len = 256;       // subwords per side; longer pairs are skipped
+  std::int64_t max_len = 256;  // subwords per side; longer pairs are skipped
   // Each training example joins 1…join_pairs consecutive pairs (train/joined_pairs.h);
   // above 1, validation also scores the validation set joined join_pairs at a time.
   std::int64_t join_pairs = 1;
   std::int64_t max_tokens = 4096;
   std::int64_t update_freq = 1;
-  std::int64_t max_epochs = 0;      // 0: no limit
+  std::int64_t max_epochs = 0;  // 0: no limit
   std::int64_t max_updates = 0;
   double max_time_s = 0.0;
-  std::int64_t valid_every = 0;     // updates; 0: at the end of each epoch
-  std::int64_t patience = 0;        // validations without improvement; 0: off
+  std::int64_t valid_every = 0;               // updates; 0: at the end of each epoch
+  std::int64_t patience = 0;                  // validations without improvement; 0: off
   BestMetric best_metric = BestMetric::bleu;  // with join_pairs > 1 the mean over single and joined
-  std::int64_t keep_last = 0;       // periodic checkpoints kept besides last and best
-  std::int64_t log_every = 100;     // updates between plain log lines
+  std::int64_t keep_last = 0;                 // periodic checkpoints kept besides last and best
+  std::int64_t log_every = 100;               // updates between plain log lines
   float label_smoothing = 0.1f;
   // fp32 or bf16: the matrix products of the forward and backward passes
   // (the model's compute type, kernels/products.h); weights, gradients, the optimizer, LayerNorm,
@@ -110,7 +110,5 @@ class Trainer {
 
 // A stop signal (SIGINT/SIGTERM) arrived during the current session: its number, else 0.
 int pending_stop_signal();
-
-
 
 }  // namespace attn::train

@@ -19,8 +19,9 @@ class ValidationTranslator {
   virtual ~ValidationTranslator() = default;
   // One hypothesis per source, in order: subword ids without <s> and </s>.
   // ctx is in eval mode and its arena is free for the search.
-  virtual std::vector<std::vector<std::int32_t>> translate(nn::StepContext& ctx, const model::Seq2Seq& model,
-                                                           const std::vector<std::vector<std::int32_t>>& sources) const = 0;
+  virtual std::vector<std::vector<std::int32_t>> translate(
+      nn::StepContext& ctx, const model::Seq2Seq& model,
+      const std::vector<std::vector<std::int32_t>>& sources) const = 0;
 };
 
 }  // namespace attn::train

@@ -58,17 +58,18 @@ inline Vec load_count(const float* p, std::int64_t count) {
   return count == kWidth ? load(p) : load_partial(p, count, 0.0f);
 }
 inline void store_count(float* p, Vec v, std::int64_t count) {
-  if (count == kWidth) store(p, v);
-  else store_partial(p, v, count);
+  if (count == kWidth)
+    store(p, v);
+  else
+    store_partial(p, v, count);
 }
 
 // y[i] = act(x[i]); x, y: [n].
 template <typename Act>
 void apply(const float* x, float* y, std::int64_t n, Act act) {
   parallel_chunks(n, kChunk, [=](std::int64_t begin, std::int64_t end) {
-    for_vectors(begin, end, [=](std::int64_t i, std::int64_t count) {
-      store_count(y + i, act(load_count(x + i, count)), count);
-    });
+    for_vectors(begin, end,
+                [=](std::int64_t i, std::int64_t count) { store_count(y + i, act(load_count(x + i, count)), count); });
   });
 }
 

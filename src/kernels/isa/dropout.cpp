@@ -55,8 +55,10 @@ inline void store_interleaved(std::uint32_t* out, Lanes c0, Lanes c1, Lanes c2, 
   const Lanes u0 = _mm512_maskz_unpacklo_epi64(kAll8, t0, t2), u1 = _mm512_maskz_unpackhi_epi64(kAll8, t0, t2);
   const Lanes u2 = _mm512_maskz_unpacklo_epi64(kAll8, t1, t3), u3 = _mm512_maskz_unpackhi_epi64(kAll8, t1, t3);
   // Output quarter 4q + m is u_m's quarter q: transpose the quarters.
-  const Lanes low01 = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0x44), low23 = _mm512_maskz_shuffle_i32x4(kAll16, u2, u3, 0x44);
-  const Lanes high01 = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0xEE), high23 = _mm512_maskz_shuffle_i32x4(kAll16, u2, u3, 0xEE);
+  const Lanes low01 = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0x44),
+              low23 = _mm512_maskz_shuffle_i32x4(kAll16, u2, u3, 0x44);
+  const Lanes high01 = _mm512_maskz_shuffle_i32x4(kAll16, u0, u1, 0xEE),
+              high23 = _mm512_maskz_shuffle_i32x4(kAll16, u2, u3, 0xEE);
   _mm512_storeu_si512(out, _mm512_maskz_shuffle_i32x4(kAll16, low01, low23, 0x88));
   _mm512_storeu_si512(out + 16, _mm512_maskz_shuffle_i32x4(kAll16, low01, low23, 0xDD));
   _mm512_storeu_si512(out + 32, _mm512_maskz_shuffle_i32x4(kAll16, high01, high23, 0x88));

@@ -12,7 +12,7 @@
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 namespace {
-constexpr std::int64_t kColumnBlock = 64;       // columns per unit of scatter work (a few cache lines)
+constexpr std::int64_t kColumnBlock = 64;  // columns per unit of scatter work (a few cache lines)
 }  // namespace
 
 void embedding_gather(const float* table, const std::int32_t* ids, float* out, std::int64_t tokens, std::int64_t d,

@@ -9,7 +9,6 @@
 // thread count.
 #include "isa.h"
 
-
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -94,8 +93,8 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   // Chosen by the whole product's shape, never by the region's, so that the
   // rounding does not depend on the thread count.
   if (p.m <= kDotMaxRows && p.a_step == 1 && p.b_step == 1) {
-    gemm_dot(static_cast<int>(m1 - m0), n1 - n0, p.k, p.alpha, p.a + m0 * p.a_row, p.a_row, p.b + n0 * p.b_col,
-             p.b_col, p.beta, p.c + m0 * p.ldc + n0, p.ldc);
+    gemm_dot(static_cast<int>(m1 - m0), n1 - n0, p.k, p.alpha, p.a + m0 * p.a_row, p.a_row, p.b + n0 * p.b_col, p.b_col,
+             p.beta, p.c + m0 * p.ldc + n0, p.ldc);
     return;
   }
   ThreadBuffers& buffers = thread_buffers();
@@ -170,8 +169,8 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
             for (std::int64_t jp = 0; jp < n_panels; ++jp) {
               const std::int64_t j = jc + jp * kTileCols;
               const int cols = static_cast<int>(std::min<std::int64_t>(kTileCols, n1 - j));
-              gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride,
-                                                   b_step, p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
+              gemm_tile_for(rows, cols, !direct_a)(kc, a_panel, a_row, a_step, b_block + jp * b_panel_stride, b_step,
+                                                   p.c + i * p.ldc + j, p.ldc, cols, p.alpha, beta);
             }
           }
         }
@@ -229,10 +228,10 @@ void sgemm_fp32(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, st
   run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
 }
 
-void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
-                        float alpha, const float* a, std::int64_t lda, std::int64_t stride_a, const float* b,
-                        std::int64_t ldb, std::int64_t stride_b, float beta, float* c, std::int64_t ldc,
-                        std::int64_t stride_c, std::int64_t batch) {
+void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                        const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
+                        std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
+                        std::int64_t batch) {
   check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
   if (batch == 0 || m == 0 || n == 0) return;
   const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -96,9 +96,9 @@ template <typename RunProduct>
 void run_batch(const Product& first, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
                std::int64_t batch, std::int64_t parallel_min_macs, RunProduct run) {
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const bool over_batch = threads > 1 && batch >= threads &&
-                          (batch % threads == 0 || batch >= 4 * threads ||
-                           first.m * first.n * first.k < parallel_min_macs);
+  const bool over_batch =
+      threads > 1 && batch >= threads &&
+      (batch % threads == 0 || batch >= 4 * threads || first.m * first.n * first.k < parallel_min_macs);
   if (over_batch) {
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t i = 0; i < batch; ++i) run(batch_item(first, i, stride_a, stride_b, stride_c), false);
@@ -186,8 +186,7 @@ inline void choose_grid(int threads, std::int64_t m_panels, std::int64_t n_panel
 struct Region {
   std::int64_t m0, m1, n0, n1;
 };
-inline Region grid_region(int t, int grid_m, int grid_n, std::int64_t m, std::int64_t n, int tile_rows,
-                          int tile_cols) {
+inline Region grid_region(int t, int grid_m, int grid_n, std::int64_t m, std::int64_t n, int tile_rows, int tile_cols) {
   const std::int64_t m_panels = ceil_div(m, tile_rows), n_panels = ceil_div(n, tile_cols);
   const std::int64_t tm = t / grid_n, tn = t % grid_n;
   return {std::min(m, m_panels * tm / grid_m * tile_rows), std::min(m, m_panels * (tm + 1) / grid_m * tile_rows),

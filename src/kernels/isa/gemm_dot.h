@@ -32,7 +32,8 @@ void gemm_dot_block(std::int64_t k, const float* a, std::int64_t lda, const floa
     const __mmask16 mask = k - p >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (k - p)) - 1);
     __m512 bv[kDotCols];
 #pragma GCC unroll 8
-    for (int j = 0; j < kDotCols; ++j) bv[j] = j < cols ? _mm512_maskz_loadu_ps(mask, b + j * ldb + p) : _mm512_setzero_ps();
+    for (int j = 0; j < kDotCols; ++j)
+      bv[j] = j < cols ? _mm512_maskz_loadu_ps(mask, b + j * ldb + p) : _mm512_setzero_ps();
 #pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) {
       const __m512 av = _mm512_maskz_loadu_ps(mask, a + r * lda + p);

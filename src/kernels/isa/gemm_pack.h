@@ -55,9 +55,7 @@ inline void transpose16(__m512 v[16]) {
   }
 }
 
-inline __mmask16 low_lanes(std::int64_t n) {
-  return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-}
+inline __mmask16 low_lanes(std::int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
 
 // Transpose case (step stride 1): 16 steps × up to 16 lines per block.
 template <int W>
@@ -69,7 +67,8 @@ void pack_panel_transpose(const float* src, std::int64_t line_stride, int width,
       const __mmask16 step_mask = low_lanes(kc - p0);
       __m512 v[16];
       for (int r = 0; r < 16; ++r)
-        v[r] = r < lines ? _mm512_maskz_loadu_ps(step_mask, src + (16 * g + r) * line_stride + p0) : _mm512_setzero_ps();
+        v[r] = r < lines ? _mm512_maskz_loadu_ps(step_mask, src + (16 * g + r) * line_stride + p0)
+                         : _mm512_setzero_ps();
       transpose16(v);
       const int steps = kc - p0 < 16 ? static_cast<int>(kc - p0) : 16;
       for (int p = 0; p < steps; ++p) _mm512_mask_storeu_ps(out + (p0 + p) * W + 16 * g, store_mask, v[p]);

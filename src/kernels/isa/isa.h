@@ -34,8 +34,7 @@
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which
 // -W(maybe-)uninitialized reports as a use of an uninitialised value; code
 // using them sits between these two.
-#define ATTN_AVX512_WARNINGS_OFF                                \
-  _Pragma("GCC diagnostic push")                                \
-  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
-  _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define ATTN_AVX512_WARNINGS_OFF                                                             \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
 #define ATTN_AVX512_WARNINGS_ON _Pragma("GCC diagnostic pop")

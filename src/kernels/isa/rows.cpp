@@ -41,8 +41,8 @@ vec_math::Vec fold(vec_math::Vec a, vec_math::Vec b) {
 vec_math::Vec reduce_four(vec_math::Vec s0, vec_math::Vec s1, vec_math::Vec s2, vec_math::Vec s3) {
   constexpr int W = vec_math::kWidth;
   vec_math::Vec w = fold<W / 4>(fold<W / 2>(s0, s1), fold<W / 2>(s2, s3));  // 4 sources × W/4 lanes
-  if constexpr (W >= 8) w = fold<W / 8 ? W / 8 : 1>(w, w);
-  if constexpr (W >= 16) w = fold<W / 16 ? W / 16 : 1>(w, w);
+  if constexpr (W >= 8) w = fold < W / 8 ? W / 8 : 1 > (w, w);
+  if constexpr (W >= 16) w = fold < W / 16 ? W / 16 : 1 > (w, w);
   static_assert(W <= 16, "one more fold per doubling of the width");
   return w;
 }
@@ -103,8 +103,10 @@ void accumulate_chunk(const float* coef, const float* rows, std::int64_t stride,
     for (int k = 0; k < Chunks; ++k) even[k] = mul_add(splat(coef[c]), row(rows + c * stride, k), even[k]);
   for (int k = 0; k < Chunks; ++k) {
     const std::int64_t left = m - k * kWidth;
-    if (left >= kWidth) store(y + k * kWidth, load(y + k * kWidth) + (even[k] + odd[k]));
-    else store_partial(y + k * kWidth, load_partial(y + k * kWidth, left, 0.0f) + (even[k] + odd[k]), left);
+    if (left >= kWidth)
+      store(y + k * kWidth, load(y + k * kWidth) + (even[k] + odd[k]));
+    else
+      store_partial(y + k * kWidth, load_partial(y + k * kWidth, left, 0.0f) + (even[k] + odd[k]), left);
   }
 }
 

@@ -35,7 +35,8 @@ float exp_and_sum(const float* x, float* e, std::int64_t n, float scale, float s
     acc += v;
   }
   if (j < n) {  // the missing lanes read −inf, whose exp is 0
-    const Vec v = vec_math::exp(vec_math::mul_add(scale_v, vec_math::load_partial(x + j, n - j, kMinusInf), minus_shift));
+    const Vec v =
+        vec_math::exp(vec_math::mul_add(scale_v, vec_math::load_partial(x + j, n - j, kMinusInf), minus_shift));
     vec_math::store_partial(e + j, v, n - j);
     acc += v;
   }

@@ -13,8 +13,10 @@ struct ColumnMasks {
   __mmask16 lo, hi;
 };
 inline ColumnMasks column_masks(int cols) {
-  return {cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1),
-          cols >= 32 ? __mmask16(0xFFFF) : cols <= 16 ? __mmask16(0) : __mmask16((1u << (cols - 16)) - 1)};
+  return {cols >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1), cols >= 32 ? __mmask16(0xFFFF)
+                                                                        : cols <= 16
+                                                                            ? __mmask16(0)
+                                                                            : __mmask16((1u << (cols - 16)) - 1)};
 }
 
 // Zeroes the accumulators of kRows rows and starts fetching C's lines,

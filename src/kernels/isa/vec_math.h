@@ -129,8 +129,8 @@ template <typename T>
   // Adding 1.5 · 2^23 rounds to an integer in float arithmetic and leaves
   // that integer in the low mantissa bits.
   constexpr float kRoundMagic = 12582912.0f;
-  constexpr float kMin = -87.5f;  // n = −126: the exponent bits of 2^(n−1) become 0, so it reads as 0
-  constexpr float kMax = 88.73f;  // just above ln(FLT_MAX): n ≤ 128, and the product overflows to inf
+  constexpr float kMin = -87.5f;             // n = −126: the exponent bits of 2^(n−1) become 0, so it reads as 0
+  constexpr float kMax = 88.73f;             // just above ln(FLT_MAX): n ≤ 128, and the product overflows to inf
   auto k = [](float v) { return T{} + v; };  // a constant as a T
 
   // Clamped from below, then above; NaN passes through both.

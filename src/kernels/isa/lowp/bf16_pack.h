@@ -18,8 +18,8 @@
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 template <int W>
-void pack_bf16_generic(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width,
-                       std::int64_t kc, std::uint32_t* out) {
+void pack_bf16_generic(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,
+                       std::uint32_t* out) {
   for (std::int64_t q = 0; 2 * q < kc; ++q) {
     const float* s = src + 2 * q * step_stride;
     const bool has_odd = 2 * q + 1 < kc;
@@ -77,8 +77,7 @@ void pack_bf16_transpose(const float* src, std::int64_t line_stride, int width, 
 
 // Consecutive lines contiguous (line stride 1): two steps' rows interleaved.
 template <int W>
-void pack_bf16_interleave(const float* src, std::int64_t step_stride, int width, std::int64_t kc,
-                          std::uint32_t* out) {
+void pack_bf16_interleave(const float* src, std::int64_t step_stride, int width, std::int64_t kc, std::uint32_t* out) {
   for (int g = 0; g * 16 < W; ++g) {
     const __mmask16 load_mask = low_lanes(width - 16 * g > 0 ? width - 16 * g : 0);
     const __mmask16 store_mask = low_lanes(W - 16 * g);

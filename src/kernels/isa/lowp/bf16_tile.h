@@ -95,7 +95,8 @@ void bf16_tile(std::int64_t kp, const std::uint32_t* a, const std::uint32_t* b, 
   }
   for (int r = 0; r < kRows; ++r) {
     float* row = c + r * ldc;
-    for (int j = 0; j < cols; ++j) row[j] = beta == 0.0f ? alpha * acc[r][j] : std::fma(alpha, acc[r][j], beta * row[j]);
+    for (int j = 0; j < cols; ++j)
+      row[j] = beta == 0.0f ? alpha * acc[r][j] : std::fma(alpha, acc[r][j], beta * row[j]);
   }
 }
 #endif

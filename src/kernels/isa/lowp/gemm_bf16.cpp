@@ -51,7 +51,8 @@ void run_region(const Product& p, const Bf16PackedB* packed, std::int64_t m0, st
   for (std::int64_t jc = n0; jc < n1; jc += kNcMax) {
     const std::int64_t nc = std::min(kNcMax, n1 - jc);
     const std::int64_t n_panels = ceil_div(nc, kBf16TileCols);
-    std::uint32_t* b_buffer = packed ? nullptr : buffers.b.get(n_panels * kBf16TileCols * kp_len);  // n_panels × [kp × cols]
+    std::uint32_t* b_buffer = packed ? nullptr
+                                     : buffers.b.get(n_panels * kBf16TileCols * kp_len);  // n_panels × [kp × cols]
     for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
       const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0), kp = (kc + 1) / 2;
       const float beta = kb == 0 ? p.beta : 1.0f;
@@ -59,7 +60,8 @@ void run_region(const Product& p, const Bf16PackedB* packed, std::int64_t m0, st
       const std::uint32_t* b_panels = nullptr;
       std::int64_t panel_stride = 0;
       if (packed) {
-        b_panels = packed->pairs.data() + (kb * ceil_div(p.n, kBf16TileCols) + jc / kBf16TileCols) * kp_len * kBf16TileCols;
+        b_panels = packed->pairs.data() +
+                   (kb * ceil_div(p.n, kBf16TileCols) + jc / kBf16TileCols) * kp_len * kBf16TileCols;
         panel_stride = kp_len * kBf16TileCols;
       } else {
         for (std::int64_t jp = 0; jp < n_panels; ++jp) {

@@ -108,7 +108,8 @@ void int8_tile(std::int64_t quads, const std::uint32_t* a, const std::int8_t* b,
   const auto [mask_lo, mask_hi] = column_masks(cols);
   const __m512i offset_lo = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask_lo, w_sums), 7);
   const __m512i offset_hi = _mm512_slli_epi32(_mm512_maskz_loadu_epi32(mask_hi, w_sums + 16), 7);
-  const __m512 scale_lo = _mm512_maskz_loadu_ps(mask_lo, w_scales), scale_hi = _mm512_maskz_loadu_ps(mask_hi, w_scales + 16);
+  const __m512 scale_lo = _mm512_maskz_loadu_ps(mask_lo, w_scales),
+               scale_hi = _mm512_maskz_loadu_ps(mask_hi, w_scales + 16);
   const __m512 vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
@@ -209,7 +210,7 @@ void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const Quantized
   const std::int64_t m_panels = ceil_div(m, kRows), n_panels = ceil_div(w.n, kCols);
   Int8Buffers& buffers = int8_buffers();
   std::uint32_t* panels = buffers.panels.get(m_panels * w.quads * kRows);  // [m_panels][quads][kRows]
-  float* scales = buffers.scales.get(m);                                    // [m]
+  float* scales = buffers.scales.get(m);                                   // [m]
   if (threads == 1 || m * w.n * w.k < kParallelMinMacs) {
     for (std::int64_t p = 0; p < m_panels; ++p) {  // each panel used while it is in cache
       pack_panels(p, p + 1, m, x, ldx, w, panels, scales);

@@ -76,7 +76,8 @@ void forward_row(const BandDims& d, const float* q_row, const HeadsView& k, cons
   }
   for (std::int64_t o = r.o_lo; o < r.o_hi; ++o) {
     float* p = p_row + o * M + first_slot;
-    if (!drop.active()) for (std::int64_t c = 0; c < count; ++c) p[c] *= inv_sum;
+    if (!drop.active())
+      for (std::int64_t c = 0; c < count; ++c) p[c] *= inv_sum;
     kernels::accumulate_rows(drop.active() ? dropped + (p - p_row) : p, v.at(b, r.j_lo) + value_head(d, h, o) * dh,
                              v.row_stride, count, dh, out_row);
   }

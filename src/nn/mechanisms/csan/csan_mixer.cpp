@@ -11,8 +11,7 @@ namespace attn::nn {
 CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : window_(option_value<std::int64_t>(spec, "csan_window")),
       head_window_(option_value<std::int64_t>(spec, "csan_head_window")),
-      wrap_heads_(option_value<std::string>(spec, "csan_head_boundary") == "wrap"),
-      causal_(spec.causal) {
+      wrap_heads_(option_value<std::string>(spec, "csan_head_boundary") == "wrap"), causal_(spec.causal) {
   // Checked before anything is declared, so a rejected spec leaves the store untouched.
   require(window_ >= 1 && window_ % 2 == 1,
           "--csan-window " + std::to_string(window_) +
@@ -33,7 +32,7 @@ CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpe
 
 BandDims CsanMixer::dims_for(std::int64_t batch, std::int64_t t) const {
   const std::int64_t reach = std::max<std::int64_t>(t - 1, 0);  // no key is further than t−1 away
-  return {batch, attn_.heads, attn_.d / attn_.heads, t, std::min(left_, reach), std::min(right_, reach),
+  return {batch,        attn_.heads, attn_.d / attn_.heads, t, std::min(left_, reach), std::min(right_, reach),
           head_window_, wrap_heads_};
 }
 
@@ -57,10 +56,10 @@ void CsanMixer::forward(StepContext& ctx, const float* x, float* y, std::int64_t
 void CsanMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {
   const Saved& s = static_cast<const Saved&>(saved);
   const std::int64_t d = attn_.d, t = s.dims.t, rows = s.dims.batch * t, stride = 3 * d;
-  const Arena::Mark mark = ctx.arena.mark();  // the temporaries below die with this call
+  const Arena::Mark mark = ctx.arena.mark();           // the temporaries below die with this call
   float* dcontext = ctx.arena.alloc_zeroed(rows * d);  // [B·T, d]
   attn_.o.backward(ctx.params, s.context, dy, dcontext, rows);
-  float* dqkv = ctx.arena.alloc_zeroed(rows * stride);  // [B·T, 3d]
+  float* dqkv = ctx.arena.alloc_zeroed(rows * stride);    // [B·T, 3d]
   float* scratch = ctx.arena.alloc(s.dims.probs_size());  // score gradients, [B, H, T, N, M]
   band_attention_backward(s.dims, {s.qkv, stride, t * stride}, {s.qkv + d, stride, t * stride},
                           {s.qkv + 2 * d, stride, t * stride}, s.probs, {dcontext, d, t * d},
@@ -81,9 +80,9 @@ void CsanMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n,
   // Position t sees cached positions max(0, t−left)..t.
   const BandDims dims{n, attn_.heads, d / attn_.heads, t_max, std::min(left_, t), 0, head_window_};
   float* probs = ctx.arena.alloc(n * dims.heads * dims.slots());  // [N, H, head_window, width]
-  float* context = ctx.arena.alloc(n * d);                       // [N, d]
-  band_attention_step(dims, {proj, 3 * d, 3 * d}, {cache, 2 * d, t_max * 2 * d},
-                      {cache + d, 2 * d, t_max * 2 * d}, {context, d, d}, probs, t);
+  float* context = ctx.arena.alloc(n * d);                        // [N, d]
+  band_attention_step(dims, {proj, 3 * d, 3 * d}, {cache, 2 * d, t_max * 2 * d}, {cache + d, 2 * d, t_max * 2 * d},
+                      {context, d, d}, probs, t);
   attn_.o.forward(ctx.params, context, y, n);
 }
 
@@ -101,7 +100,7 @@ MixerMaps CsanMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
     nlohmann::json per_query = nlohmann::json::array();
     for (std::int64_t i = 0; i < L; ++i) {
       const float* p = s.probs + ((b * H + h) * T + i) * dims.slots();  // [N, M]
-      float* row = maps.weights.data() + (h * L + i) * L;                 // [L]
+      float* row = maps.weights.data() + (h * L + i) * L;               // [L]
       nlohmann::json per_head = nlohmann::json::array();
       for (std::int64_t s_off = 0; s_off < N; ++s_off) {
         const std::int64_t key_head = h + s_off - n;
@@ -122,9 +121,12 @@ MixerMaps CsanMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
     }
     head_weights.push_back(std::move(per_query));
   }
-  maps.extras = {{"window", window_},           {"left", left_},
-                 {"right", right_},             {"head_window", head_window_},
-                 {"head_policy", wrap_heads_ ? "wrap" : "truncate"},   {"head_weights", std::move(head_weights)}};
+  maps.extras = {{"window", window_},
+                 {"left", left_},
+                 {"right", right_},
+                 {"head_window", head_window_},
+                 {"head_policy", wrap_heads_ ? "wrap" : "truncate"},
+                 {"head_weights", std::move(head_weights)}};
   return maps;
 }
 

@@ -38,25 +38,25 @@ void token2token_backward(const float* a, std::int64_t lda, const float* row_sca
 // Dropout: O = Σ p_j m_j v_jk, so dz_j = dO p_j (m_j v_jk − O) and dv_jk += dO p_j m_j.
 void FastDisaMixer::direct_pairs_backward(std::int64_t h, std::int64_t len, const float* q, const float* k,
                                           const float* s_term, const float* v, const float* inv_d, const float* o,
-                                          const float* dout, const FactorDropout* drop, float* dv, float* ds,
-                                          float* da, std::vector<float>& scratch) const {
+                                          const float* dout, const FactorDropout* drop, float* dv, float* ds, float* da,
+                                          std::vector<float>& scratch) const {
   const std::int64_t dh = head_dim_, d = d_, qs = 3 * d_;
   const bool dropout = drop != nullptr;
-  for_each_direct_pair(
-      h, len, q, k, s_term, v, inv_d, scratch,
-      [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float* r, const float* p,
-          float o_ic) {
-        const float g = dout[i * dh + c];
-        if (dropout) o_ic = o[i * d + c];  // the dropped output the forward kept
-        for (std::int64_t j = 0; j < n; ++j) {
-          const std::int64_t key = first + j;
-          const float m = dropout ? fast_disa::pair_mask(*drop, i, key, c) : 1.0f;
-          const float dz = dropout ? g * p[j] * (m * v[key * qs + c] - o_ic) : g * p[j] * (v[key * qs + c] - o_ic);
-          dv[key * qs + c] += dropout ? g * p[j] * m : g * p[j];
-          ds[key * d + c] += dz;
-          da[i * len + key] += sigmoid_ ? dz * (1.0f - fast_disa::sigmoid(r[j])) : dz;
-        }
-      });
+  for_each_direct_pair(h, len, q, k, s_term, v, inv_d, scratch,
+                       [&](std::int64_t i, std::int64_t c, std::int64_t first, std::int64_t n, const float* r,
+                           const float* p, float o_ic) {
+                         const float g = dout[i * dh + c];
+                         if (dropout) o_ic = o[i * d + c];  // the dropped output the forward kept
+                         for (std::int64_t j = 0; j < n; ++j) {
+                           const std::int64_t key = first + j;
+                           const float m = dropout ? fast_disa::pair_mask(*drop, i, key, c) : 1.0f;
+                           const float dz = dropout ? g * p[j] * (m * v[key * qs + c] - o_ic)
+                                                    : g * p[j] * (v[key * qs + c] - o_ic);
+                           dv[key * qs + c] += dropout ? g * p[j] * m : g * p[j];
+                           ds[key * d + c] += dz;
+                           da[i * len + key] += sigmoid_ ? dz * (1.0f - fast_disa::sigmoid(r[j])) : dz;
+                         }
+                       });
 }
 
 void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const float* dy, float* dx) const {
@@ -129,11 +129,12 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
           const std::int64_t row0 = (b * H + h) * T;
           for (std::int64_t i = 0; i < len; ++i) s.drop_a.apply(row0 + i, a + i * T, &a_drop[i * T], len);
           for (std::int64_t j = 0; j < len; ++j) s.drop_e.apply(row0 + j, e + j * d, &e_drop[j * dh], dh);
-          factors = {a_drop.data(), T, e_drop.data(), dh, s.drop_a.keep + row0 * T, T, s.drop_e.keep + row0 * dh, dh,
-                     s.drop_a.keep_scale()};
+          factors = {
+              a_drop.data(),        T, e_drop.data(), dh, s.drop_a.keep + row0 * T, T, s.drop_e.keep + row0 * dh, dh,
+              s.drop_a.keep_scale()};
         }
-        fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh,
-                                  da.data(), len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr,
+        fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh, da.data(),
+                                  len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr,
                                   params.activation_compute_type());
         // dS = dE ⊙ E: E = exp(S − shift) with the shift held constant (it cancels in O).
         for (std::int64_t j = 0; j < len; ++j)
@@ -143,10 +144,10 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         direct_pairs_backward(h, len, q, k, s.s_term + at, v, s.inv_d + at, o, dout.data(),
                               dropout ? &factors : nullptr, dv, dsh, da.data(), direct);
         // dq += dR k / √d_h; dk += dRᵀ q / √d_h
-        kernels::gemm(params.activation_compute_type(), Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs, 1.0f, dq,
-                      qs);
-        kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs, 1.0f, dk,
-                      qs);
+        kernels::gemm(params.activation_compute_type(), Trans::N, Trans::N, len, dh, len, scale, da.data(), len, k, qs,
+                      1.0f, dq, qs);
+        kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, len, dh, len, scale, da.data(), len, q, qs,
+                      1.0f, dk, qs);
 
         // Source2token MLP, data path: dpre = (dS W_s2) ⊙ ELU′; dv += dpre W_s1.
         source2token_backward(params, h, s.hidden + at, dsh, dpreh, dv, qs, len);

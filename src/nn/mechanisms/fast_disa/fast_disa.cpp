@@ -16,9 +16,9 @@ namespace attn::nn {
 FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(option_value<bool>(spec, "disa_gate")),
       attention_dropout_(spec.attention_dropout) {
-  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0,
-          "--dim " + std::to_string(d_) + " is not divisible by --heads " + std::to_string(heads_) +
-              "; choose heads that divide the dimension");
+  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
+                                                        std::to_string(heads_) +
+                                                        "; choose heads that divide the dimension");
   require(causal_ || heads_ % 2 == 0, "--heads must be even for Fast-DiSA's forward and backward heads (got " +
                                           std::to_string(heads_) + "); choose an even number of heads");
   const auto t2t = option_value<std::string>(spec, "disa_t2t");
@@ -36,8 +36,8 @@ FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const 
   s2_weight_ = params.add(name + ".s2.weight", {H, dh, dh}, Init::uniform, square_bound);
   s2_bias_ = params.add(name + ".s2.bias", {H, dh}, Init::zeros, 0.0f, false);
   if (gated_) {
-    gate_weight_ = params.add(name + ".gate.weight", {H, dh, 2 * dh}, Init::uniform,
-                              std::sqrt(6.0f / static_cast<float>(3 * dh)));
+    gate_weight_ =
+        params.add(name + ".gate.weight", {H, dh, 2 * dh}, Init::uniform, std::sqrt(6.0f / static_cast<float>(3 * dh)));
     gate_bias_ = params.add(name + ".gate.bias", {H, dh}, Init::zeros, 0.0f, false);
   }
   for (std::int64_t h = 0; h < H; ++h) {

@@ -108,8 +108,8 @@ void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const f
 void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                                const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
                                std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
-                               std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde,
-                               float* dv, std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop,
+                               std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde, float* dv,
+                               std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop,
                                kernels::ComputeType type) {
   if (lq <= 0 || lk <= 0) return;
   const std::int64_t w = 2 * dh;
@@ -123,8 +123,8 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
   if (!drop)
     key_gradients(lq, lk, dh, a, lda, e, lde, v, ldv, gam, vee, atg, da, ldda, de, ldde, dv, lddv, type);
   else
-    dropped_key_gradients(lq, lk, dh, a, lda, v, ldv, *drop, gam, vee, atg, atg + lk * w, da, ldda, de, ldde, dv,
-                          lddv, type);
+    dropped_key_gradients(lq, lk, dh, a, lda, v, ldv, *drop, gam, vee, atg, atg + lk * w, da, ldda, de, ldde, dv, lddv,
+                          type);
 }
 
 }  // namespace attn::nn

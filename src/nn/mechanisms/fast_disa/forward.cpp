@@ -77,7 +77,7 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
         const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, T);
-        const std::int64_t at = b * T * d + h * dh;  // first element of this block in the [B·T, d] buffers
+        const std::int64_t at = b * T * d + h * dh;     // first element of this block in the [B·T, d] buffers
         const float* q = s->qkv + b * T * qs + h * dh;  // [T, dh], row stride 3d
         const float* k = q + d;
         const float* v = q + 2 * d;
@@ -108,8 +108,15 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
             const std::int64_t row0 = (b * H + h) * T;  // the head's first row of both masks
             for (std::int64_t i = 0; i < len; ++i) s->drop_a.draw(row0 + i, a + i * T, &a_drop[i * T]);
             for (std::int64_t j = 0; j < len; ++j) s->drop_e.draw(row0 + j, e + j * d, &e_drop[j * dh]);
-            factors = {a_drop.data(), T, e_drop.data(), dh, s->drop_a.keep + row0 * T, T,
-                       s->drop_e.keep + row0 * dh, dh, s->drop_a.keep_scale()};
+            factors = {a_drop.data(),
+                       T,
+                       e_drop.data(),
+                       dh,
+                       s->drop_a.keep + row0 * T,
+                       T,
+                       s->drop_e.keep + row0 * dh,
+                       dh,
+                       s->drop_a.keep_scale()};
           }
           fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr,
                            ctx.params.activation_compute_type());

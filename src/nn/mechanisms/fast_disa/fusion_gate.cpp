@@ -45,8 +45,8 @@ void FastDisaMixer::fusion_gate_parameter_gradients(ParamStore& params, std::int
                                                     std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_, col = h * dh;
   float* gwg = params.grad(gate_weight_) + h * dh * 2 * dh;  // [dh, 2dh]: dZᵀ [v ; O]
-  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, v + col, ldv, 1.0f, gwg,
-                2 * dh);
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, v + col, ldv,
+                1.0f, gwg, 2 * dh);
   kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + col, d, o + col, d, 1.0f,
                 gwg + dh, 2 * dh);
   fast_disa::add_column_sums(dz + col, d, rows, dh, params.grad(gate_bias_) + col);

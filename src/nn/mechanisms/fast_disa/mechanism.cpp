@@ -29,15 +29,14 @@ class FastDisa final : public Mechanism {
   std::string_view label() const override { return "Fast-DiSA: fast directional self-attention"; }
   std::span<const OptionField> options() const override { return kOptions; }
   void validate(const MixerSpec& spec) const override {
-    require(spec.causal || spec.heads % 2 == 0, "--heads must be even for Fast-DiSA's forward and backward heads (got " +
-                                                    std::to_string(spec.heads) + ")");
+    require(spec.causal || spec.heads % 2 == 0,
+            "--heads must be even for Fast-DiSA's forward and backward heads (got " + std::to_string(spec.heads) + ")");
   }
   std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
     return std::make_unique<FastDisaMixer>(params, name, spec);
   }
   std::span<const MapKind> map_kinds() const override { return kKinds; }
-  json document_extras(json& raw, bool causal, const std::vector<std::int64_t>& heads,
-                       int precision) const override {
+  json document_extras(json& raw, bool causal, const std::vector<std::int64_t>& heads, int precision) const override {
     json e = json::object();
     if (raw.contains("directions")) {
       e["directions"] = select_heads(raw["directions"], heads);

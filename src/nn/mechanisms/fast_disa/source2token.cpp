@@ -23,7 +23,7 @@ float elu_grad_from_output(float y) { return y > 0.0f ? 1.0f : y + 1.0f; }
 void FastDisaMixer::source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
                                  float* hidden, float* s, std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_;
-  const float* b1 = params.value(s1_bias_) + h * dh;         // [dh]
+  const float* b1 = params.value(s1_bias_) + h * dh;  // [dh]
   const float* b2 = params.value(s2_bias_) + h * dh;
   if (rows <= 0) return;
   kernels::weight_product(params.form(s1_matrices_[h]), rows, v, ldv, 0.0f, hidden, d);
@@ -48,11 +48,11 @@ void FastDisaMixer::source2token_parameter_gradients(ParamStore& params, std::in
                                                      std::int64_t ldv, const float* hidden, const float* ds,
                                                      const float* dpre, std::int64_t rows) const {
   const std::int64_t dh = head_dim_, d = d_, col = h * dh;
-  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, hidden + col, d, 1.0f,
-                params.grad(s2_weight_) + h * dh * dh, dh);
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, ds + col, d, hidden + col, d,
+                1.0f, params.grad(s2_weight_) + h * dh * dh, dh);
   fast_disa::add_column_sums(ds + col, d, rows, dh, params.grad(s2_bias_) + col);
-  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, ldv, 1.0f,
-                params.grad(s1_weight_) + h * dh * dh, dh);
+  kernels::gemm(params.activation_compute_type(), Trans::T, Trans::N, dh, dh, rows, 1.0f, dpre + col, d, v + col, ldv,
+                1.0f, params.grad(s1_weight_) + h * dh * dh, dh);
   fast_disa::add_column_sums(dpre + col, d, rows, dh, params.grad(s1_bias_) + col);
 }
 

@@ -65,7 +65,7 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
           std::fill(dw, dw + K, 0.0f);
           continue;
         }
-        const float* w = taps + ((b * T + t) * H + h) * K;  // [k]
+        const float* w = taps + ((b * T + t) * H + h) * K;    // [k]
         const float* g = dout + (b * T + t) * lddo + h * dh;  // [dh]
         // Taps whose source s = t+κ−P lies inside [0, len) get ⟨g, v_s⟩; the others 0.
         const std::int64_t lo = std::max<std::int64_t>(0, P - t), hi = std::min<std::int64_t>(K, len - t + P);
@@ -89,12 +89,12 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
   return total;
 }
 
-void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::int64_t dim,
-                              std::int64_t num_heads, std::int64_t kernel_size, bool is_causal) {
-  require(kernel_size >= 1, "--muse-kernels: kernel size " + std::to_string(kernel_size) +
-                                " is not positive; give sizes ≥ 1, e.g. 3,15");
-  require(num_heads > 0 && dim % num_heads == 0, "--dim " + std::to_string(dim) +
-                                                     " is not divisible by --heads " + std::to_string(num_heads));
+void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads,
+                              std::int64_t kernel_size, bool is_causal) {
+  require(kernel_size >= 1,
+          "--muse-kernels: kernel size " + std::to_string(kernel_size) + " is not positive; give sizes ≥ 1, e.g. 3,15");
+  require(num_heads > 0 && dim % num_heads == 0,
+          "--dim " + std::to_string(dim) + " is not divisible by --heads " + std::to_string(num_heads));
   d = dim;
   heads = num_heads;
   kernel = kernel_size;
@@ -103,9 +103,9 @@ void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::
   matrix = params.add_weight_matrix({weight, heads * kernel, d, d});
 }
 
-DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v, std::int64_t ldv,
-                                                std::int64_t batch, std::int64_t t, const std::int32_t* lengths,
-                                                float tap_dropout, float scale, float* out, std::int64_t ldo) const {
+DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch,
+                                                std::int64_t t, const std::int32_t* lengths, float tap_dropout,
+                                                float scale, float* out, std::int64_t ldo) const {
   const std::int64_t rows = batch * t, hk = heads * kernel, n = rows * hk;
   Saved s;
   // Filters z = V · Wfᵀ, then the softmax over the k taps of each (row, head), in place.
@@ -129,9 +129,9 @@ DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v
   return s;
 }
 
-double DynamicConvCell::backward(StepContext& ctx, const Saved& s, const float* v, std::int64_t ldv,
-                                 std::int64_t batch, std::int64_t t, const std::int32_t* lengths, const float* dout,
-                                 std::int64_t lddo, float scale, float* dv, std::int64_t lddv) const {
+double DynamicConvCell::backward(StepContext& ctx, const Saved& s, const float* v, std::int64_t ldv, std::int64_t batch,
+                                 std::int64_t t, const std::int32_t* lengths, const float* dout, std::int64_t lddo,
+                                 float scale, float* dv, std::int64_t lddv) const {
   const std::int64_t rows = batch * t, hk = heads * kernel, n = rows * hk;
   const Arena::Mark mark = ctx.arena.mark();
   // ∂⟨dout, C⟩/∂ŵ, and the data path into dv.
@@ -147,7 +147,8 @@ double DynamicConvCell::backward(StepContext& ctx, const Saved& s, const float* 
   }
   kernels::softmax_backward(s.taps, dz, dz, rows * heads, kernel, nullptr, 1.0f);
   // Filter generator: dWf += dzᵀ · V; dV += dz · Wf.
-  kernels::gemm(ctx.params.activation_compute_type(), Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f, ctx.params.grad(weight), d);
+  kernels::gemm(ctx.params.activation_compute_type(), Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f,
+                ctx.params.grad(weight), d);
   kernels::weight_product_backward(ctx.params.form(matrix), rows, dz, hk, 1.0f, dv, lddv);
   ctx.arena.release(mark);
   return gate_grad;
@@ -178,9 +179,8 @@ void DynamicConvCell::step(StepContext& ctx, const float* v_now, std::int64_t ld
   }
 }
 
-void MultiScaleConv::declare(ParamStore& params, const std::string& name, std::int64_t dim,
-                             std::int64_t num_heads, const std::vector<std::int64_t>& kernels, bool is_causal,
-                             float tap_dropout_p) {
+void MultiScaleConv::declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads,
+                             const std::vector<std::int64_t>& kernels, bool is_causal, float tap_dropout_p) {
   require(tap_dropout_p >= 0.0f && tap_dropout_p < 1.0f,
           "--muse-tap-dropout " + std::to_string(tap_dropout_p) + " is outside [0, 1); give e.g. 0.1");
   tap_dropout = tap_dropout_p;
@@ -205,8 +205,7 @@ void MultiScaleConv::gate_weights(const ParamStore& params, std::vector<float>& 
   const float top = *std::max_element(alpha, alpha + n);
   double total = 0.0;
   for (std::size_t i = 0; i < n; ++i) total += std::exp(static_cast<double>(alpha[i]) - top);
-  for (std::size_t i = 0; i < n; ++i)
-    pi[i] = static_cast<float>(std::exp(static_cast<double>(alpha[i]) - top) / total);
+  for (std::size_t i = 0; i < n; ++i) pi[i] = static_cast<float>(std::exp(static_cast<double>(alpha[i]) - top) / total);
 }
 
 void MultiScaleConv::forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch, std::int64_t t,
@@ -219,9 +218,9 @@ void MultiScaleConv::forward(StepContext& ctx, const float* v, std::int64_t ldv,
     s.cells[i] = cells[i].forward(ctx, v, ldv, batch, t, lengths, tap_dropout, s.pi[i], out, ldo);
 }
 
-void MultiScaleConv::backward(StepContext& ctx, const Saved& s, const float* v, std::int64_t ldv,
-                              std::int64_t batch, std::int64_t t, const std::int32_t* lengths, const float* dout,
-                              std::int64_t lddo, float* dv, std::int64_t lddv) const {
+void MultiScaleConv::backward(StepContext& ctx, const Saved& s, const float* v, std::int64_t ldv, std::int64_t batch,
+                              std::int64_t t, const std::int32_t* lengths, const float* dout, std::int64_t lddo,
+                              float* dv, std::int64_t lddv) const {
   const std::size_t n = cells.size();
   if (n == 0) return;
   // Cell i gets dC_i = π_i · dCmix; g_i = ⟨dCmix, C_i⟩ feeds the gate.

@@ -40,8 +40,7 @@ class Muse final : public Mechanism {
     return std::make_unique<MuseMixer>(params, name, spec);
   }
   std::span<const MapKind> map_kinds() const override { return kKinds; }
-  json document_extras(json& raw, bool causal, const std::vector<std::int64_t>& heads,
-                       int precision) const override {
+  json document_extras(json& raw, bool causal, const std::vector<std::int64_t>& heads, int precision) const override {
     json e = json::object();
     if (raw.contains("kernels")) {
       const json kernels = raw["kernels"];
@@ -61,7 +60,8 @@ class Muse final : public Mechanism {
         json per_head = json::array();
         for (std::int64_t h : heads) {
           json rows = json::array();
-          for (const json& token : tokens) rows.push_back(rounded_row(token.at(static_cast<std::size_t>(h)), precision));
+          for (const json& token : tokens)
+            rows.push_back(rounded_row(token.at(static_cast<std::size_t>(h)), precision));
           per_head.push_back(std::move(rows));
         }
         per_kernel.push_back(std::move(per_head));

@@ -61,8 +61,7 @@ void MuseMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, const
     conv_.backward(ctx, s.conv, s.conv_in, d, s.batch, t, s.lengths, dcat + d, w, dconv_in, d);
     conv_in_.backward(ctx.params, x, dconv_in, dx, rows);
   } else if (!conv_.empty()) {
-    conv_.backward(ctx, s.conv, s.attn.qkv + 2 * d, stride, s.batch, t, s.lengths, dcat + d, w, dqkv + 2 * d,
-                   stride);
+    conv_.backward(ctx, s.conv, s.attn.qkv + 2 * d, stride, s.batch, t, s.lengths, dcat + d, w, dqkv + 2 * d, stride);
   }
   attn_.qkv.backward(ctx.params, x, dqkv, dx, rows);
 }
@@ -71,7 +70,7 @@ void MuseMixer::step(StepContext& ctx, const float* x, float* y, std::int64_t n,
                      std::int64_t t_max) const {
   if (!causal_) throw std::logic_error("MuseMixer::step on a non-causal (encoder) mixer");
   const std::int64_t d = d_, w = width(), cw = cache_width();
-  float* cat = ctx.arena.alloc(n * w);  // [N, width]
+  float* cat = ctx.arena.alloc(n * w);                                            // [N, width]
   const float* proj = attn_.attend_step(ctx, x, n, t, cache, cw, t_max, cat, w);  // [N, 3d]
   // Causal conv over the cached v (or cells' input) of positions t−k+1 … t.
   if (separate_) {

@@ -30,8 +30,8 @@ struct BandDims {
   std::int64_t head_window = 1;      // N = 2n+1: 1 = 1D, 3 = 2D
   bool wrap_heads = false;           // the authors' boundary heads: keys wrap, values clamp
 
-  std::int64_t width() const { return left + right + 1; }        // M: positions per head slot
-  std::int64_t slots() const { return head_window * width(); }   // N·M: one softmax row
+  std::int64_t width() const { return left + right + 1; }       // M: positions per head slot
+  std::int64_t slots() const { return head_window * width(); }  // N·M: one softmax row
   std::int64_t probs_size() const { return batch * heads * t * slots(); }
 };
 
@@ -40,8 +40,8 @@ struct BandDims {
 // drop (attention dropout, attention.h): inactive, or rows [batch·heads·t]
 // of width slots(), laid out like probs; active, each real row draws its
 // mask and the dropped weights multiply v, while probs stay undropped.
-void band_attention_forward(const BandDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out,
-                            float* probs, const std::int32_t* lengths, const WeightDropout& drop = {});
+void band_attention_forward(const BandDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out, float* probs,
+                            const std::int32_t* lengths, const WeightDropout& drop = {});
 
 // Accumulates dq, dk, dv from dout, given the forward's probs (and drop). With
 // head_window > 1 gradients cross heads (dk, dv of head s gather from the

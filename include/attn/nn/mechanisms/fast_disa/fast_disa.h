@@ -54,17 +54,17 @@ class FastDisaMixer final : public TokenMixer {
   FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec);
 
   struct Saved final : TokenMixer::Saved {
-    const float* x = nullptr;  // [B·T, d] input
-    float* qkv = nullptr;      // [B·T, 3d] projections q | k | v
-    float* hidden = nullptr;   // [B·T, d] ELU(v W_s1ᵀ + b_s1), per head in its d_h columns; 0 on padded rows
-    float* s_term = nullptr;   // [B·T, d] S, the source2token term, unshifted; 0 on padded rows
-    float* e = nullptr;        // [B·T, d] exp(S − per-feature max over valid keys); 0 on padded rows
-    float* t2t = nullptr;      // [B, H, T, T] A: exp(R − row max) or σ(R)/max σ(R) at allowed keys, else 0
+    const float* x = nullptr;    // [B·T, d] input
+    float* qkv = nullptr;        // [B·T, 3d] projections q | k | v
+    float* hidden = nullptr;     // [B·T, d] ELU(v W_s1ᵀ + b_s1), per head in its d_h columns; 0 on padded rows
+    float* s_term = nullptr;     // [B·T, d] S, the source2token term, unshifted; 0 on padded rows
+    float* e = nullptr;          // [B·T, d] exp(S − per-feature max over valid keys); 0 on padded rows
+    float* t2t = nullptr;        // [B, H, T, T] A: exp(R − row max) or σ(R)/max σ(R) at allowed keys, else 0
     float* row_scale = nullptr;  // [B, H, T] sigmoid only: max_j σ(R_ij) of each row (σ(R) = A · row_scale)
-    float* o = nullptr;        // [B·T, d] feature-wise attention output; 0 on padded rows
-    float* inv_d = nullptr;    // [B·T, d] 1 / (A E); 0 where there is no key or the pair was computed directly
-    float* gate = nullptr;     // [B·T, d] G (null without the gate); 0 on padded rows
-    float* u = nullptr;        // [B·T, d] heads concatenated (== o without the gate); 0 on padded rows
+    float* o = nullptr;          // [B·T, d] feature-wise attention output; 0 on padded rows
+    float* inv_d = nullptr;      // [B·T, d] 1 / (A E); 0 where there is no key or the pair was computed directly
+    float* gate = nullptr;       // [B·T, d] G (null without the gate); 0 on padded rows
+    float* u = nullptr;          // [B·T, d] heads concatenated (== o without the gate); 0 on padded rows
     // Attention dropout (inactive in evaluation or at p = 0), each factor with p_f = 1 − √(1 − p):
     WeightDropout drop_a;  // r_A: rows (b, h, query) of T keys, laid out like t2t
     WeightDropout drop_e;  // r_E: rows (b, h, key) of d_h features
@@ -101,8 +101,8 @@ class FastDisaMixer final : public TokenMixer {
   // first column, with row strides ldv (v) and d_ (the others). Called inside
   // the (sequence, head) loops, so their GEMMs run on the calling thread.
   // hidden = ELU(v W_s1[h]ᵀ + b_s1[h]), s = hidden W_s2[h]ᵀ + b_s2[h].
-  void source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, float* hidden,
-                    float* s, std::int64_t rows) const;
+  void source2token(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, float* hidden, float* s,
+                    std::int64_t rows) const;
   // Its data backward given ds (∂L/∂S): dpre = (ds W_s2[h]) ⊙ ELU′ (from hidden),
   // dv += dpre W_s1[h]; hidden, ds, dpre of row stride d_, dv of ldv.
   void source2token_backward(const ParamStore& params, std::int64_t h, const float* hidden, const float* ds,
@@ -126,13 +126,13 @@ class FastDisaMixer final : public TokenMixer {
   void for_each_direct_pair(std::int64_t h, std::int64_t len, const float* q, const float* k, const float* s,
                             const float* v, const float* inv_d, std::vector<float>& scratch, Visit&& visit) const;
   // g = σ([v; o] W_g[h]ᵀ + b_g[h]), u = g ⊙ v + (1 − g) ⊙ o.
-  void fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o,
-                   float* g, float* u, std::int64_t rows) const;
+  void fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o, float* g,
+                   float* u, std::int64_t rows) const;
   // Its data backward given du (∂L/∂U): dz = du ⊙ (v − o) ⊙ g (1 − g) (the
   // pre-activation's gradient), dv += du ⊙ g + dz W_g,v[h], dout: [rows, dh]
   // (row stride dh) = du ⊙ (1 − g) + dz W_g,o[h]. Row strides as fusion_gate's.
-  void fusion_gate_backward(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
-                            const float* o, const float* g, const float* du, float* dz, float* dv, float* dout,
+  void fusion_gate_backward(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o,
+                            const float* g, const float* du, float* dz, float* dv, float* dout,
                             std::int64_t rows) const;
   // Adds head h's W_g, b_g gradients over all `rows` rows (as
   // source2token_parameter_gradients); v, o, dz point at column 0.

@@ -59,7 +59,7 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
 struct DynamicConvCell {
   std::int64_t d = 0, heads = 0, kernel = 0;
   bool causal = false;
-  ParamId weight = -1;  // Wf: [H·k, d], Xavier-uniform, no bias
+  ParamId weight = -1;    // Wf: [H·k, d], Xavier-uniform, no bias
   WeightMatrixId matrix;  // Wf as the taps' product reads it
 
   // Declares "<name>.weight".
@@ -68,9 +68,9 @@ struct DynamicConvCell {
   ConvDims dims(std::int64_t batch, std::int64_t t) const { return {batch, t, heads, d, kernel, causal}; }
 
   struct Saved {
-    float* taps = nullptr;           // [B·T, H, k] normalised taps w (pad rows 0)
-    float* dropped = nullptr;        // [B·T, H, k] ŵ = w ⊙ keep / (1 − p); == taps without dropout
-    std::uint8_t* keep = nullptr;    // [B·T·H·k] DropConnect mask, or null
+    float* taps = nullptr;         // [B·T, H, k] normalised taps w (pad rows 0)
+    float* dropped = nullptr;      // [B·T, H, k] ŵ = w ⊙ keep / (1 − p); == taps without dropout
+    std::uint8_t* keep = nullptr;  // [B·T·H·k] DropConnect mask, or null
     float p = 0.0f;
   };
   // v: [B·T] rows of stride ldv; out: rows of stride ldo; out += scale · C.
@@ -88,9 +88,8 @@ struct DynamicConvCell {
   // hypothesis i at v_cache + (i·t_max + s)·ld_cache, positions 0..t filled
   // (position t equal to v_now). out[i,:] += scale · C[t,:]; taps before
   // position 0 count as zero (the softmax still runs over all k taps).
-  void step(StepContext& ctx, const float* v_now, std::int64_t ld_now, const float* v_cache,
-            std::int64_t ld_cache, std::int64_t t_max, std::int64_t n, std::int64_t t, float scale, float* out,
-            std::int64_t ldo) const;
+  void step(StepContext& ctx, const float* v_now, std::int64_t ld_now, const float* v_cache, std::int64_t ld_cache,
+            std::int64_t t_max, std::int64_t n, std::int64_t t, float scale, float* out, std::int64_t ldo) const;
 };
 
 // The cells of all kernel sizes and their gate: V → Cmix.

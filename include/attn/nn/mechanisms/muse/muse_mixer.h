@@ -68,7 +68,7 @@ class MuseMixer final : public TokenMixer {
   MultiHeadAttention attn_;
   Linear conv_in_;  // [d, d], no bias (MUSE-separate only)
   MultiScaleConv conv_;
-  Linear o_;    // [d, width]
+  Linear o_;  // [d, width]
 };
 
 }  // namespace attn::nn
