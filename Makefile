@@ -191,6 +191,8 @@ twin-check: $(BUILD)/twin_dump
 	$(PYTHON) bench/twin/crosscheck.py --twin-dump $(BUILD)/twin_dump --work-dir $(BUILD)/twin-check
 
 -include $(BUILD)/bench/twin/twin_dump.d
+# The benchmarks' own headers (bench_util.h, length_*.h, hostile_load.h): -MMD wrote their lists.
+-include $(wildcard $(BUILD)/bench_*.d)
 # ---- end of the PyTorch twin block ----
 
 # Training-step benchmark of the reference model (no yardstick linked).
