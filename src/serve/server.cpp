@@ -52,13 +52,13 @@ std::string_view sv(beast::string_view v) { return {v.data(), v.size()}; }
 // One connection: reads a request, answers it, reads the next (pipelined
 // bytes wait in buffer_), until the client closes, a deadline passes or an
 // answer says Connection: close. Every handler runs on the I/O thread.
-class Session : public std::enable_shared_from_this<Session> {
+class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Session(HttpServer::State& s, tcp::socket socket)
+  Connection(HttpServer::State& s, tcp::socket socket)
       : s_(s), stream_(std::move(socket)), client_(s.next_client++), opened_(Clock::now()) {
     ++s_.connections;
   }
-  ~Session() { --s_.connections; }
+  ~Connection() { --s_.connections; }
   void start() { read_header(); }
 
  private:
@@ -285,7 +285,7 @@ void accept_next(HttpServer::State& s) {
         net::write(socket, net::buffer(answer), ignored);
         socket.close(ignored);
       } else {
-        std::make_shared<Session>(s, std::move(socket))->start();
+        std::make_shared<Connection>(s, std::move(socket))->start();
       }
     }
     accept_next(s);
