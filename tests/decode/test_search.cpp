@@ -95,6 +95,43 @@ std::int64_t eos_runner_up_steps(nn::StepContext& ctx, const model::Seq2Seq& mod
   return steps;
 }
 
+// Sentences of different lengths: they end at different steps, so finished ones
+// leave a batch while the others go on.
+const std::vector<std::vector<std::int32_t>> kMixedBatch = {
+    {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+
+// Runs check(model, searcher) for every arch variant on sharp random weights,
+// hypotheses capped at source length + 3.
+template <typename Check>
+void for_each_arch(Check&& check) {
+  for (const model::ArchVariant& v : model::kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    model::Seq2Seq model(model::arch_config(v));
+    initialize_sharp(model, 6, 2.0f);
+    Searcher searcher(model, 3.0f);
+    check(model, searcher);
+  }
+}
+
+// A sentence's hypotheses from a batch equal those of its search alone.
+void require_as_alone(nn::StepContext& ctx, const model::Seq2Seq& model, const std::vector<std::int32_t>& source,
+                      const decode::SearchOptions& options, const std::vector<decode::Hypothesis>& from_batch) {
+  const auto alone = decode::beam_search(ctx, model, {source}, options);
+  REQUIRE(from_batch.size() == alone[0].size());
+  for (std::size_t k = 0; k < alone[0].size(); ++k) {
+    REQUIRE(from_batch[k].tokens == alone[0][k].tokens);
+    REQUIRE(from_batch[k].score == Approx(alone[0][k].score).margin(1e-5));
+  }
+}
+
+// The same for greedy search.
+void require_greedy_as_alone(nn::StepContext& ctx, const model::Seq2Seq& model, const std::vector<std::int32_t>& source,
+                             const decode::SearchOptions& options, const decode::Hypothesis& from_batch) {
+  const auto alone = decode::greedy_search(ctx, model, {source}, options);
+  REQUIRE(from_batch.tokens == alone[0].tokens);
+  REQUIRE(from_batch.score == Approx(alone[0].score).margin(1e-5));
+}
+
 }  // namespace
 
 TEST_CASE("search: beam 1 equals greedy; n-best lists are sorted and bounded", "[decode]") {
@@ -218,13 +255,8 @@ TEST_CASE("search: best_candidates equals sorting every candidate, ties and dead
 // Sentences of different lengths end at different steps, so finished ones
 // leave the batch while the others go on, and beams reorder within each.
 TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[decode][arch]") {
-  const std::vector<std::vector<std::int32_t>> batch = {
-      {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
-  for (const model::ArchVariant& v : model::kArchVariants) {
-    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    model::Seq2Seq model(model::arch_config(v));
-    initialize_sharp(model, 6, 2.0f);
-    Searcher searcher(model, 3.0f);
+  const auto& batch = kMixedBatch;
+  for_each_arch([&](const model::Seq2Seq& model, Searcher& searcher) {
     auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
     for (int beam : {1, 3}) {
       options.beam = options.nbest = beam;
@@ -233,32 +265,20 @@ TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[de
       std::set<std::size_t> lengths;
       for (std::size_t i = 0; i < batch.size(); ++i) {
         INFO("beam " << beam << " sentence " << i);
-        const auto alone = decode::beam_search(ctx, model, {batch[i]}, options);
-        REQUIRE(together[i].size() == alone[0].size());
-        for (std::size_t k = 0; k < alone[0].size(); ++k) {
-          REQUIRE(together[i][k].tokens == alone[0][k].tokens);
-          REQUIRE(together[i][k].score == Approx(alone[0][k].score).margin(1e-5));
-        }
-        const auto greedy_alone = decode::greedy_search(ctx, model, {batch[i]}, options);
-        REQUIRE(greedy[i].tokens == greedy_alone[0].tokens);
-        REQUIRE(greedy[i].score == Approx(greedy_alone[0].score).margin(1e-5));
+        require_as_alone(ctx, model, batch[i], options, together[i]);
+        require_greedy_as_alone(ctx, model, batch[i], options, greedy[i]);
         lengths.insert(together[i][0].tokens.size());
       }
       REQUIRE(lengths.size() >= 2);  // the batch's sentences did end at different steps
     }
-  }
+  });
 }
 
 // A server drops the sentences whose client left from a batch it shares with
 // others: the dropped ones are never reported, and the rest decode as alone.
 TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others decode as alone", "[decode][arch]") {
-  const std::vector<std::vector<std::int32_t>> batch = {
-      {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
-  for (const model::ArchVariant& v : model::kArchVariants) {
-    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    model::Seq2Seq model(model::arch_config(v));
-    initialize_sharp(model, 6, 2.0f);
-    Searcher searcher(model, 3.0f);
+  const auto& batch = kMixedBatch;
+  for_each_arch([&](const model::Seq2Seq& model, Searcher& searcher) {
     auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
     for (int beam : {1, 3}) {
       INFO("beam " << beam);
@@ -297,20 +317,11 @@ TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others d
           if (beam == 1) REQUIRE(greedy[i].tokens.empty());
           continue;
         }
-        if (beam == 1) {
-          const auto greedy_alone = decode::greedy_search(ctx, model, {batch[i]}, options);
-          REQUIRE(greedy[i].tokens == greedy_alone[0].tokens);
-          REQUIRE(greedy[i].score == Approx(greedy_alone[0].score).margin(1e-5));
-        }
-        const auto alone = decode::beam_search(ctx, model, {batch[i]}, options);
-        REQUIRE(together[i].size() == alone[0].size());
-        for (std::size_t k = 0; k < alone[0].size(); ++k) {
-          REQUIRE(together[i][k].tokens == alone[0][k].tokens);
-          REQUIRE(together[i][k].score == Approx(alone[0][k].score).margin(1e-5));
-        }
+        if (beam == 1) require_greedy_as_alone(ctx, model, batch[i], options, greedy[i]);
+        require_as_alone(ctx, model, batch[i], options, together[i]);
       }
     }
-  }
+  });
 }
 
 // The server answers a request when its sentences leave the search. With nbest = beam a
@@ -318,8 +329,7 @@ TEST_CASE("search, every arch: a dropped sentence leaves the batch; the others d
 // one finished, i.e. after as many steps as that hypothesis has tokens: so the reports
 // come in order of their longest hypothesis, each once, with what the search returns.
 TEST_CASE("search: each sentence is reported once, in the step it leaves, with its final hypotheses", "[decode]") {
-  const std::vector<std::vector<std::int32_t>> batch = {
-      {5, 6, 7, 8, 9, 10, 11}, {4}, {12, 5, 9}, {7, 8}, {6, 6, 6, 6, 6}};
+  const auto& batch = kMixedBatch;
   model::Seq2Seq model(small_config(320));
   initialize_sharp(model, 6, 2.0f);
   Searcher searcher(model, 3.0f);
