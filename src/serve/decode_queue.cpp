@@ -206,16 +206,12 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
   std::vector<std::size_t> left(batch.size(), 0);
   for (std::size_t j = 0; j < batch.size(); ++j) results[j].resize(batch[j].sources.size());
   for (const auto& [j, s] : where) ++left[j];
-  // The search goes on while some job still waits for it.
-  decode::SearchOptions search = batch.front().search;
-  search.stop = [&] {
-    if (cancelled_) return true;
-    for (std::size_t j = 0; j < batch.size(); ++j)
-      if (left[j] > 0 && !batch[j].abandoned->load()) return false;
-    return true;
-  };
   // A job given up on leaves the batch at the next step: its sentences no longer
-  // cost the others' steps.
+  // cost the others' steps, and a search whose every job was given up on ends
+  // there. Only the drain's deadline cancels the search (every job fails): a job
+  // already answered may be one piece of a request whose other pieces still wait.
+  decode::SearchOptions search = batch.front().search;
+  search.stop = [&] { return cancelled_.load(); };
   search.drop = [&](std::size_t k) { return batch[where[k].first].abandoned->load(); };
   decode::beam_search(ctx, model, sources, search, [&](std::size_t k, const Hypotheses& best) {
     const auto [j, s] = where[k];
