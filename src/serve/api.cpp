@@ -107,13 +107,14 @@ bool bool_field(const json& request, const std::string& key, bool fallback) {
   return request[key].get<bool>();
 }
 
-decode::SearchOptions search_fields(const json& request, const Limits& limits, int default_beam) {
+// Both endpoints search as attn translate and attn attend do by default (SearchOptions' defaults: beam 5).
+decode::SearchOptions search_fields(const json& request, const Limits& limits) {
   decode::SearchOptions search;
-  search.beam = static_cast<int>(int_field(request, "beam", default_beam, 1, limits.max_beam));
-  search.lenpen = number_field(request, "lenpen", 1.0f, 0.0f, 10.0f);
-  search.max_len_a = number_field(request, "max_len_a", 2.0f, 0.0f, 100.0f);
-  search.max_len_b = number_field(request, "max_len_b", 10.0f, 0.0f, 1000.0f);
-  search.nbest = static_cast<int>(int_field(request, "nbest", 1, 1, search.beam));
+  search.beam = static_cast<int>(int_field(request, "beam", search.beam, 1, limits.max_beam));
+  search.lenpen = number_field(request, "lenpen", search.lenpen, 0.0f, 10.0f);
+  search.max_len_a = number_field(request, "max_len_a", search.max_len_a, 0.0f, 100.0f);
+  search.max_len_b = number_field(request, "max_len_b", search.max_len_b, 0.0f, 1000.0f);
+  search.nbest = static_cast<int>(int_field(request, "nbest", search.nbest, 1, search.beam));
   return search;
 }
 
@@ -331,7 +332,7 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
                              " models; translate answers with one: give an array of one (attend compares several)"};
     const std::size_t which = named.empty() ? 0 : named.front();
     const ServedModel& served = models_[which];
-    const decode::SearchOptions search = search_fields(request, limits_, 5);
+    const decode::SearchOptions search = search_fields(request, limits_);
     const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
     if (split && search.nbest > 1)
       throw Refusal{
@@ -399,7 +400,7 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
     std::vector<std::size_t> chosen = model_fields(request, models_);
     if (chosen.empty())
       for (std::size_t i = 0; i < models_.size(); ++i) chosen.push_back(i);
-    decode::SearchOptions search = search_fields(request, limits_, 1);
+    decode::SearchOptions search = search_fields(request, limits_);
     const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
     decode::MapsSelection selection;
     selection.precision = static_cast<int>(int_field(request, "precision", 4, 1, 9));

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The attend document (one sentence, greedy) of a random model of `arch`, as attn serve answers it.
+// The attend document (one sentence, the default search: beam 5) of a random model of `arch`, as attn serve answers it.
 json attend_document(const std::string& arch, const std::string& sentence, std::uint64_t seed) {
   const text::Bpe bpe;
   const model::ModelConfig c = test::small_maps_config(arch, static_cast<std::int64_t>(bpe.vocab().size()));

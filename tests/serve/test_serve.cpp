@@ -136,6 +136,14 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   REQUIRE(results[0]["document"] == json::parse(attend.out));
   REQUIRE(results[1]["document"]["sentences"].size() == 1);
   REQUIRE(results[1]["document"]["model"]["encoder_mixers"][0] == "muse");
+  // Without "beam" the server searches as attn attend does without --beam.
+  const RunResult attend_default = run_attn(shell_words({"attend", "-m", models.convsan2d, "-i", one}));
+  REQUIRE(attend_default.status == 0);
+  auto default_maps =
+      post(*c, "/v1/attend", json{{"models", {"csan"}}, {"sentences", {"blue dog sees red cat"}}}.dump());
+  REQUIRE(default_maps);
+  REQUIRE(default_maps->status == 200);
+  REQUIRE(json::parse(default_maps->body)["results"][0]["document"] == json::parse(attend_default.out));
 }
 
 TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its own type", "[serve][int8]") {
