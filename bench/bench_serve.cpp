@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "hostile_load.h"
 #include "serve_load.h"
 
@@ -53,18 +54,17 @@ std::string busiest_threads(const std::map<long, double>& before, const std::map
   std::sort(used.rbegin(), used.rend());
   std::string text;
   double rest = 0;
-  for (std::size_t i = 0; i < used.size(); ++i)
-    if (i < 4) {
-      if (i) text += ' ';
-      text += std::to_string(used[i]).substr(0, 4);
-    } else
+  char number[32];
+  for (std::size_t i = 0; i < used.size(); ++i) {
+    if (i >= 4) {
       rest += used[i];
-  return text + " (others " + std::to_string(rest).substr(0, 4) + ")";
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
+      continue;
+    }
+    std::snprintf(number, sizeof number, "%s%.2f", i ? " " : "", used[i]);
+    text += number;
+  }
+  std::snprintf(number, sizeof number, " (others %.2f)", rest);
+  return text + number;
 }
 
 std::string slurp(const std::filesystem::path& p) {
@@ -248,18 +248,19 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   std::filesystem::remove_all(scratch);
-  const double offline = median(offline_rate), served = median(served_rate);
+  const double offline = attn::bench::median(offline_rate), served = attn::bench::median(served_rate);
   std::printf(
       "\nattn serve %s, %d clients x 1 sentence per request, beam %d, %d threads, %zu distinct sentences, %d rounds of %.0f s\n",
       f.serve_args.c_str(), f.clients, f.beam, f.threads, sentences.size(), f.rounds, f.seconds);
   std::printf("| attn translate (batch 64) sent/s | serve sent/s | serve / translate | p50 ms | p99 ms | failed |\n");
   std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline, median(p50),
-              median(p99), static_cast<long long>(failed));
+  std::printf("| %.1f | %.1f | %.2f | %.1f | %.1f | %lld |\n", offline, served, served / offline,
+              attn::bench::median(p50), attn::bench::median(p99), static_cast<long long>(failed));
   if (f.hostile)
     std::printf("\nwith hostile clients: ordinary throughput %.2fx unloaded (median), /healthz p99 %.1f ms (median), "
                 "largest RSS %.1f MB\n",
-                median(hostile_ratio), median(health_p99), static_cast<double>(rss_max) / 1024.0);
+                attn::bench::median(hostile_ratio), attn::bench::median(health_p99),
+                static_cast<double>(rss_max) / 1024.0);
   if (failed) std::printf("first failure: %s\n", failure.c_str());
   return failed ? 1 : 0;
 }
