@@ -21,6 +21,22 @@ std::int64_t max_target_len(const SearchOptions& o, std::int64_t src_len, std::i
   return std::clamp<std::int64_t>(len, 1, max_positions - 1);
 }
 
+// What a search keeps from one batch to the next on its thread: the decoder
+// state's arena, its caches' length and the log-probabilities. Allocated afresh per batch, their
+// pages were faulted in and cleared again each time: 41% of int8 beam-search
+// time (perf, test2016 at batch 64) went to the kernel clearing pages.
+struct SearchBuffers {
+  Arena state;
+  std::vector<float> logprobs;
+  std::int64_t cache_positions = 1;  // the decoder caches' t_max in the last batch
+  std::int64_t cache_rows = 0;       // the largest hypotheses · t_max so far
+};
+SearchBuffers& search_buffers() {
+  thread_local SearchBuffers buffers;
+  buffers.state.reset();
+  return buffers;
+}
+
 // The encoder over a batch, and the decoder started on its memory with `beams` hypotheses per sentence.
 struct Encoded {
   model::Batch batch;
@@ -28,7 +44,7 @@ struct Encoded {
   std::vector<std::int64_t> max_len;  // [B]
 };
 
-Encoded encode_batch(nn::StepContext& ctx, Arena& state_arena, const model::Seq2Seq& model,
+Encoded encode_batch(nn::StepContext& ctx, SearchBuffers& buffers, const model::Seq2Seq& model,
                      const std::vector<std::vector<std::int32_t>>& sources, std::int64_t beams,
                      const SearchOptions& options) {
   Encoded e;
@@ -40,22 +56,16 @@ Encoded encode_batch(nn::StepContext& ctx, Arena& state_arena, const model::Seq2
     e.max_len.push_back(max_target_len(options, e.batch.src_lengths[b], model.config().max_positions));
     t_max = std::max(t_max, e.max_len.back() + 1);
   }
-  e.state = model.start_decoding(ctx, state_arena, memory, B, beams, ts, e.batch.src_lengths.data(), t_max);
+  // The caches keep the last batch's length when it fits the largest caches so far: batches come
+  // longest first, and with an unchanged row stride a later batch writes pages already faulted in
+  // (each shorter stride moved the rows onto fresh pages: 1 in 3 page faults of a test2016 run).
+  // Only a length, so it never reserves more than a batch needed before.
+  if (B * beams * std::max(t_max, buffers.cache_positions) <= buffers.cache_rows)
+    t_max = std::max(t_max, buffers.cache_positions);
+  buffers.cache_positions = t_max;
+  buffers.cache_rows = std::max(buffers.cache_rows, B * beams * t_max);
+  e.state = model.start_decoding(ctx, buffers.state, memory, B, beams, ts, e.batch.src_lengths.data(), t_max);
   return e;
-}
-
-// What a search keeps from one batch to the next on its thread: the decoder
-// state's arena and the log-probabilities. Allocated afresh per batch, their
-// pages were faulted in and cleared again each time: 41% of int8 beam-search
-// time (perf, test2016 at batch 64) went to the kernel clearing pages.
-struct SearchBuffers {
-  Arena state;
-  std::vector<float> logprobs;
-};
-SearchBuffers& search_buffers() {
-  thread_local SearchBuffers buffers;
-  buffers.state.reset();
-  return buffers;
 }
 
 // Keeps entries keep[0] < keep[1] < … of v, in that order.
@@ -134,7 +144,7 @@ std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq
                                       const std::vector<std::vector<std::int32_t>>& sources,
                                       const SearchOptions& options) {
   SearchBuffers& buffers = search_buffers();
-  Encoded e = encode_batch(ctx, buffers.state, model, sources, 1, options);
+  Encoded e = encode_batch(ctx, buffers, model, sources, 1, options);
   const std::int64_t B = e.batch.size, V = model.config().vocab_size;
   std::vector<Hypothesis> out(static_cast<std::size_t>(B));
   // Row s of the state decodes sentence live[s]; a finished sentence leaves the state.
@@ -186,7 +196,7 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
   const std::int64_t K = std::max(1, options.beam);
   const std::size_t nbest = static_cast<std::size_t>(std::clamp<std::int64_t>(options.nbest, 1, K));
   SearchBuffers& buffers = search_buffers();
-  Encoded e = encode_batch(ctx, buffers.state, model, sources, K, options);
+  Encoded e = encode_batch(ctx, buffers, model, sources, K, options);
   const std::int64_t B = e.batch.size, V = model.config().vocab_size;
 
   // Row s·K + k of the state is beam k of sentence live[s]; a finished sentence leaves the state.

@@ -162,16 +162,19 @@ void DecoderLayer::backward(StepContext& ctx, const Saved& s, const float* dout,
   residual_backward(ctx, shape, ln_self, dropout, s.self_block, rows, dh1, dx, {self});
 }
 
-void DecoderLayer::start(StepContext& ctx, const float* memory, std::int64_t sentences, std::int64_t beams,
-                         DecoderLayerCache& cache) const {
+void DecoderLayer::start_self(StepContext& ctx, std::int64_t sentences, std::int64_t beams,
+                              DecoderLayerCache& cache) const {
+  cache.self_width = self_attn->cache_width();
+  // Not zeroed (token_mixer.h; the incremental tests poison the arena with NaN):
+  // zeroing [N, t_max, width] per batch, mostly rows no hypothesis reaches, was
+  // 5% of int8 beam search (perf, test2016, batch 64).
+  cache.self_cache = ctx.arena.alloc(sentences * beams * cache.t_max * cache.self_width);
+}
+
+void DecoderLayer::start_cross(StepContext& ctx, const float* memory, std::int64_t sentences,
+                               DecoderLayerCache& cache) const {
   cache.cross_kv = ctx.arena.alloc(sentences * cache.src_len * 2 * shape.d);
   cross_attn.project_memory(ctx.params, memory, cache.cross_kv, sentences * cache.src_len);
-  cache.self_width = self_attn->cache_width();
-  // Not zeroed: a mixer's step writes position t and reads only positions < t
-  // (token_mixer.h; the incremental tests poison the arena with NaN). Zeroing
-  // [N, t_max, width] per batch, mostly rows no hypothesis reaches, was 5% of
-  // int8 beam search (perf, test2016, batch 64).
-  cache.self_cache = ctx.arena.alloc(sentences * beams * cache.t_max * cache.self_width);
 }
 
 float* DecoderLayer::step(StepContext& ctx, const float* x, std::int64_t sentences, std::int64_t beams, std::int64_t t,

@@ -32,7 +32,7 @@ TEST_CASE("tensor: owning storage is 64-byte aligned and zeroed; views share", "
   REQUIRE_THROWS(Shape({1, 1, 1, 1, 1}));
 }
 
-TEST_CASE("arena: aligned bump allocation, growth merges into one block on reset", "[core]") {
+TEST_CASE("arena: aligned bump allocation, blocks kept across resets", "[core]") {
   Arena arena(100);
   float* a = arena.alloc(7);
   float* b = arena.alloc(1);

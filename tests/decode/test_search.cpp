@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "../model/arch_variants.h"
@@ -270,6 +271,36 @@ TEST_CASE("search, every arch: a batch gives each sentence's search alone", "[de
         lengths.insert(together[i][0].tokens.size());
       }
       REQUIRE(lengths.size() >= 2);  // the batch's sentences did end at different steps
+    }
+  });
+}
+
+// A search's buffers outlive it on its thread, and the decoder caches keep an earlier
+// batch's longer rows: a search after a long batch equals the same search first on a
+// fresh thread, bit for bit.
+TEST_CASE("search, every arch: an earlier longer batch on the thread leaves a search unchanged", "[decode][arch]") {
+  const std::vector<std::vector<std::int32_t>> shorts = {{4}, {7, 8}};
+  std::vector<std::vector<std::int32_t>> longer = kMixedBatch;
+  longer.push_back({5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17});
+  for_each_arch([&](const model::Seq2Seq& model, Searcher& searcher) {
+    searcher.options.beam = searcher.options.nbest = 3;
+    std::vector<std::vector<decode::Hypothesis>> first, after_long;
+    std::thread fresh([&] {  // its own thread: buffers no search has used
+      Arena arena;
+      Rng rng{0};
+      nn::StepContext ctx{searcher.ctx.params, arena, rng, false};
+      first = decode::beam_search(ctx, model, shorts, searcher.options);
+      decode::beam_search(ctx, model, longer, searcher.options);
+      after_long = decode::beam_search(ctx, model, shorts, searcher.options);
+    });
+    fresh.join();
+    REQUIRE(first.size() == after_long.size());
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      REQUIRE(first[i].size() == after_long[i].size());
+      for (std::size_t k = 0; k < first[i].size(); ++k) {
+        REQUIRE(first[i][k].tokens == after_long[i][k].tokens);
+        REQUIRE(first[i][k].score == after_long[i][k].score);
+      }
     }
   });
 }

@@ -1,9 +1,10 @@
 // Arena: a bump allocator for one training or decoding step's activations.
 //
 // Forward carves out what backward needs; reset() at the start of each step
-// frees everything at once. When a step needs more than the current block, a
-// new block is chained; the next reset() merges them into one block of the
-// high-water size, so after the first step nothing is allocated.
+// frees everything at once. When a step needs more than the blocks hold, a
+// new block (at least twice the last) is chained. Blocks are kept until the
+// arena dies: reset() and release() only rewind, so after the first step of
+// the largest shape nothing is allocated and no page is faulted in again.
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -29,7 +30,7 @@ class Arena {
   // Stack discipline inside a step: everything allocated after mark() is
   // freed by release(mark), e.g. one layer's backward temporaries.
   struct Mark {
-    std::size_t blocks = 0, used_in_last = 0, used_total = 0;
+    std::size_t block = 0, used_in_block = 0, used_total = 0;
   };
   Mark mark() const;
   void release(const Mark& mark);
@@ -46,6 +47,7 @@ class Arena {
     std::size_t used = 0;
   };
   std::vector<Block> blocks_;
+  std::size_t current_ = 0;  // the block alloc() carves from; those after it are empty
   std::size_t used_total_ = 0;
   std::size_t high_water_ = 0;
 };

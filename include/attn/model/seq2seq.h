@@ -109,9 +109,10 @@ class Seq2Seq {
     nn::LayerNorm::Saved norm;                     // pre-norm only
     const float* out = nullptr;                    // [B·T, d] after the final norm
   };
-  // Fill `acts` (its vectors and the mixers' Saved reused when it held a pass before).
+  // Fill `acts` (its vectors and the mixers' Saved reused when it held a pass before). Without
+  // keep_layers only acts.out is valid: each layer's activations are released after it.
   void forward_encoder(nn::StepContext& ctx, const std::int32_t* src, std::int64_t batch, std::int64_t ts,
-                       const std::int32_t* src_lengths, StackActivations& acts) const;
+                       const std::int32_t* src_lengths, StackActivations& acts, bool keep_layers = true) const;
   void forward_decoder(nn::StepContext& ctx, const Batch& batch, const float* memory, StackActivations& acts) const;
   nn::ParamId output_weight() const;
 

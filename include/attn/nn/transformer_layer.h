@@ -96,10 +96,11 @@ struct DecoderLayer {
   // Accumulates dx: [B·Tt, d] and dmemory: [B·Ts, d].
   void backward(StepContext& ctx, const Saved& saved, const float* dout, float* dx, float* dmemory) const;
 
-  // Projects the encoder memory [S·Ts, d] into cache.cross_kv and allocates
-  // the self cache of S·beams hypotheses.
-  void start(StepContext& ctx, const float* memory, std::int64_t sentences, std::int64_t beams,
-             DecoderLayerCache& cache) const;
+  // Allocates the self cache of S·beams hypotheses (not zeroed: a mixer's step
+  // writes position t and reads only positions < t).
+  void start_self(StepContext& ctx, std::int64_t sentences, std::int64_t beams, DecoderLayerCache& cache) const;
+  // Projects the encoder memory [S·Ts, d] into cache.cross_kv.
+  void start_cross(StepContext& ctx, const float* memory, std::int64_t sentences, DecoderLayerCache& cache) const;
   // One position t for N = S·beams hypotheses. x: [N, d] → returns [N, d] (arena). src_lengths: [S].
   float* step(StepContext& ctx, const float* x, std::int64_t sentences, std::int64_t beams, std::int64_t t,
               const std::int32_t* src_lengths, DecoderLayerCache& cache) const;
