@@ -477,7 +477,7 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
 
   // The data section gets its own aligned buffer, so every F32 tensor (their
   // offsets are multiples of 4) is a properly aligned float array.
-  result.data_ = allocate_floats(static_cast<std::size_t>((covered + 3) / 4));
+  result.data_ = allocate_floats(static_cast<std::size_t>((covered + 3) / 4), Pages::populated);
   if (read_fully(file.fd, result.data_.get(), covered, path) != covered)
     reader.truncated("the file ended inside the tensor data");
   const auto* data_bytes = reinterpret_cast<const std::byte*>(result.data_.get());

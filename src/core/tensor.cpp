@@ -37,11 +37,12 @@ std::atomic<std::uint64_t> float_allocation_count{0};
 
 std::uint64_t float_allocations() { return float_allocation_count.load(std::memory_order_relaxed); }
 
-AlignedFloats allocate_floats(std::size_t n) {
+AlignedFloats allocate_floats(std::size_t n, Pages pages) {
   float_allocation_count.fetch_add(1, std::memory_order_relaxed);
   std::size_t bytes = std::max<std::size_t>(kAlignment, (n * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment);
   if (bytes >= kMapFrom) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const int populate = pages == Pages::populated ? MAP_POPULATE : 0;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     return AlignedFloats(static_cast<float*>(p), AlignedDeleter{bytes});
   }
@@ -78,9 +79,9 @@ std::string Shape::str() const {
   return s + "]";
 }
 
-Tensor Tensor::zeros(Shape shape) {
+Tensor Tensor::zeros(Shape shape, Pages pages) {
   Tensor t;
-  AlignedFloats owned = allocate_floats(static_cast<std::size_t>(shape.numel()));
+  AlignedFloats owned = allocate_floats(static_cast<std::size_t>(shape.numel()), pages);
   t.data_ = owned.get();
   t.storage_ = std::move(owned);  // keeps the deleter: a mapping is unmapped, not freed
   t.shape_ = shape;

@@ -32,7 +32,14 @@ std::int64_t bf16_panel_cols() { return active().bf16_panel_cols(); }
 
 Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
                         std::int64_t k) {
-  return active().pack_bf16_b(b, col_stride, step_stride, n, k);
+  Bf16PackedB packed;
+  active().pack_bf16_b_into(b, col_stride, step_stride, n, k, packed);
+  return packed;
+}
+
+void pack_bf16_b_into(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
+                      Bf16PackedB& packed) {
+  active().pack_bf16_b_into(b, col_stride, step_stride, n, k, packed);
 }
 
 void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b, float beta,

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+
+#include "attn/core/error.h"
 
 namespace attn::nn {
 
@@ -16,7 +19,7 @@ ParamId ParamStore::add(std::string name, Shape shape, Init init, float scale, b
 }
 
 void ParamStore::allocate() {
-  values_ = Tensor::zeros({total_});
+  values_ = Tensor::zeros({total_}, Pages::populated);  // written whole by initialize() or a model file
   grads_ = Tensor::zeros({total_});
 }
 
@@ -64,17 +67,41 @@ WeightMatrixId ParamStore::add_weight_matrix(const WeightMatrix& m) {
 }
 
 void ParamStore::set_compute_type(kernels::ComputeType type, Use use) {
-  quantized_.clear();
-  bf16_.clear();
-  bf16_backward_.clear();
-  for (const WeightMatrix& m : matrices_) {
+  using kernels::ComputeType;
+  // Forms of the other low-precision type go; FP32 keeps them hidden (form()
+  // shows only the current type's), and the next switch back rebuilds them in
+  // their own storage: training switches to bf16 for each update and back to
+  // FP32 for the optimizer, and fresh forms were allocated, faulted in and
+  // freed at every update.
+  if (type == ComputeType::bf16) quantized_.clear();
+  if (type == ComputeType::int8) bf16_.clear();
+  if (type != ComputeType::fp32 && use != Use::training) bf16_backward_.clear();
+  const std::size_t count = matrices_.size();
+  if (type == ComputeType::int8) quantized_.resize(count);
+  if (type == ComputeType::bf16) bf16_.resize(count);
+  if (type == ComputeType::bf16 && use == Use::training) bf16_backward_.resize(count);
+  // Matrices are independent: one per thread (the conversion was a third of loading a model).
+  std::vector<std::string> errors(type == ComputeType::fp32 ? 0 : count);
+#pragma omp parallel for schedule(dynamic, 1) if (type != ComputeType::fp32)
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    const WeightMatrix& m = matrices_[i];
     const float* w = value(m.param) + m.first;  // [rows, ld]
-    if (type == kernels::ComputeType::int8) quantized_.push_back(kernels::quantize_weight(w, m.ld, m.rows, m.cols));
-    if (type == kernels::ComputeType::bf16) {
-      bf16_.push_back(kernels::pack_bf16_b(w, m.ld, 1, m.rows, m.cols));
-      if (use == Use::training) bf16_backward_.push_back(kernels::pack_bf16_b(w, 1, m.ld, m.cols, m.rows));
+    try {
+      if (type == ComputeType::int8) quantized_[i] = kernels::quantize_weight(w, m.ld, m.rows, m.cols);
+      if (type == ComputeType::bf16) kernels::pack_bf16_b_into(w, m.ld, 1, m.rows, m.cols, bf16_[i]);
+      if (type == ComputeType::bf16 && use == Use::training)
+        kernels::pack_bf16_b_into(w, 1, m.ld, m.cols, m.rows, bf16_backward_[i]);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
     }
   }
+  for (const std::string& error : errors)
+    if (!error.empty()) {
+      quantized_.clear();
+      bf16_.clear();
+      bf16_backward_.clear();
+      throw Error(error);
+    }
   compute_type_ = type;
   use_ = use;
 }
@@ -83,9 +110,9 @@ kernels::WeightForm ParamStore::form(WeightMatrixId id) const {
   const auto i = static_cast<std::size_t>(id.index);
   const WeightMatrix& m = matrices_.at(i);
   kernels::WeightForm f{compute_type_, value(m.param) + m.first, m.rows, m.cols, m.ld};
-  if (!quantized_.empty()) f.int8 = &quantized_[i];
-  if (!bf16_.empty()) f.bf16 = &bf16_[i];
-  if (!bf16_backward_.empty()) f.bf16_backward = &bf16_backward_[i];
+  if (compute_type_ == kernels::ComputeType::int8) f.int8 = &quantized_[i];
+  if (compute_type_ == kernels::ComputeType::bf16) f.bf16 = &bf16_[i];
+  if (compute_type_ == kernels::ComputeType::bf16 && use_ == Use::training) f.bf16_backward = &bf16_backward_[i];
   return f;
 }
 

@@ -250,6 +250,8 @@ TEST_CASE("gemm_bf16_packed: op(B) packed once gives gemm_bf16's bits, both B la
       cases.emplace_back(Trans::N, tb, s.m, s.n, s.k, 1.0f, (seed++ % 2) * 0.5f, 3, seed);
   for (const test::Shape3& s : {test::Shape3{5, 1100, 1100}, test::Shape3{37, 2100, 64}, test::Shape3{300, 96, 1030}})
     cases.emplace_back(Trans::N, Trans::T, s.m, s.n, s.k, -0.5f, 1.0f, 1, seed++);
+  kernels::Bf16PackedB reused;
+  reused.pairs.assign(std::size_t{1} << 20, 0xFFFFFFFFu);
   test::for_each_isa_and_threads(
       [&](Isa, int) {
         for (const GemmCase& gc : cases) {
@@ -260,6 +262,11 @@ TEST_CASE("gemm_bf16_packed: op(B) packed once gives gemm_bf16's bits, both B la
                                                   ? kernels::pack_bf16_b(gc.b.data(), gc.ldb, 1, gc.n, gc.k)
                                                   : kernels::pack_bf16_b(gc.b.data(), 1, gc.ldb, gc.n, gc.k);
           REQUIRE(packed.panel_cols == kernels::bf16_panel_cols());
+          // Packed again into the storage of the last case (other shape, stale words): the same.
+          gc.tb == Trans::T ? kernels::pack_bf16_b_into(gc.b.data(), gc.ldb, 1, gc.n, gc.k, reused)
+                            : kernels::pack_bf16_b_into(gc.b.data(), 1, gc.ldb, gc.n, gc.k, reused);
+          REQUIRE((reused.n == packed.n && reused.k == packed.k && reused.kc_len == packed.kc_len));
+          REQUIRE(reused.pairs == packed.pairs);
           std::vector<float> got = gc.c0;
           kernels::gemm_bf16_packed(gc.m, gc.alpha, gc.a.data(), gc.lda, packed, gc.beta, got.data(), gc.ldc);
           REQUIRE(same_bits(got, gc.run(&kernels::gemm_bf16)));

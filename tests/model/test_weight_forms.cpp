@@ -149,3 +149,32 @@ TEST_CASE("param store: products between activations are in the weights' type in
   }
   params.set_compute_type(ComputeType::fp32);
 }
+
+// Training switches to bf16 for each update and back to FP32 for the optimizer; the forms' storage
+// is kept across the switch, so what matters is that the next switch packs the values as they are
+// then, and that FP32 never shows a stale form.
+TEST_CASE("param store: forms kept across an FP32 interlude are rebuilt from the changed values", "[model][bf16]") {
+  Seq2Seq model(form_config(kArchVariants[0], 13));
+  Rng init(5);
+  model.initialize(init);
+  nn::ParamStore& params = model.params();
+  using Use = nn::ParamStore::Use;
+  params.set_compute_type(ComputeType::bf16, Use::training);
+  params.set_compute_type(ComputeType::fp32);
+  const kernels::WeightForm fp32_form = params.form({0});
+  REQUIRE(fp32_form.bf16 == nullptr);
+  REQUIRE(fp32_form.bf16_backward == nullptr);
+  REQUIRE(fp32_form.int8 == nullptr);
+  for (float& v : params.values()) v = v * 0.5f + 0.01f;  // an optimizer step
+  params.set_compute_type(ComputeType::bf16, Use::training);
+  for (std::size_t i = 0; i < params.weight_matrices().size(); ++i) {
+    const nn::WeightMatrix& m = params.weight_matrices()[i];
+    const kernels::WeightForm f = params.form({static_cast<int>(i)});
+    const float* w = params.value(m.param) + m.first;
+    const kernels::Bf16PackedB fresh = kernels::pack_bf16_b(w, m.ld, 1, m.rows, m.cols);
+    const kernels::Bf16PackedB fresh_backward = kernels::pack_bf16_b(w, 1, m.ld, m.cols, m.rows);
+    REQUIRE(f.bf16->pairs == fresh.pairs);
+    REQUIRE(f.bf16_backward->pairs == fresh_backward.pairs);
+  }
+  params.set_compute_type(ComputeType::fp32);
+}

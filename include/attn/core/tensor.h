@@ -24,8 +24,12 @@ struct AlignedDeleter {
 using AlignedFloats = std::unique_ptr<float[], AlignedDeleter>;
 // n floats, zero-filled, 64-byte aligned; the size is rounded up to whole cache
 // lines. Blocks of 4 MiB and more are fresh mappings: zero without being
-// written, so the pages never touched never take memory.
-AlignedFloats allocate_floats(std::size_t n);
+// written, so the pages never touched never take memory. `populated` maps all
+// their pages at once, for a block about to be written whole (a model's
+// values): one call instead of a fault per 4 KiB page, which on these VMs
+// costs more than clearing the page.
+enum class Pages { on_touch, populated };
+AlignedFloats allocate_floats(std::size_t n, Pages pages = Pages::on_touch);
 // How many blocks allocate_floats has handed out in this process: the arena's
 // blocks and the kernels' packing buffers come from it, not from operator new,
 // so a test of "nothing allocated in a hot loop" counts these too.
@@ -50,9 +54,9 @@ class Shape {
 class Tensor {
  public:
   Tensor() = default;
-  static Tensor zeros(Shape shape);              // owning, zero-filled
-  static Tensor view(float* data, Shape shape);  // non-owning
-  Tensor clone() const;                          // owning deep copy
+  static Tensor zeros(Shape shape, Pages pages = Pages::on_touch);  // owning, zero-filled
+  static Tensor view(float* data, Shape shape);                     // non-owning
+  Tensor clone() const;                                             // owning deep copy
 
   float* data() { return data_; }
   const float* data() const { return data_; }

@@ -71,6 +71,10 @@ std::int64_t bf16_panel_cols();
 // is b[j·col_stride + p·step_stride]. A negative n or k throws attn::Error.
 Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
                         std::int64_t k);
+// The same into `packed`, reusing its storage: training packs every weight
+// again after each update, into the forms of the update before.
+void pack_bf16_b_into(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
+                      Bf16PackedB& packed);
 
 // C[m×n] = alpha · A[m×k]·op(B) + beta · C with op(B) packed (n and k are b's;
 // A's rows lda apart, C's ldc): bitwise what gemm_bf16 gives with op(B)

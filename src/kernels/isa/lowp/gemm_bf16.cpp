@@ -131,14 +131,17 @@ void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_
 
 std::int64_t bf16_panel_cols() { return kBf16TileCols; }
 
-Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
-                        std::int64_t k) {
+void pack_bf16_b_into(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
+                      Bf16PackedB& packed) {
   if (n < 0 || k < 0) throw Error("pack_bf16_b: a negative size");
-  Bf16PackedB packed;
   packed.n = n;
   packed.k = k;
   packed.panel_cols = kBf16TileCols;
-  if (n == 0 || k == 0) return packed;
+  packed.kc_len = 0;
+  if (n == 0 || k == 0) {
+    packed.pairs.clear();
+    return;
+  }
   packed.kc_len = bf16_kc_len(k);
   const std::int64_t k_blocks = ceil_div(k, packed.kc_len), kp_len = packed.kc_len / 2;
   const std::int64_t panels = ceil_div(n, kBf16TileCols), panel_size = kp_len * kBf16TileCols;
@@ -152,7 +155,6 @@ Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t st
                                packed.pairs.data() + (kb * panels + panel) * panel_size);
     }
   }
-  return packed;
 }
 
 void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b, float beta,
@@ -168,7 +170,7 @@ const GemmBf16Kernels gemm_bf16_kernels = {
     .gemm_bf16 = ATTN_ISA_NAMESPACE::gemm_bf16,
     .gemm_bf16_batched = ATTN_ISA_NAMESPACE::gemm_bf16_batched,
     .bf16_panel_cols = ATTN_ISA_NAMESPACE::bf16_panel_cols,
-    .pack_bf16_b = ATTN_ISA_NAMESPACE::pack_bf16_b,
+    .pack_bf16_b_into = ATTN_ISA_NAMESPACE::pack_bf16_b_into,
     .gemm_bf16_packed = ATTN_ISA_NAMESPACE::gemm_bf16_packed,
 };
 

@@ -11,7 +11,7 @@ struct GemmBf16Kernels {
   decltype(&kernels::gemm_bf16) gemm_bf16;
   decltype(&kernels::gemm_bf16_batched) gemm_bf16_batched;
   decltype(&kernels::bf16_panel_cols) bf16_panel_cols;
-  decltype(&kernels::pack_bf16_b) pack_bf16_b;
+  decltype(&kernels::pack_bf16_b_into) pack_bf16_b_into;
   decltype(&kernels::gemm_bf16_packed) gemm_bf16_packed;
 };
 
