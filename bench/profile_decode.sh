@@ -48,7 +48,7 @@ import re, sys
 out, types = sys.argv[1], sys.argv[2:]
 # perf prints bare names (no arguments), some twice (inlined copies); under int8, weight_product
 # tail-calls gemm_int8 and often drops out of the stack: each part takes its largest match.
-parts = [("weight products", r"(attn::kernels::weight_product|::gemm_int8)$"),
+parts = [("weight products", r"(attn::kernels::weight_product|::gemm_int8|::gemm_bf16_packed)$"),
          ("output softmax", r"log_softmax_forward$"),
          ("best candidates", r"best_candidates$"),
          ("cache reorder", r"Seq2Seq::select$"),

@@ -35,6 +35,19 @@ void pack_bf16_generic(const float* src, std::int64_t line_stride, std::int64_t 
 
 #if ATTN_AVX512
 ATTN_AVX512_WARNINGS_OFF
+#if ATTN_BF16
+// vcvtneps2bf16 rounds to nearest even, quiets a NaN keeping its sign and top
+// payload bits, and reads a denormal as a signed zero: bf16_bits bit for bit
+// (tested on every pack path), in one instruction. Packing the
+// activations was a quarter of bf16 training's time (perf, transformer).
+inline __m512i bf16_bits16(__m512 x) { return _mm512_cvtepu16_epi32(reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x))); }
+
+inline __m512i bf16_pairs16(const float* s, std::int64_t steps) {
+  const __m512 lo = _mm512_maskz_loadu_ps(low_lanes(steps > 0 ? steps : 0), s);
+  const __m512 hi = _mm512_maskz_loadu_ps(low_lanes(steps > 16 ? steps - 16 : 0), s + 16);
+  return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
+}
+#else
 // bf16_bits of 16 floats, one per 32-bit lane (high half zero).
 inline __m512i bf16_bits16(__m512 x) {
   const __m512i u = _mm512_castps_si512(x);
@@ -55,6 +68,7 @@ inline __m512i bf16_pairs16(const float* s, std::int64_t steps) {
   const __m512i hi = bf16_bits16(_mm512_maskz_loadu_ps(low_lanes(steps > 16 ? steps - 16 : 0), s + 16));
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(lo)), _mm512_cvtepi32_epi16(hi), 1);
 }
+#endif
 
 // Lines contiguous along k (step stride 1): 16 lines × 16 pairs, transposed in registers.
 template <int W>
