@@ -26,6 +26,7 @@ parts=(
   "precision|no|decoding speed and BLEU by compute type against FP32 (bench/bench_precision.sh; needs MODEL and M30K)"
   "mpi|no|data-parallel training: ranks × threads layouts (bench/mpi_bench.sh; needs M30K and make MPI=1)"
   "profile|no|where beam search spends its time, per compute type (bench/profile_decode.sh; needs MODEL, M30K and perf)"
+  "profile-train|no|where a training update spends its time, FP32 and bf16 (bench/profile_train.sh; needs M30K and perf)"
 )
 
 list_parts() {
@@ -33,7 +34,7 @@ list_parts() {
   local row name default what
   for row in "${parts[@]}"; do
     IFS='|' read -r name default what <<<"$row"
-    printf '  %-10s %s %s\n' "$name" "$([ "$default" = yes ] && echo '*' || echo ' ')" "$what"
+    printf '  %-13s %s %s\n' "$name" "$([ "$default" = yes ] && echo '*' || echo ' ')" "$what"
   done
 }
 
@@ -88,6 +89,10 @@ run_part() {
     profile)
       need_m30k profile && need_model profile || return 0
       bash bench/profile_decode.sh "$MODEL" "$m30k/test2016.de"
+      ;;
+    profile-train)
+      need_m30k profile-train || return 0
+      bash bench/profile_train.sh "$m30k"
       ;;
   esac
 }

@@ -4,7 +4,7 @@
 # gradient norms of every update, a hash of the weights and optimizer state, a translation and the
 # attention JSON are written to OUT. Run it with the attn before and after the
 # change and compare: `diff -r OUT_BEFORE OUT_AFTER` must print nothing.
-#   tools/refactor_check.sh ATTN_BINARY OUT_DIR
+#   tools/refactor_check.sh ATTN_BINARY OUT_DIR        (environment: ATTEND_ARGS for attn attend)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 attn=$(realpath "$1") out=$2
@@ -37,7 +37,8 @@ header = struct.unpack("<Q", blob[:8])[0]
 print(hashlib.sha256(blob[8 + header:]).hexdigest())  # every tensor (weights and optimizer moments); not the header
 PY
   "$attn" translate -m "$work/$name/last.attn" -i "$work/test.src" -o "$out/$name.hyp" --threads 2 2>/dev/null
-  "$attn" attend -m "$work/$name/last.attn" -i "$work/test.src" -o "$out/$name.maps.json" --threads 2 2>/dev/null
+  # shellcheck disable=SC2086  # ATTEND_ARGS: extra flags, e.g. "--beam 1" against a build whose attend searched greedily
+  "$attn" attend -m "$work/$name/last.attn" -i "$work/test.src" -o "$out/$name.maps.json" --threads 2 ${ATTEND_ARGS:-} 2>/dev/null
   # The model file's header, but for the training's wall time and the checksum over it.
   python3 - "$work/$name/last.attn" >"$out/$name.header" <<'PY'
 import json, struct, sys
