@@ -3,7 +3,9 @@
 # translate --compute-type fp32|bf16|int8` on one model, side by side in one
 # run, rounds alternating the types (fp32, bf16, int8, fp32, …) so the
 # machine's drift hits all alike; medians of sentences/s, ratios to fp32,
-# and BLEU / chrF2 of each type's output against the reference. Also prints
+# and BLEU / chrF2 of each type's output against the reference; also the
+# rate without loading the model (each round times a run on empty input,
+# which loads and converts the model and decodes nothing). Also prints
 # the CPU and this CPU's FP32 FMA / bf16 / int8 dot-product ceilings
 # (bench/lowp_peak.c), measured in the same run.
 #
@@ -41,28 +43,38 @@ decode() {
 }
 
 lines_full=$(wc -l < "$src")
-declare -A times
+: > "$out/empty"
+declare -A times decoding loads
 for round in $(seq 1 "$rounds"); do
   for type in "${types[@]}"; do
+    load=$(decode "$type" 1 "$out/empty" "$out/hyp.$type.empty")
+    loads[$type]="${loads[$type]:-} $load"
     for batch in 64 1; do
       if [ "$batch" = 64 ]; then input=$src n=$lines_full; else input=$out/src.b1 n=$n_b1; fi
       s=$(decode "$type" "$batch" "$input" "$out/hyp.$type.b$batch")
       times[$type.$batch]="${times[$type.$batch]:-} $(echo "$n / $s" | bc -l)"
-      printf 'round %d %-5s batch %-3s %8.2f sentences/s\n' "$round" "$type" "$batch" "$(echo "$n / $s" | bc -l)"
+      decoding[$type.$batch]="${decoding[$type.$batch]:-} $(echo "$n / ($s - $load)" | bc -l)"
+      printf 'round %d %-5s batch %-3s %8.2f sentences/s (load %.2f s)\n' "$round" "$type" "$batch" \
+        "$(echo "$n / $s" | bc -l)" "$load"
     done
   done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo
-printf '%-6s %-6s %14s %9s %8s %8s\n' type batch "sentences/s" "vs fp32" BLEU chrF2
+printf '%-6s %-6s %14s %9s %8s %8s %14s %9s %7s\n' type batch "sentences/s" "vs fp32" BLEU chrF2 \
+  "without load" "vs fp32" "load s"
 for batch in 64 1; do
   base=$(echo "${times[fp32.$batch]}" | median)
+  base_decoding=$(echo "${decoding[fp32.$batch]}" | median)
   for type in "${types[@]}"; do
     m=$(echo "${times[$type.$batch]}" | median)
+    d=$(echo "${decoding[$type.$batch]}" | median)
+    l=$(echo "${loads[$type]}" | median)
     if [ "$batch" = 64 ]; then r=$ref; else r=$out/ref.b1; fi
     scores=$("$attn" score --ref "$r" -i "$out/hyp.$type.b$batch" |
       python3 -c 'import json,sys; print(" ".join("%.2f" % m["score"] for m in json.load(sys.stdin)))')
-    printf '%-6s %-6s %14.2f %9.2f %8s %8s\n' "$type" "$batch" "$m" "$(echo "$m / $base" | bc -l)" $scores
+    printf '%-6s %-6s %14.2f %9.2f %8s %8s %14.2f %9.2f %7.2f\n' "$type" "$batch" "$m" "$(echo "$m / $base" | bc -l)" \
+      $scores "$d" "$(echo "$d / $base_decoding" | bc -l)" "$l"
   done
 done
