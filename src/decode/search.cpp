@@ -22,9 +22,10 @@ std::int64_t max_target_len(const SearchOptions& o, std::int64_t src_len, std::i
 }
 
 // What a search keeps from one batch to the next on its thread: the decoder
-// state's arena, its caches' length and the log-probabilities. Allocated afresh per batch, their
-// pages were faulted in and cleared again each time: 41% of int8 beam-search
-// time (perf, test2016 at batch 64) went to the kernel clearing pages.
+// state's arena, its caches' length and the log-probabilities. Allocated
+// afresh per batch, their pages were faulted in and cleared again each time:
+// 41% of int8 beam-search time (perf, test2016 at batch 64) went to the kernel
+// clearing pages.
 struct SearchBuffers {
   Arena state;
   std::vector<float> logprobs;

@@ -80,7 +80,7 @@ void ParamStore::set_compute_type(kernels::ComputeType type, Use use) {
   if (type == ComputeType::int8) quantized_.resize(count);
   if (type == ComputeType::bf16) bf16_.resize(count);
   if (type == ComputeType::bf16 && use == Use::training) bf16_backward_.resize(count);
-  // Matrices are independent: one per thread (the conversion was a third of loading a model).
+  // Matrices are independent: one per thread (int8's conversion was a fifth of loading a model).
   std::vector<std::string> errors(type == ComputeType::fp32 ? 0 : count);
 #pragma omp parallel for schedule(dynamic, 1) if (type != ComputeType::fp32)
   for (std::size_t i = 0; i < errors.size(); ++i) {
