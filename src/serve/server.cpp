@@ -164,7 +164,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_request(beast::error_code ec) {
     if (ec) return on_read_error(ec);
     stream_.expires_never();
-    buffer_.shrink_to_fit();  // an idle connection keeps only what is pipelined
+    if (buffer_.capacity() > kSmallBody) buffer_.shrink_to_fit();  // an idle connection keeps only what is pipelined
     http::request<http::string_body> req = parser_->release();
     const Route route = *route_of(sv(req.target()));
     keep_alive_ = req.keep_alive();
