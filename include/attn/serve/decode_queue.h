@@ -19,10 +19,11 @@
 // the least charge of the clients in it, so a new connection per request gains
 // no place, and a client with nothing queued or running is forgotten. A request
 // is queued as pieces of at most piece_hypotheses hypotheses (at least one
-// sentence); a batch takes further pieces of a client already in it, or one
-// another decoder works for, only when the queue knows no other client. So one large request, or one that is sent and
-// abandoned again and again, holds a decoder for one small piece at a time,
-// and a lone large request is still decoded in full batches.
+// sentence); a batch takes further pieces of a client already in it, or of
+// one another decoder works for, only when the queue knows no other client.
+// So one large request, or one that is sent and abandoned again and again,
+// holds one decoder for one small piece at a time, and a lone large request is
+// still decoded in full batches on every decoder.
 #pragma once
 #include <algorithm>
 #include <atomic>
