@@ -100,8 +100,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // a buffer drained by the parser never grows: a 1 MB body took ~2,000
     // reads of 512 bytes, each a system call (the I/O thread's time under a
     // chunked flood). A body that may be large gets room for 64 KB reads.
-    const auto& req = parser_->get();
-    if (req.chunked() || parser_->content_length().value_or(0) > kSmallBody) buffer_.reserve(kBodyRead);
+    if (parser_->chunked() || parser_->content_length().value_or(0) > kSmallBody) buffer_.reserve(kBodyRead);
     http::async_read(stream_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
   }
@@ -261,7 +260,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     drop_more(budget);
   }
   void drop_more(std::uint64_t budget) {
-    stream_.async_read_some(buffer_.prepare(65536),
+    stream_.async_read_some(buffer_.prepare(kBodyRead),
                             [self = shared_from_this(), budget](beast::error_code ec, std::size_t n) {
                               if (ec || n >= budget) return self->stream_.close();
                               self->drop_more(budget - n);
