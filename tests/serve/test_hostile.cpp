@@ -246,10 +246,10 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
   ServeProcess server(flags);
   auto large = std::async(std::launch::async, [&] {
     const auto sent = Clock::now();
-    const auto a = ask(server.port(), http_post("/v1/translate", heavy_translate(16, 100)), 120.0);
+    const auto a = ask(server.port(), http_post("/v1/translate", heavy_translate(32, 100)), 120.0);
     return std::make_pair(a && a->status == 200, seconds_since(sent));
   });
-  REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 16; }, 10.0));
+  REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 32; }, 10.0));
   double slowest = 0;
   for (int i = 0; i < 5; ++i) {
     const auto sent = Clock::now();
@@ -262,7 +262,7 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
   const auto [ok, took] = large.get();
   REQUIRE(ok);
   INFO("the large request took " << took << " s, the small ones at most " << slowest << " s");
-  REQUIRE(took > 2.0);  // it is large enough that waiting for it would show
+  REQUIRE(took > 1.5);  // it is large enough that waiting for it would show (~2 s for 16 on a fast idle host)
   REQUIRE(slowest < took / 4);
 }
 
