@@ -2,22 +2,31 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 #include "attn/cli/bounds.h"
 #include "attn/cli/commands.h"
+#include "attn/core/arena.h"
 #include "attn/core/atomic_file.h"
 #include "attn/core/checked_stream.h"
 #include "attn/core/error.h"
 #include "attn/core/output_preflight.h"
 #include "attn/core/progress.h"
+#include "attn/core/rng.h"
+#include "attn/core/threads.h"
 #include "attn/text/sentence_split.h"
 #include "attn/text/text_file.h"
 #include "attn/decode/search.h"
 #include "attn/model/model_file.h"
+#include "attn/nn/context.h"
 #include "input.h"
 
 namespace attn::cli {
@@ -31,7 +40,63 @@ struct TranslateFlags {
   std::string compute_type = "fp32";
   bool split_sentences = false;
   std::int64_t max_input_len = 250;  // subwords; longer inputs are truncated with a warning
+  std::int64_t decoders = 0;         // batches decoded at once; 0: one per thread
 };
+
+using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
+
+struct Batch {
+  std::vector<std::vector<std::int32_t>> sources;  // subword ids, none empty
+  std::vector<std::size_t> ids;                    // the input line (or sentence) of each source
+};
+
+// Decodes the batches on `decoders` threads at once (0: one per OpenMP thread),
+// each with its share of the OpenMP threads, and hands each batch's
+// translations to `done` (called from the decoders; each batch once).
+// Separate batches on single-threaded decoders beat one batch split over the
+// threads: beam search's bookkeeping between the products runs on one thread,
+// and a product of a few rows divides badly (on 2 cores: 1.1-1.3x the
+// sentences/s at batch 64, 1.0x FP32 and 1.5-1.7x int8 at batch 1;
+// docs/results/decoding-speed.md). A batch's translations do not depend on the
+// thread count, so neither does the output.
+void decode_batches(model::Seq2Seq& model, const std::vector<Batch>& batches, const decode::SearchOptions& search,
+                    std::int64_t decoders, const std::function<void(const Batch&, std::vector<Hypotheses>)>& done) {
+  const int threads = num_threads();
+  const auto count = static_cast<int>(std::clamp<std::int64_t>(decoders > 0 ? decoders : threads, 1,
+                                                               static_cast<std::int64_t>(batches.size())));
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto decoder = [&] {
+    try {
+      Arena arena;
+      Rng rng(0);
+      nn::StepContext ctx{model.params(), arena, rng, false};
+      for (std::size_t b; !failed && (b = next++) < batches.size();) {
+        arena.reset();
+        done(batches[b], decode::beam_search(ctx, model, batches[b].sources, search));
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      failed = true;
+    }
+  };
+  if (count == 1) {
+    decoder();
+  } else {
+    std::vector<std::thread> pool;
+    for (int i = 0; i < count; ++i)
+      pool.emplace_back([&, i] {
+        // OpenMP's thread count is per thread: the first `threads % count` decoders take one more.
+        set_threads(std::max(1, threads / count + (i < threads % count ? 1 : 0)));
+        decoder();
+      });
+    for (std::thread& t : pool) t.join();
+  }
+  if (failure) std::rethrow_exception(failure);
+}
 
 int run(const TranslateFlags& f) {
   preflight_outputs(std::array{NamedFile{f.output, "-o"}},
@@ -61,28 +126,29 @@ int run(const TranslateFlags& f) {
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return sources[a].size() > sources[b].size(); });
   std::vector<std::vector<decode::Hypothesis>> results(units.size());
-  Arena arena;
-  Rng rng(0);
-  nn::StepContext ctx{loaded.model->params(), arena, rng, false};
-  CountProgress progress("sentences", static_cast<std::int64_t>(units.size()));  // on a terminal only
+  std::vector<Batch> batches;
+  std::int64_t decoded = 0;  // sentences translated so far, empty ones at once
   for (std::size_t start = 0; start < order.size();) {
-    std::vector<std::vector<std::int32_t>> batch;
-    std::vector<std::size_t> ids;
-    for (; start < order.size() && static_cast<std::int64_t>(batch.size()) < f.batch_size; ++start) {
+    Batch batch;
+    for (; start < order.size() && static_cast<std::int64_t>(batch.sources.size()) < f.batch_size; ++start) {
       if (sources[order[start]].empty()) {
         results[order[start]] = {decode::Hypothesis{}};
+        ++decoded;
         continue;
       }
-      batch.push_back(sources[order[start]]);
-      ids.push_back(order[start]);
+      batch.sources.push_back(sources[order[start]]);
+      batch.ids.push_back(order[start]);
     }
-    if (!batch.empty()) {
-      arena.reset();
-      auto hyps = decode::beam_search(ctx, model, batch, f.search);
-      for (std::size_t k = 0; k < ids.size(); ++k) results[ids[k]] = std::move(hyps[k]);
-    }
-    progress.update(static_cast<std::int64_t>(start));
+    if (!batch.sources.empty()) batches.push_back(std::move(batch));
   }
+  CountProgress progress("sentences", static_cast<std::int64_t>(units.size()));  // on a terminal only
+  std::mutex progress_mutex;
+  decode_batches(*loaded.model, batches, f.search, f.decoders, [&](const Batch& batch, std::vector<Hypotheses> hyps) {
+    for (std::size_t k = 0; k < batch.ids.size(); ++k) results[batch.ids[k]] = std::move(hyps[k]);
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    decoded += static_cast<std::int64_t>(batch.ids.size());
+    progress.update(decoded);
+  });
   progress.finish();
 
   // One output line per input line (decode_line), or every later line would shift.
@@ -143,6 +209,11 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
   sub->add_option("--batch-size", f.batch_size, "sentences decoded together")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));
+  sub->add_option("--decoders", f.decoders,
+                  "batches decoded at once, each on --threads / N cores (default 0: one per thread, so each "
+                  "decoder runs on one core)")
+      ->capture_default_str()
+      ->check(bounded(within(0, 4096)));
   sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));

@@ -74,6 +74,7 @@ constexpr Row kRows[] = {
     {"translate", "--nbest", "0", "1"},
     {"translate", "--batch-size", "0", "1"},
     {"translate", "--max-input-len", "0", "1"},
+    {"translate", "--decoders", "-1", "0"},
     {"attend", "--threads", "-1", "1"},
     {"attend", "--precision", "10", "9"},
     {"attend", "--beam", "0", "1"},

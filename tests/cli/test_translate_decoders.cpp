@@ -1,0 +1,58 @@
+// translate --decoders: batches decoded on several threads at once give the
+// same output, in the input's order, as one decoder does.
+#include <sstream>
+#include <string>
+
+#include "../support.h"
+#include "../train/tiny_corpus.h"
+#include "run_attn.h"
+
+using namespace attn;
+using namespace attn::test;
+
+namespace {
+
+// The n-best lines without their scores ("i ||| translation"): a sentence
+// searched alone gives the same words as in a batch, its score within rounding.
+std::string without_scores(const std::string& nbest) {
+  std::istringstream lines(nbest);
+  std::string out;
+  for (std::string line; std::getline(lines, line);) out += line.substr(0, line.rfind(" ||| ")) + '\n';
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("translate: any --decoders count gives one decoder's output, line for line", "[cli][translate]") {
+  ScratchDir dir;
+  write_tiny_corpus(dir.path(), "train", 100, 5);
+  write_tiny_corpus(dir.path(), "valid", 10, 6);
+  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "3"})));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string model = (dir.path() / "run" / "last.attn").string();
+  // Lengths that sort into several batches of 2, an empty line among them:
+  // each line's n-best scores are its own, so a line answered in another's place shows.
+  dir.write("in.txt", "red cat\nblue dog sits on the mat\n\nthe cat\na red dog sits\ncat\nthe blue cat sits on a red "
+                      "mat\ndog sits\nred\n");
+  const std::string input = (dir.path() / "in.txt").string();
+  for (const char* type : {"fp32", "int8"}) {
+    const auto translate = [&](const char* decoders, const char* batch_size = "2") {
+      return run_attn(shell_words({"translate", "-m", model, "-i", input, "--compute-type", type, "--batch-size",
+                                   batch_size, "--nbest", "3", "--threads", "2", "--decoders", decoders}));
+    };
+    const RunResult one = translate("1");
+    INFO(type << ": " << one.err);
+    REQUIRE(one.status == 0);
+    REQUIRE(std::count(one.out.begin(), one.out.end(), '\n') == 3 * 8 + 1);  // the empty line: one entry
+    const RunResult alone = translate("1", "1");
+    REQUIRE(alone.status == 0);
+    REQUIRE(without_scores(one.out) == without_scores(alone.out));
+    for (const char* decoders : {"2", "3", "0"}) {
+      const RunResult many = translate(decoders);
+      INFO("--decoders " << decoders << ": " << many.err);
+      REQUIRE(many.status == 0);
+      REQUIRE(many.out == one.out);
+    }
+  }
+}
