@@ -13,7 +13,9 @@
 #
 # Environment: ROUNDS=3 BEAM=5 THREADS=2 SENTENCES_B1=200 (batch 1 decodes the
 # first SENTENCES_B1 lines; batch 64 the whole file) TYPES="fp32 bf16 int8"
-# ATTN=./attn
+# ATTN=./attn. A type may name its decoder count, TYPE/D (translate --decoders
+# D; plain TYPE: translate's default, one per thread), e.g. TYPES="fp32/1 fp32
+# bf16 int8" also times FP32 as one decoder on every thread; ratios are to "fp32".
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: bench/bench_precision.sh MODEL SRC REF [OUT_DIR]" >&2; exit 2; }
 model=$1 src=$2 ref=$3 out=${4:-runs/bench-precision}
@@ -32,12 +34,13 @@ if [ -f "$peak_src" ] && gcc -O2 -march=native "$peak_src" -o "$out/lowp_peak" 2
   "$out/lowp_peak" | sed 's/^/  /'
 fi
 
-# decode TYPE BATCH INPUT OUTPUT → seconds on stdout
+# decode TYPE[/D] BATCH INPUT OUTPUT → seconds on stdout
 decode() {
-  local start end
+  local start end decoders=()
+  [[ $1 == */* ]] && decoders=(--decoders "${1#*/}")
   start=$(date +%s.%N)
-  "$attn" translate -m "$model" -i "$3" -o "$4" --beam "$beam" --batch-size "$2" --compute-type "$1" \
-    --threads "$threads" 2> "$4.err"
+  "$attn" translate -m "$model" -i "$3" -o "$4" --beam "$beam" --batch-size "$2" --compute-type "${1%/*}" \
+    --threads "$threads" "${decoders[@]}" 2> "$4.err"
   end=$(date +%s.%N)
   echo "$end - $start" | bc -l
 }
@@ -47,11 +50,11 @@ lines_full=$(wc -l < "$src")
 declare -A times decoding loads
 for round in $(seq 1 "$rounds"); do
   for type in "${types[@]}"; do
-    load=$(decode "$type" 1 "$out/empty" "$out/hyp.$type.empty")
+    load=$(decode "$type" 1 "$out/empty" "$out/hyp.${type/\//-}.empty")
     loads[$type]="${loads[$type]:-} $load"
     for batch in 64 1; do
       if [ "$batch" = 64 ]; then input=$src n=$lines_full; else input=$out/src.b1 n=$n_b1; fi
-      s=$(decode "$type" "$batch" "$input" "$out/hyp.$type.b$batch")
+      s=$(decode "$type" "$batch" "$input" "$out/hyp.${type/\//-}.b$batch")
       times[$type.$batch]="${times[$type.$batch]:-} $(echo "$n / $s" | bc -l)"
       decoding[$type.$batch]="${decoding[$type.$batch]:-} $(echo "$n / ($s - $load)" | bc -l)"
       printf 'round %d %-5s batch %-3s %8.2f sentences/s (load %.2f s)\n' "$round" "$type" "$batch" \
@@ -72,7 +75,7 @@ for batch in 64 1; do
     d=$(echo "${decoding[$type.$batch]}" | median)
     l=$(echo "${loads[$type]}" | median)
     if [ "$batch" = 64 ]; then r=$ref; else r=$out/ref.b1; fi
-    scores=$("$attn" score --ref "$r" -i "$out/hyp.$type.b$batch" |
+    scores=$("$attn" score --ref "$r" -i "$out/hyp.${type/\//-}.b$batch" |
       python3 -c 'import json,sys; print(" ".join("%.2f" % m["score"] for m in json.load(sys.stdin)))')
     printf '%-6s %-6s %14.2f %9.2f %8s %8s %14.2f %9.2f %7.2f\n' "$type" "$batch" "$m" "$(echo "$m / $base" | bc -l)" \
       $scores "$d" "$(echo "$d / $base_decoding" | bc -l)" "$l"
