@@ -43,6 +43,7 @@ int with_output_checked(int status) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  attn::bound_openmp_spinning(argv);
   // Past a file size limit (ulimit -f) a write fails with EFBIG, which our
   // writers report as one line, instead of the kernel killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
