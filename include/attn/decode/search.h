@@ -70,8 +70,8 @@ inline bool ranks_before(const Candidate& x, const Candidate& y) {
 
 // The first `count` in beam order of the candidates (h, w), score scores[h] +
 // logprobs[h·V + w], over hypotheses h with a finite score and words w other
-// than <pad> and <s>: what sorting all of them would keep, found one row at a
-// time without storing the H·V candidates. logprobs: [H, V], scores: [H].
+// than <pad> and <s>: what sorting all of them would keep, found in one pass
+// without storing the H·V candidates. logprobs: [H, V], scores: [H].
 std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::span<const float> scores,
                                        std::int64_t vocab, std::size_t count);
 
