@@ -5,21 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "../support.h"
-#include "../train/tiny_corpus.h"
-#include "run_attn.h"
+#include "tiny_model.h"
 
 using namespace attn;
 using namespace attn::test;
 
 TEST_CASE("translate --split-sentences: each sentence alone, joined again on its line", "[cli][split]") {
   ScratchDir dir;
-  write_tiny_corpus(dir.path(), "train", 60, 5);
-  write_tiny_corpus(dir.path(), "valid", 8, 6);
-  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "2"})));
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  const std::string model = (dir.path() / "run" / "last.attn").string();
+  const std::string model = tiny_model(dir);
   const std::string alone = dir.write("alone.txt", "Red cat sits.\nBlue dog runs.\n");
   const std::string joined = dir.write("joined.txt", "Red cat sits. Blue dog runs.\n\nRed cat sits.\n");
   const RunResult one_by_one = run_attn(shell_words({"translate", "-m", model, "-i", alone}));
@@ -44,13 +37,9 @@ TEST_CASE("translate --split-sentences: each sentence alone, joined again on its
 
 TEST_CASE("attend --split-sentences: one map per sentence, labelled with its line and place", "[cli][split]") {
   ScratchDir dir;
-  write_tiny_corpus(dir.path(), "train", 60, 5);
-  write_tiny_corpus(dir.path(), "valid", 8, 6);
-  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "2"})));
-  REQUIRE(r.status == 0);
-  const std::string model = (dir.path() / "run" / "last.attn").string();
+  const std::string model = tiny_model(dir);
   const std::string joined = dir.write("joined.txt", "Red cat sits. Blue dog runs.\nRed cat sits.\n");
-  r = run_attn(shell_words({"attend", "-m", model, "-i", joined, "--split-sentences"}));
+  const RunResult r = run_attn(shell_words({"attend", "-m", model, "-i", joined, "--split-sentences"}));
   INFO(r.err);
   REQUIRE(r.status == 0);
   const nlohmann::json doc = nlohmann::json::parse(r.out);

@@ -3,9 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "../support.h"
-#include "../train/tiny_corpus.h"
-#include "run_attn.h"
+#include "tiny_model.h"
 
 using namespace attn;
 using namespace attn::test;
@@ -25,12 +23,7 @@ std::string without_scores(const std::string& nbest) {
 
 TEST_CASE("translate: any --decoders count gives one decoder's output, line for line", "[cli][translate]") {
   ScratchDir dir;
-  write_tiny_corpus(dir.path(), "train", 100, 5);
-  write_tiny_corpus(dir.path(), "valid", 10, 6);
-  RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run", {"--max-updates", "3"})));
-  INFO(r.err);
-  REQUIRE(r.status == 0);
-  const std::string model = (dir.path() / "run" / "last.attn").string();
+  const std::string model = tiny_model(dir);
   // Lengths that sort into several batches of 2, an empty line among them:
   // each line's n-best scores are its own, so a line answered in another's place shows.
   dir.write("in.txt", "red cat\nblue dog sits on the mat\n\nthe cat\na red dog sits\ncat\nthe blue cat sits on a red "
