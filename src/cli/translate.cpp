@@ -55,9 +55,9 @@ struct Batch {
 // translations to `done` (called from the decoders; each batch once).
 // Separate batches on single-threaded decoders beat one batch split over the
 // threads: beam search's bookkeeping between the products runs on one thread,
-// and a product of a few rows divides badly (on 2 cores: 1.1-1.3x the
-// sentences/s at batch 64, 1.0x FP32 and 1.5-1.7x int8 at batch 1;
-// docs/results/decoding-speed.md). A batch's translations do not depend on the
+// and a product of a few rows divides badly (on 2 cores, sentences/s at batch
+// 64: FP32 1.2x, bf16 and int8 1.3-1.4x; at batch 1 FP32 about even, bf16 and
+// int8 1.5-1.9x; docs/results/decoding-speed.md). A batch's translations do not depend on the
 // thread count, so neither does the output.
 void decode_batches(model::Seq2Seq& model, const std::vector<Batch>& batches, const decode::SearchOptions& search,
                     std::int64_t decoders, const std::function<void(const Batch&, std::vector<Hypotheses>)>& done) {

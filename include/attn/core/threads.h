@@ -10,7 +10,7 @@ int max_threads_available();
 
 // Unless the user chose how OpenMP threads wait (OMP_WAIT_POLICY or
 // GOMP_SPINCOUNT), re-executes this program with GOMP_SPINCOUNT=10000: a thread
-// that finds no work spins ~10 us, not libgomp's default 300,000 iterations,
+// that finds no work spins 10,000 iterations, not libgomp's default 300,000,
 // before it sleeps. On a busy machine the spinning threads took the cores from
 // the ones with work: translating 300 sentences on 2 threads beside another
 // 2-thread job took 22.7 s with the default and 6.0 s with 10,000; alone, the
