@@ -246,8 +246,8 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
   ServeProcess server(flags);
   auto large = std::async(std::launch::async, [&] {
     const auto sent = Clock::now();
-    const auto a = ask(server.port(), http_post("/v1/translate", heavy_translate(32, 100)), 120.0);
-    return std::make_pair(a && a->status == 200, seconds_since(sent));
+    const auto a = ask(server.port(), http_post("/v1/translate", heavy_translate(32)), 300.0);
+    return std::make_tuple(a && a->status == 200, seconds_since(sent), Clock::now());
   });
   REQUIRE(server.child().wait_until([&] { return queued(server.port()) == 32; }, 10.0));
   double slowest = 0;
@@ -259,10 +259,13 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
     REQUIRE(a->status == 200);
     slowest = std::max(slowest, seconds_since(sent));
   }
-  const auto [ok, took] = large.get();
+  const auto small_ones_done = Clock::now();
+  const auto [ok, took, large_done] = large.get();
   REQUIRE(ok);
   INFO("the large request took " << took << " s, the small ones at most " << slowest << " s");
-  REQUIRE(took > 1.5);  // it is large enough that waiting for it would show (~2 s for 16 on a fast idle host)
+  // The small ones were answered while the large one was still being decoded
+  // (on any machine: not a time limit), each in a fraction of its time.
+  REQUIRE(large_done > small_ones_done);
   REQUIRE(slowest < took / 4);
 }
 
