@@ -43,8 +43,6 @@ struct TranslateFlags {
   std::int64_t decoders = 0;         // batches decoded at once; 0: one per thread
 };
 
-using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
-
 struct Batch {
   std::vector<std::vector<std::int32_t>> sources;  // subword ids, none empty
   std::vector<std::size_t> ids;                    // the input line (or sentence) of each source
@@ -60,7 +58,8 @@ struct Batch {
 // int8 1.5-1.9x; docs/results/decoding-speed.md). A batch's translations do not depend on the
 // thread count, so neither does the output.
 void decode_batches(model::Seq2Seq& model, const std::vector<Batch>& batches, const decode::SearchOptions& search,
-                    std::int64_t decoders, const std::function<void(const Batch&, std::vector<Hypotheses>)>& done) {
+                    std::int64_t decoders,
+                    const std::function<void(const Batch&, std::vector<decode::Hypotheses>)>& done) {
   const int threads = num_threads();
   const auto count = static_cast<int>(std::clamp<std::int64_t>(decoders > 0 ? decoders : threads, 1,
                                                                static_cast<std::int64_t>(batches.size())));
@@ -125,7 +124,7 @@ int run(const TranslateFlags& f) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return sources[a].size() > sources[b].size(); });
-  std::vector<std::vector<decode::Hypothesis>> results(units.size());
+  std::vector<decode::Hypotheses> results(units.size());
   std::vector<Batch> batches;
   std::int64_t decoded = 0;  // sentences translated so far, empty ones at once
   for (std::size_t start = 0; start < order.size();) {
@@ -143,12 +142,13 @@ int run(const TranslateFlags& f) {
   }
   CountProgress progress("sentences", static_cast<std::int64_t>(units.size()));  // on a terminal only
   std::mutex progress_mutex;
-  decode_batches(*loaded.model, batches, f.search, f.decoders, [&](const Batch& batch, std::vector<Hypotheses> hyps) {
-    for (std::size_t k = 0; k < batch.ids.size(); ++k) results[batch.ids[k]] = std::move(hyps[k]);
-    std::lock_guard<std::mutex> lock(progress_mutex);
-    decoded += static_cast<std::int64_t>(batch.ids.size());
-    progress.update(decoded);
-  });
+  decode_batches(*loaded.model, batches, f.search, f.decoders,
+                 [&](const Batch& batch, std::vector<decode::Hypotheses> hyps) {
+                   for (std::size_t k = 0; k < batch.ids.size(); ++k) results[batch.ids[k]] = std::move(hyps[k]);
+                   std::lock_guard<std::mutex> lock(progress_mutex);
+                   decoded += static_cast<std::int64_t>(batch.ids.size());
+                   progress.update(decoded);
+                 });
   progress.finish();
 
   // One output line per input line (decode_line), or every later line would shift.

@@ -44,6 +44,8 @@ struct Hypothesis {
   float logprob = 0.0f;              // Σ log p, </s> included
 };
 
+using Hypotheses = std::vector<Hypothesis>;  // one sentence's n best, best first
+
 // Called once per sentence, in the step the sentence leaves the search, with its
 // final hypotheses (index into sources): a server answers a request as soon as its
 // sentences are done instead of when the batch's longest one is.

@@ -61,7 +61,7 @@ struct BatchOptions {
   std::int64_t piece_hypotheses = 5;
 };
 
-using Hypotheses = std::vector<decode::Hypothesis>;  // one sentence's n best, best first
+using decode::Hypotheses;
 
 class DecodeQueue {
  public:
