@@ -45,16 +45,19 @@ decode() {
   echo "$end - $start" | bc -l
 }
 
+# hyp TYPE[/D] SUFFIX → the file its translations go to
+hyp() { echo "$out/hyp.${1/\//-}.$2"; }
+
 lines_full=$(wc -l < "$src")
 : > "$out/empty"
 declare -A times decoding loads
 for round in $(seq 1 "$rounds"); do
   for type in "${types[@]}"; do
-    load=$(decode "$type" 1 "$out/empty" "$out/hyp.${type/\//-}.empty")
+    load=$(decode "$type" 1 "$out/empty" "$(hyp "$type" empty)")
     loads[$type]="${loads[$type]:-} $load"
     for batch in 64 1; do
       if [ "$batch" = 64 ]; then input=$src n=$lines_full; else input=$out/src.b1 n=$n_b1; fi
-      s=$(decode "$type" "$batch" "$input" "$out/hyp.${type/\//-}.b$batch")
+      s=$(decode "$type" "$batch" "$input" "$(hyp "$type" "b$batch")")
       times[$type.$batch]="${times[$type.$batch]:-} $(echo "$n / $s" | bc -l)"
       decoding[$type.$batch]="${decoding[$type.$batch]:-} $(echo "$n / ($s - $load)" | bc -l)"
       printf 'round %d %-5s batch %-3s %8.2f sentences/s (load %.2f s)\n' "$round" "$type" "$batch" \
@@ -75,7 +78,7 @@ for batch in 64 1; do
     d=$(echo "${decoding[$type.$batch]}" | median)
     l=$(echo "${loads[$type]}" | median)
     if [ "$batch" = 64 ]; then r=$ref; else r=$out/ref.b1; fi
-    scores=$("$attn" score --ref "$r" -i "$out/hyp.${type/\//-}.b$batch" |
+    scores=$("$attn" score --ref "$r" -i "$(hyp "$type" "b$batch")" |
       python3 -c 'import json,sys; print(" ".join("%.2f" % m["score"] for m in json.load(sys.stdin)))')
     printf '%-6s %-6s %14.2f %9.2f %8s %8s %14.2f %9.2f %7.2f\n' "$type" "$batch" "$m" "$(echo "$m / $base" | bc -l)" \
       $scores "$d" "$(echo "$d / $base_decoding" | bc -l)" "$l"

@@ -88,8 +88,7 @@ void decode_batches(model::Seq2Seq& model, const std::vector<Batch>& batches, co
     std::vector<std::thread> pool;
     for (int i = 0; i < count; ++i)
       pool.emplace_back([&, i] {
-        // OpenMP's thread count is per thread: the first `threads % count` decoders take one more.
-        set_threads(std::max(1, threads / count + (i < threads % count ? 1 : 0)));
+        set_threads(threads_of_decoder(threads, count, i));
         decoder();
       });
     for (std::thread& t : pool) t.join();

@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace attn {
@@ -10,6 +11,10 @@ namespace attn {
 void set_threads(int n) { omp_set_num_threads(n > 0 ? n : omp_get_num_procs()); }
 int num_threads() { return omp_get_max_threads(); }
 int max_threads_available() { return omp_get_num_procs(); }
+
+int threads_of_decoder(int threads, int decoders, int i) {
+  return std::max(1, threads / decoders + (i < threads % decoders ? 1 : 0));
+}
 
 void bound_openmp_spinning(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;

@@ -17,12 +17,12 @@ bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b)
 
 DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options)
     : models_(std::move(models)), options_(options) {
-  // OpenMP's thread count is per thread: the decoders share the one --threads gave the caller.
-  const int decoders = std::clamp(options_.decoders, 1, std::max(1, num_threads()));
-  const int threads = std::max(1, num_threads() / decoders);
+  // The decoders share the threads --threads gave the caller.
+  const int threads = num_threads();
+  const int decoders = std::clamp(options_.decoders, 1, std::max(1, threads));
   for (int i = 0; i < decoders; ++i)
-    threads_.emplace_back([this, threads] {
-      set_threads(threads);
+    threads_.emplace_back([this, threads, decoders, i] {
+      set_threads(threads_of_decoder(threads, decoders, i));
       loop();
     });
 }

@@ -1,4 +1,5 @@
 #include <cstring>
+#include <vector>
 
 #include "../support.h"
 #include "attn/core/arena.h"
@@ -6,6 +7,7 @@
 #include "attn/core/error.h"
 #include "attn/core/rng.h"
 #include "attn/core/tensor.h"
+#include "attn/core/threads.h"
 
 using namespace attn;
 
@@ -123,4 +125,17 @@ TEST_CASE("arena: release frees what came after the mark, across chained blocks"
   REQUIRE(arena.high_water_floats() >= used + 32 + 4096);
   arena.reset();
   REQUIRE(arena.capacity_floats() >= arena.high_water_floats());
+}
+
+TEST_CASE("threads: decoders share the threads, the first ones one more, each at least one", "[core]") {
+  const auto split = [](int threads, int decoders) {
+    std::vector<int> each;
+    for (int i = 0; i < decoders; ++i) each.push_back(threads_of_decoder(threads, decoders, i));
+    return each;
+  };
+  CHECK(split(2, 1) == std::vector<int>{2});
+  CHECK(split(2, 2) == std::vector<int>{1, 1});
+  CHECK(split(3, 2) == std::vector<int>{2, 1});
+  CHECK(split(7, 3) == std::vector<int>{3, 2, 2});
+  CHECK(split(2, 4) == std::vector<int>{1, 1, 1, 1});
 }

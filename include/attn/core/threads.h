@@ -8,6 +8,11 @@ void set_threads(int n);
 int num_threads();
 int max_threads_available();
 
+// The OpenMP threads of decoder i of `decoders` sharing `threads` (OpenMP's
+// count is per thread, so each decoder sets its own): the first
+// threads % decoders take one more, and each has at least one.
+int threads_of_decoder(int threads, int decoders, int i);
+
 // Unless the user chose how OpenMP threads wait (OMP_WAIT_POLICY or
 // GOMP_SPINCOUNT), re-executes this program with GOMP_SPINCOUNT=10000: a thread
 // that finds no work spins 10,000 iterations, not libgomp's default 300,000,
