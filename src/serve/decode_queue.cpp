@@ -19,7 +19,7 @@ DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions optio
     : models_(std::move(models)), options_(options) {
   // The decoders share the threads --threads gave the caller.
   const int threads = num_threads();
-  const int decoders = std::clamp(options_.decoders, 1, std::max(1, threads));
+  const int decoders = std::clamp(options_.decoders, 1, threads);  // num_threads() is at least 1
   for (int i = 0; i < decoders; ++i)
     threads_.emplace_back([this, threads, decoders, i] {
       set_threads(threads_of_decoder(threads, decoders, i));
