@@ -86,6 +86,12 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
     direct.clear();
     da.clear();
     dout.clear();
+    // Room for the longest task (fast_disa_attend_backward: [3T, 2dh] and [T, T]; direct pairs [2T];
+    // ∂L/∂A [T, T]; ∂L/∂O [T, dh]), as in the forward: the tasks a thread draws change from step to step.
+    scratch.reserve(static_cast<std::size_t>(6 * T * dh + T * T));
+    direct.reserve(static_cast<std::size_t>(2 * T));
+    da.reserve(static_cast<std::size_t>(T * T));
+    dout.reserve(static_cast<std::size_t>(T * dh));
     // Dropout: Ã [len, T] and Ẽ [len, dh] of the task's head, as the forward applied them.
     static thread_local std::vector<float> a_drop, e_drop;
     a_drop.assign(static_cast<std::size_t>(dropout ? T * T : 0), 0.0f);

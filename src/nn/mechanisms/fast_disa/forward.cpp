@@ -68,6 +68,10 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
     static thread_local std::vector<float> scratch, direct, shift;
     scratch.clear();
     direct.clear();
+    // Room for the longest task (fast_disa_attend: [2T, 2dh]; a row's direct pairs: [2T]): which
+    // tasks a thread draws changes from step to step, and a later step must not grow them.
+    scratch.reserve(static_cast<std::size_t>(4 * T * dh));
+    direct.reserve(static_cast<std::size_t>(2 * T));
     shift.assign(static_cast<std::size_t>(dh), 0.0f);
     // Dropout: Ã [T, T] and Ẽ [T, dh] of the task's head.
     static thread_local std::vector<float> a_drop, e_drop;
