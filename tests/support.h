@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -26,6 +27,13 @@ inline std::size_t count_occurrences(const std::string& text, const std::string&
   for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
   return n;
 }
+
+// Whether this process runs under AddressSanitizer. Asked at run time: the
+// tests' sources are compiled once, without the sanitizers, and linked into
+// both builds (Makefile), so __SANITIZE_ADDRESS__ would say nothing. ASan's
+// runtime is in the process exactly when the library and binary under test
+// were built with it.
+inline bool under_address_sanitizer() { return dlsym(RTLD_DEFAULT, "__asan_init") != nullptr; }
 
 // One tab-separated line "attn-test-<status>\tNAME\tREASON" that tools/run-tests.sh reads:
 // Catch2 v2 has no status but passed and failed.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace attn::test {
 
@@ -44,7 +45,8 @@ inline RunResult run_attn(const std::string& args, const std::string& stdin_text
   const char* bin = std::getenv("ATTN_BIN");
   REQUIRE(bin != nullptr);  // set by `make test`; run the suite through make
   const auto dir = std::filesystem::temp_directory_path();
-  const std::string tag = std::to_string(reinterpret_cast<std::uintptr_t>(&args));
+  // Unique among this process's concurrent calls (threads) and among the suite's processes.
+  const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<std::uintptr_t>(&args));
   const auto in = dir / ("attn-cli-in-" + tag), out = dir / ("attn-cli-out-" + tag),
              err = dir / ("attn-cli-err-" + tag);
   { std::ofstream(in, std::ios::binary) << stdin_text; }

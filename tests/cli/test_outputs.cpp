@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -162,7 +163,7 @@ TEST_CASE("tests: tools/run-tests.sh counts a skipped test as skipped, not passe
                                      "echo 'All tests passed (5 assertions in 2 test cases)'\n");
   fs::permissions(fake, fs::perms::owner_all);
   const std::string script = "tools/run-tests.sh";  // the suite runs from the checkout (make test)
-  std::FILE* pipe = ::popen(("bash " + script + " " + fake).c_str(), "r");
+  std::FILE* pipe = ::popen(("ATTN_TEST_JOBS=1 bash " + script + " " + fake).c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string out;
   char buffer[256];
@@ -174,9 +175,8 @@ TEST_CASE("tests: tools/run-tests.sh counts a skipped test as skipped, not passe
 }
 
 TEST_CASE("outputs: out of memory is one line naming the running command's flags", "[cli]") {
-#if defined(__SANITIZE_ADDRESS__)
-  ATTN_SKIP("AddressSanitizer reserves more address space than the limit this test sets (ulimit -v)");
-#else
+  if (test::under_address_sanitizer())
+    ATTN_SKIP("AddressSanitizer reserves more address space than the limit this test sets (ulimit -v)");
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   std::string many;
@@ -189,5 +189,63 @@ TEST_CASE("outputs: out of memory is one line naming the running command's flags
                "", "ulimit -v 400000; ");
   require_user_error(r, "out of memory; try a smaller --batch-size or --beam");
   REQUIRE_FALSE(fs::exists(dir / "out.txt"));
-#endif
+}
+
+TEST_CASE("tests: ATTN_TEST_JOBS runs each test file once in its own process and sums what they report", "[cli]") {
+  test::ScratchDir dir;
+  // A stand-in for the suite with five files: one passes, one fails, one skips a case, one dies unsummarised,
+  // one passes without assertions (Catch2 words that summary differently).
+  // Each call leaves its last argument (the file's tag) in calls.txt.
+  const std::string calls = (dir / "calls.txt").string();
+  const std::string fake = dir.write(
+      "suite.sh",
+      "#!/bin/sh\n"
+      "for a in \"$@\"; do last=$a; done\n"
+      "case \" $* \" in *' --list-tags '*) printf 'All available tags:\\n   2  [#a]\\n   1  [#b]\\n"
+      "   3  [#c]\\n   1  [#d]\\n   2  [#e]\\n   4  [gemm]\\n6 tags\\n'; exit 0;; esac\n"
+      "echo \"$last\" >> " +
+          calls +
+          "\n"
+          "case $last in\n"
+          "  '[#a]') echo 'All tests passed (4 assertions in 2 test cases)' ;;\n"
+          "  '[#b]') echo 'test cases: 1 | 1 failed'; exit 1 ;;\n"
+          "  '[#c]') printf 'attn-test-skipped\\tc: one\\tno GPU\\n'; echo 'All tests passed (3 assertions in 3 test cases)' ;;\n"
+          "  '[#d]') echo 'half a report'; exit 134 ;;\n"
+          "  '[#e]') printf 'test cases: 2 | 2 passed\\nassertions: - none -\\n' ;;\n"
+          "  *) echo 'All tests passed (1 assertion in 1 test case)' ;;\n"
+          "esac\n");
+  fs::permissions(fake, fs::perms::owner_all);
+  const auto run = [&](const std::string& args) {
+    fs::remove(calls);
+    const std::string command = "ATTN_TEST_JOBS=2 bash tools/run-tests.sh " + fake + " " + args + " 2>&1";
+    std::FILE* pipe = ::popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    char buffer[256];
+    while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
+    const int status = ::pclose(pipe);
+    return std::make_pair(status, out);
+  };
+  const auto [status, out] = run("'~[big]' --durations yes");
+  INFO(out);
+  REQUIRE(status != 0);
+  REQUIRE(out.find("suite.sh [#d] ended with status 134 before its summary") != std::string::npos);
+  REQUIRE(out.find("half a report") != std::string::npos);
+  REQUIRE(out.substr(out.rfind('\n', out.size() - 2) + 1) == "6 passed, 2 failed, 1 skipped\n");
+  std::vector<std::string> tags;
+  std::ifstream in(calls);
+  for (std::string line; std::getline(in, line);) tags.push_back(line);
+  std::sort(tags.begin(), tags.end());
+  REQUIRE(tags == std::vector<std::string>{"[#a]", "[#b]", "[#c]", "[#d]", "[#e]"});
+
+  // A spec with a comma (an OR) cannot be ANDed with a file's tag: the suite runs as one process.
+  const auto [one_status, one_out] = run("'[a],[b]'");
+  INFO(one_out);
+  REQUIRE(one_status == 0);
+  REQUIRE(one_out.substr(one_out.rfind('\n', one_out.size() - 2) + 1) == "1 passed, 0 failed, 0 skipped\n");
+  std::ifstream one(calls);
+  std::string only;
+  REQUIRE(std::getline(one, only));
+  REQUIRE(only == "[a],[b]");
+  REQUIRE_FALSE(std::getline(one, only));
 }

@@ -207,11 +207,7 @@ TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line 
   // The real binary, bounded in time and memory: the old reader hung on the FIFO and filled memory from /dev/zero.
   // AddressSanitizer reserves terabytes of address space for its shadow, so under it only time is bounded here
   // (the main pass bounds memory too).
-#if defined(__SANITIZE_ADDRESS__)
-  const char* const bounds = "timeout 60 ";
-#else
-  const char* const bounds = "ulimit -v 4000000; timeout 60 ";
-#endif
+  const char* const bounds = test::under_address_sanitizer() ? "timeout 60 " : "ulimit -v 4000000; timeout 60 ";
   const test::RunResult r =
       run_attn("report " + fifo.string() + " " + zero.string() + " " + long_line.string() + " --json", "", bounds);
   INFO(r.err);

@@ -456,11 +456,7 @@ TEST_CASE("serve hostile: every hostile client at once beside 16 ordinary ones: 
   REQUIRE(result.requests > 16);
   REQUIRE(hostile.rounds() > 10);
   REQUIRE(probe.quantile(0.99) <= 100.0);
-#if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer holds freed memory in quarantine (256 MB by default) before reusing it.
-  constexpr long kGrowthKb = (200 + 256) * 1024;
-#else
-  constexpr long kGrowthKb = 200 * 1024;
-#endif
-  REQUIRE(after - before < kGrowthKb);
+  const long growth_kb = (200 + (test::under_address_sanitizer() ? 256 : 0)) * 1024;
+  REQUIRE(after - before < growth_kb);
 }
