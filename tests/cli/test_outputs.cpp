@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../support.h"
@@ -28,6 +29,22 @@ std::vector<std::string> names_in(const fs::path& directory) {
   std::sort(names.begin(), names.end());
   return names;
 }
+
+// tools/run-tests.sh (the suite runs from the checkout: make test) on a stand-in for the test binary,
+// with ATTN_TEST_JOBS=jobs: its exit status and output.
+std::pair<int, std::string> run_tests_script(int jobs, const std::string& suite, const std::string& args = "") {
+  const std::string command = "ATTN_TEST_JOBS=" + std::to_string(jobs) + " bash tools/run-tests.sh " + suite + " " +
+                              args + " 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buffer[256];
+  while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
+  return {::pclose(pipe), out};
+}
+
+// The last line of a command's output.
+std::string last_line(const std::string& out) { return out.substr(out.rfind('\n', out.size() - 2) + 1); }
 
 }  // namespace
 
@@ -162,16 +179,11 @@ TEST_CASE("tests: tools/run-tests.sh counts a skipped test as skipped, not passe
                                      "printf 'attn-test-skipped\\tbrowser: draws maps\\tchromium is not installed\\n'\n"
                                      "echo 'All tests passed (5 assertions in 2 test cases)'\n");
   fs::permissions(fake, fs::perms::owner_all);
-  const std::string script = "tools/run-tests.sh";  // the suite runs from the checkout (make test)
-  std::FILE* pipe = ::popen(("ATTN_TEST_JOBS=1 bash " + script + " " + fake).c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
-  REQUIRE(::pclose(pipe) == 0);
+  const auto [status, out] = run_tests_script(1, fake);
   INFO(out);
+  REQUIRE(status == 0);
   REQUIRE(out.find("browser: draws maps: chromium is not installed") != std::string::npos);
-  REQUIRE(out.substr(out.rfind('\n', out.size() - 2) + 1) == "1 passed, 0 failed, 1 skipped\n");
+  REQUIRE(last_line(out) == "1 passed, 0 failed, 1 skipped\n");
 }
 
 TEST_CASE("outputs: out of memory is one line naming the running command's flags", "[cli]") {
@@ -215,23 +227,12 @@ TEST_CASE("tests: ATTN_TEST_JOBS runs each test file once in its own process and
           "  *) echo 'All tests passed (1 assertion in 1 test case)' ;;\n"
           "esac\n");
   fs::permissions(fake, fs::perms::owner_all);
-  const auto run = [&](const std::string& args) {
-    fs::remove(calls);
-    const std::string command = "ATTN_TEST_JOBS=2 bash tools/run-tests.sh " + fake + " " + args + " 2>&1";
-    std::FILE* pipe = ::popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    char buffer[256];
-    while (std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
-    const int status = ::pclose(pipe);
-    return std::make_pair(status, out);
-  };
-  const auto [status, out] = run("'~[big]' --durations yes");
+  const auto [status, out] = run_tests_script(2, fake, "'~[big]' --durations yes");
   INFO(out);
   REQUIRE(status != 0);
   REQUIRE(out.find("suite.sh [#d] ended with status 134 before its summary") != std::string::npos);
   REQUIRE(out.find("half a report") != std::string::npos);
-  REQUIRE(out.substr(out.rfind('\n', out.size() - 2) + 1) == "6 passed, 2 failed, 1 skipped\n");
+  REQUIRE(last_line(out) == "6 passed, 2 failed, 1 skipped\n");
   std::vector<std::string> tags;
   std::ifstream in(calls);
   for (std::string line; std::getline(in, line);) tags.push_back(line);
@@ -239,10 +240,11 @@ TEST_CASE("tests: ATTN_TEST_JOBS runs each test file once in its own process and
   REQUIRE(tags == std::vector<std::string>{"[#a]", "[#b]", "[#c]", "[#d]", "[#e]"});
 
   // A spec with a comma (an OR) cannot be ANDed with a file's tag: the suite runs as one process.
-  const auto [one_status, one_out] = run("'[a],[b]'");
+  fs::remove(calls);
+  const auto [one_status, one_out] = run_tests_script(2, fake, "'[a],[b]'");
   INFO(one_out);
   REQUIRE(one_status == 0);
-  REQUIRE(one_out.substr(one_out.rfind('\n', one_out.size() - 2) + 1) == "1 passed, 0 failed, 0 skipped\n");
+  REQUIRE(last_line(one_out) == "1 passed, 0 failed, 0 skipped\n");
   std::ifstream one(calls);
   std::string only;
   REQUIRE(std::getline(one, only));
