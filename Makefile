@@ -68,7 +68,7 @@ TEST_OBJ   := $(TEST_SRC:%.cpp=$(BUILD)/%.o)
 # Under the sanitizers the tests' own code is the main build's: the library
 # and the attn binary the tests run are instrumented, and a read past a buffer
 # a test allocated is still caught (ASan guards every malloc). Instrumenting
-# the test sources too was ~60% of this build's time, for code that is not
+# the test sources too was half of this build's time, for code that is not
 # the product. The library is linked first and whole, so the instrumented
 # copy of an inline function both share is the one kept.
 ifeq ($(SANITIZE),1)
