@@ -47,8 +47,9 @@ done
 
 files=()
 if [ "$parallel" -eq 1 ]; then
-  # One entry per test source file (Catch2's -# tags), those with most test
-  # cases first so that the long ones do not start last.
+  # One entry per test source file name (Catch2's -# tags; files of the same
+  # name in two folders share one), those with most test cases first so that
+  # the long ones do not start last.
   mapfile -t files < <("$binary" -# --list-tags "$@" | sed -nE 's/^ *([0-9]+) +(\[#[^]]+\])$/\1 \2/p' |
                         sort -k1,1nr -k2 | cut -d' ' -f2)
 fi
