@@ -69,8 +69,7 @@ TEST_OBJ   := $(TEST_SRC:%.cpp=$(BUILD)/%.o)
 # and the attn binary the tests run are instrumented, and a read past a buffer
 # a test allocated is still caught (ASan guards every malloc). Instrumenting
 # the test sources too was half of this build's time, for code that is not
-# the product. The library is linked first and whole, so the instrumented
-# copy of an inline function both share is the one kept.
+# the product. (The link rule below puts the library first.)
 ifeq ($(SANITIZE),1)
   TEST_OBJ := $(TEST_SRC:%.cpp=build/%.o)
 endif
@@ -135,12 +134,11 @@ ifeq ($(SANITIZE),1)
 build/tests/%.o: tests/%.cpp | $(DEPS_OK)
 	@mkdir -p $(dir $@)
 	$(CXX) $(COMMON_CXXFLAGS) $(MAIN_OPT) -c $< -o $@
+endif
+# The library whole and first: under the sanitizers its instrumented copy of
+# an inline function is the one kept (the tests use every member anyway).
 $(BUILD)/attn_tests: $(TEST_OBJ) $(LIB)
 	$(CXX) -Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(TEST_OBJ) $(LDFLAGS) -o $@
-else
-$(BUILD)/attn_tests: $(TEST_OBJ) $(LIB)
-	$(CXX) $^ $(LDFLAGS) -o $@
-endif
 
 # The suite runs the CLI too, so it needs the binary of the same build; and,
 # when MPI is installed (not under the sanitizers), the MPI build for [mpi].
