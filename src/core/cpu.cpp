@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "attn/core/error.h"
@@ -95,6 +96,19 @@ void set_active_isa(Isa isa) {
     throw Error("ISA '" + std::string(isa_name(isa)) + "' is not supported by this CPU (best: " +
                 std::string(isa_name(best_isa())) + "); unset ATTN_ISA or choose a lower one");
   g_active.store(static_cast<int>(isa));
+}
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string key = "model name";
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.compare(0, key.size(), key) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  }
+  return {};
 }
 
 Isa active_isa() {

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/core/checked_stream.h"
+#include "attn/core/cpu.h"
 #include "attn/core/error.h"
+#include "attn/core/threads.h"
 
 namespace attn::train {
 
@@ -82,6 +84,9 @@ void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters
                       {"arch", config.arch},       {"parameters", parameters}, {"config", config.to_json()},
                       {"train_flags", train_flags}};
   if (!changed_flags.empty()) j["changed_flags"] = changed_flags;
+  // A run's speed means little without the machine: each process of a resumed
+  // run says where it ran (runs are often resumed on another host).
+  j["host"] = {{"cpu", cpu_model_name()}, {"isa", std::string(isa_name(active_isa()))}, {"threads", num_threads()}};
   write_line(j.dump());
 }
 

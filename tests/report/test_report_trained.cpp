@@ -17,6 +17,7 @@
 #include "../cli/run_attn.h"
 #include "../support.h"
 #include "report_fixtures.h"
+#include "attn/core/cpu.h"
 #include "attn/model/model_file.h"
 #include "attn/report/run_summary.h"
 
@@ -84,6 +85,11 @@ TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from a
     std::vector<std::string> frame;  // the model and end records, in order
     while (std::getline(log, line)) {
       const json j = json::parse(line);
+      if (j["split"] == "model") {  // each process says where it ran
+        REQUIRE(isa_supported(parse_isa(j.at("host").at("isa").get<std::string>())));
+        REQUIRE_FALSE(j["host"].at("cpu").get<std::string>().empty());
+        REQUIRE(j["host"].at("threads").get<int>() >= 1);
+      }
       if (j["split"] == "model" || j["split"] == "end") {
         frame.push_back(j["split"].get<std::string>());
         continue;

@@ -1,5 +1,6 @@
 // CPU feature detection and the choice of kernel ISA.
 #pragma once
+#include <string>
 #include <string_view>
 
 namespace attn {
@@ -28,6 +29,10 @@ Isa best_isa();
 bool isa_supported(Isa isa);
 
 std::string_view isa_name(Isa isa);
+
+// The CPU's name as the OS reports it (Linux: "model name" of /proc/cpuinfo),
+// for logs that must say which machine measured them; "" when unknown.
+std::string cpu_model_name();
 // Parses "scalar" | "avx2" | "avx512" | "avx512vnni" | "avx512bf16"; throws Error otherwise.
 Isa parse_isa(std::string_view name);
 
