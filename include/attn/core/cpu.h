@@ -33,6 +33,7 @@ std::string_view isa_name(Isa isa);
 // The CPU's name as the OS reports it (Linux: "model name" of /proc/cpuinfo),
 // for logs that must say which machine measured them; "" when unknown.
 std::string cpu_model_name();
+
 // Parses "scalar" | "avx2" | "avx512" | "avx512vnni" | "avx512bf16"; throws Error otherwise.
 Isa parse_isa(std::string_view name);
 
