@@ -227,7 +227,7 @@ Json cells_json(const std::vector<Cell>& cells) {
 
 int run(const Options& o) {
   set_threads(o.threads);
-  const CpuName cpu = read_cpu();
+  const CpuName cpu = cpu_name();
   const std::string date = today();
   const std::int64_t longest = *std::max_element(o.lengths.begin(), o.lengths.end());
   const std::int64_t max_positions = std::max<std::int64_t>(1024, longest + 1);

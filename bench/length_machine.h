@@ -1,7 +1,7 @@
-// bench_length's view of the machine it runs on: the CPU's name, the memory
-// available and the process's peak, and the CPU time of the whole machine
-// against this process's own, to tell how much other processes ran while a
-// part was measured; the date for the report.
+// bench_length's view of the machine it runs on (its CPU's name is
+// attn::cpu_name()): the memory available and the process's peak, and the CPU
+// time of the whole machine against this process's own, to tell how much other
+// processes ran while a part was measured; the date for the report.
 #pragma once
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,30 +17,6 @@
 namespace attn::bench::length {
 
 using Clock = std::chrono::steady_clock;
-
-struct CpuName {
-  std::string model = "unknown CPU";
-  int family = -1, model_number = -1;
-};
-
-inline CpuName read_cpu() {
-  CpuName cpu;
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);) {
-    const std::size_t colon = line.find(':');
-    if (colon == std::string::npos) {
-      if (cpu.family >= 0) break;  // the first processor's block is enough
-      continue;
-    }
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
-    if (key == "model name") cpu.model = value;
-    if (key == "cpu family") cpu.family = std::atoi(value.c_str());
-    if (key == "model") cpu.model_number = std::atoi(value.c_str());
-  }
-  return cpu;
-}
 
 // MemAvailable of /proc/meminfo in bytes (0 when unknown).
 inline double available_bytes() {

@@ -98,17 +98,23 @@ void set_active_isa(Isa isa) {
   g_active.store(static_cast<int>(isa));
 }
 
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  const std::string key = "model name";
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.compare(0, key.size(), key) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const auto start = line.find_first_not_of(" \t", colon + 1);
-    return start == std::string::npos ? std::string() : line.substr(start);
+CpuName cpu_name() {
+  CpuName cpu;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) {
+      if (cpu.family >= 0) break;  // the first processor's block is enough
+      continue;
+    }
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name") cpu.model = value;
+    if (key == "cpu family") cpu.family = std::atoi(value.c_str());
+    if (key == "model") cpu.model_number = std::atoi(value.c_str());
   }
-  return {};
+  return cpu;
 }
 
 Isa active_isa() {

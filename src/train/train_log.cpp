@@ -86,7 +86,10 @@ void TrainLog::started(const model::ModelConfig& config, std::int64_t parameters
   if (!changed_flags.empty()) j["changed_flags"] = changed_flags;
   // A run's speed means little without the machine: each process of a resumed
   // run says where it ran (runs are often resumed on another host).
-  j["host"] = {{"cpu", cpu_model_name()}, {"isa", std::string(isa_name(active_isa()))}, {"threads", num_threads()}};
+  const CpuName cpu = cpu_name();
+  j["host"] = {{"cpu", {{"model_name", cpu.model}, {"family", cpu.family}, {"model", cpu.model_number}}},
+               {"isa", std::string(isa_name(active_isa()))},
+               {"threads", num_threads()}};
   write_line(j.dump());
 }
 

@@ -30,9 +30,14 @@ bool isa_supported(Isa isa);
 
 std::string_view isa_name(Isa isa);
 
-// The CPU's name as the OS reports it (Linux: "model name" of /proc/cpuinfo),
-// for logs that must say which machine measured them; "" when unknown.
-std::string cpu_model_name();
+// The CPU as /proc/cpuinfo names it (its first processor), for benchmarks and
+// logs that must say which machine measured them: hosts of one vendor often
+// share a model name ("AMD EPYC") and differ in family and model.
+struct CpuName {
+  std::string model = "unknown CPU";
+  int family = -1, model_number = -1;
+};
+CpuName cpu_name();
 
 // Parses "scalar" | "avx2" | "avx512" | "avx512vnni" | "avx512bf16"; throws Error otherwise.
 Isa parse_isa(std::string_view name);
