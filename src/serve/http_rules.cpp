@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "attn/serve/api.h"
 
@@ -19,24 +21,57 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// The host part of a Host header: "[::1]:8080" → "::1", "a.b:80" → "a.b".
-std::string host_part(std::string_view header) {
+// The host of a Host header, parsed as RFC 9110 has it (uri-host [":" port]):
+// "[::1]:8080" → "::1", "a.b:80" → "a.b"; nullopt for anything else
+// ("[::1].evil", "a:b:c", "a:8x", an empty name), which is then refused whole.
+// A prefix is never enough: the rule compares the exact host.
+std::optional<std::string> host_part(std::string_view header) {
+  const auto port_ok = [](std::string_view rest) {
+    if (rest.empty()) return true;
+    if (rest.front() != ':') return false;
+    rest.remove_prefix(1);
+    return std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+  };
   if (!header.empty() && header.front() == '[') {
     const std::size_t close = header.find(']');
-    return close == std::string_view::npos ? std::string() : lower(header.substr(1, close - 1));
+    if (close == std::string_view::npos || close == 1 || !port_ok(header.substr(close + 1))) return std::nullopt;
+    std::string host = lower(header.substr(1, close - 1));
+    unsigned char buf[16];
+    if (::inet_pton(AF_INET6, host.c_str(), buf) != 1) return std::nullopt;
+    return host;
   }
   const std::size_t colon = header.find(':');
-  if (colon != std::string_view::npos && header.find(':', colon + 1) != std::string_view::npos)
-    return lower(header);  // an unbracketed IPv6 address: not a valid Host, compared whole
-  return lower(header.substr(0, colon));
+  const std::string_view name = header.substr(0, colon);
+  if (name.empty() || (colon != std::string_view::npos && !port_ok(header.substr(colon)))) return std::nullopt;
+  // reg-name characters only (unreserved and sub-delims; no '%', '@', '/', space or control bytes).
+  const bool name_ok = std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || std::string_view("-._~!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos;
+  });
+  if (!name_ok) return std::nullopt;
+  return lower(name);
+}
+
+bool is_ipv4(const std::string& host, in_addr* out = nullptr) {
+  in_addr addr{};
+  const bool ok = ::inet_pton(AF_INET, host.c_str(), &addr) == 1;
+  if (ok && out != nullptr) *out = addr;
+  return ok;
 }
 
 bool is_ip_literal(const std::string& host) {
   unsigned char buf[16];
-  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
+  return is_ipv4(host) || ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
-bool is_loopback(const std::string& host) { return host == "::1" || host.rfind("127.", 0) == 0 || host == "localhost"; }
+// Loopback by value, never by prefix: an IPv4 address in 127.0.0.0/8, the
+// IPv6 address ::1 in any spelling, or the name "localhost" exactly.
+bool is_loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (is_ipv4(host, &v4)) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
 
 }  // namespace
 
@@ -46,13 +81,14 @@ HttpReply error_reply(int status, const std::string& message) {
 
 HostRule::HostRule(std::string listening, std::vector<std::string> allowed)
     : listening_(lower(listening)), allowed_(std::move(allowed)) {
-  for (std::string& a : allowed_) a = host_part(a);
+  for (std::string& a : allowed_) a = host_part(a).value_or(lower(a));
   wildcard_ = listening_ == "0.0.0.0" || listening_ == "::" || listening_.empty();
 }
 
 bool HostRule::accepts(std::string_view header) const {
-  const std::string host = host_part(header);
-  if (host.empty()) return false;
+  const std::optional<std::string> parsed = host_part(header);
+  if (!parsed) return false;
+  const std::string& host = *parsed;
   if (host == listening_ || std::find(allowed_.begin(), allowed_.end(), host) != allowed_.end()) return true;
   if (is_loopback(listening_) && is_loopback(host)) return true;
   // Listening on every address: any address of the machine is its own, but
