@@ -24,6 +24,11 @@ void add_search_options(CLI::App& sub, decode::SearchOptions& search) {
   sub.add_option("--max-len-b", search.max_len_b, "output length limit a·source_length + b")
       ->capture_default_str()
       ->check(bounded(within(0, 100000)));
+  sub.add_option("--no-repeat-ngram-size", search.no_repeat_ngram,
+                 "no output repeats an n-gram (of subwords) of its own; 0: off. Stops the run-ons of a model "
+                 "that does not end a source without final punctuation")
+      ->capture_default_str()
+      ->check(bounded(within(0, 1000)));
 }
 
 void add_compute_type_option(CLI::App& sub, std::string& compute_type) {

@@ -270,7 +270,8 @@ json maps_header(const model::Seq2Seq& model, const std::string& model_file, boo
            {{"beam", search.beam},
             {"lenpen", search.lenpen},
             {"max_len_a", search.max_len_a},
-            {"max_len_b", search.max_len_b}}},
+            {"max_len_b", search.max_len_b},
+            {"no_repeat_ngram_size", search.no_repeat_ngram}}},
           {"precision", selection.precision},
           {"components", components}};
 }

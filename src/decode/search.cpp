@@ -138,6 +138,17 @@ std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::spa
   return best;
 }
 
+void block_repeated_ngrams(std::span<const std::int32_t> prefix, int n, std::span<float> row) {
+  if (n <= 0 || prefix.size() < static_cast<std::size_t>(n - 1)) return;
+  const std::size_t g = static_cast<std::size_t>(n - 1);  // the n-gram's first n-1 tokens
+  const auto last = prefix.subspan(prefix.size() - g);
+  for (std::size_t i = 0; i + g < prefix.size(); ++i)
+    if (std::equal(last.begin(), last.end(), prefix.begin() + static_cast<std::ptrdiff_t>(i))) {
+      const std::int32_t word = prefix[i + g];
+      if (word >= 0 && static_cast<std::size_t>(word) < row.size()) row[static_cast<std::size_t>(word)] = kNegInf;
+    }
+}
+
 std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq& model,
                                       const std::vector<std::vector<std::int32_t>>& sources,
                                       const SearchOptions& options) {
@@ -166,7 +177,8 @@ std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq
     std::vector<std::int32_t> continuing;  // rows of the sentences not finished
     for (std::int64_t s = 0; s < S; ++s) {
       Hypothesis& h = out[live[s]];
-      const float* row = logprobs.data() + s * V;
+      float* row = logprobs.data() + s * V;
+      block_repeated_ngrams(h.tokens, options.no_repeat_ngram, {row, static_cast<std::size_t>(V)});
       std::int32_t best = text::kEos;  // never <pad> or <s>, as in beam search
       for (std::int32_t w = 0; w < V; ++w)
         if (w != text::kPad && w != text::kBos && row[w] > row[best]) best = w;
@@ -239,6 +251,9 @@ std::vector<std::vector<Hypothesis>> beam_search(nn::StepContext& ctx, const mod
             candidates.push_back({score[first + k] + logprobs[(first + k) * V + text::kEos], k, text::kEos});
         std::sort(candidates.begin(), candidates.end(), ranks_before);
       } else {
+        for (std::int64_t k = 0; k < K && options.no_repeat_ngram > 0; ++k)
+          block_repeated_ngrams(prefix[first + k], options.no_repeat_ngram,
+                                {logprobs.data() + (first + k) * V, static_cast<std::size_t>(V)});
         candidates = best_candidates({logprobs.data() + first * V, static_cast<std::size_t>(K * V)},
                                      {score.data() + first, static_cast<std::size_t>(K)}, V,
                                      static_cast<std::size_t>(2 * K));

@@ -12,7 +12,7 @@ namespace attn::serve {
 
 bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b) {
   return a.beam == b.beam && a.lenpen == b.lenpen && a.max_len_a == b.max_len_a && a.max_len_b == b.max_len_b &&
-         a.nbest == b.nbest;
+         a.nbest == b.nbest && a.no_repeat_ngram == b.no_repeat_ngram;
 }
 
 DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options)

@@ -388,3 +388,70 @@ TEST_CASE("search: each sentence is reported once, in the step it leaves, with i
   }
   REQUIRE(steps.size() >= 2);  // the sentences did leave at different steps
 }
+
+namespace {
+
+// Whether some n-gram occurs twice in `tokens`: the naive check of --no-repeat-ngram-size.
+bool repeats_ngram(const std::vector<std::int32_t>& tokens, int n) {
+  std::set<std::vector<std::int32_t>> seen;
+  for (std::size_t i = 0; i + static_cast<std::size_t>(n) <= tokens.size(); ++i)
+    if (!seen.insert({tokens.begin() + static_cast<std::ptrdiff_t>(i),
+                      tokens.begin() + static_cast<std::ptrdiff_t>(i) + n})
+             .second)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("search: block_repeated_ngrams blocks exactly the words that would repeat an n-gram", "[decode][ngram]") {
+  Rng rng(11);
+  const std::int32_t V = 5;  // a small vocabulary: repeats are common
+  for (int trial = 0; trial < 400; ++trial) {
+    const int n = 1 + static_cast<int>(rng.next_u32() % 4);
+    std::vector<std::int32_t> prefix(rng.next_u32() % 12);
+    for (auto& w : prefix) w = static_cast<std::int32_t>(rng.next_u32() % V);
+    std::vector<float> row(V, -1.0f);
+    decode::block_repeated_ngrams(prefix, n, row);
+    for (std::int32_t w = 0; w < V; ++w) {
+      std::vector<std::int32_t> extended = prefix;
+      extended.push_back(w);
+      INFO("trial " << trial << " n " << n << " word " << w);
+      // Blocked exactly when the extension repeats an n-gram that the prefix alone did not.
+      const bool should_block = repeats_ngram(extended, n) && !repeats_ngram(prefix, n);
+      if (!repeats_ngram(prefix, n)) REQUIRE((row[w] == -std::numeric_limits<float>::infinity()) == should_block);
+    }
+  }
+  std::vector<float> row(V, 0.0f);
+  decode::block_repeated_ngrams(std::vector<std::int32_t>{1, 1, 1}, 0, row);
+  REQUIRE(std::count(row.begin(), row.end(), 0.0f) == V);  // 0: off
+}
+
+TEST_CASE("search: with --no-repeat-ngram-size no hypothesis repeats an n-gram; beam 1 still equals greedy",
+          "[decode][ngram]") {
+  const text::Bpe bpe;
+  model::Seq2Seq model(small_config(bpe.vocab().size()));
+  initialize_sharp(model, 4);
+  scale_eos_output_row(model, -4.0f);  // </s> unlikely: outputs run to the length limit and repeat themselves
+  Searcher searcher(model, 30.0f);
+  auto [ctx, options] = std::tie(searcher.ctx, searcher.options);
+  const int n = 2;
+  options.beam = 1;
+  bool repeated_without = false;  // the blocking is seen to change something
+  for (const auto& h : decode::greedy_search(ctx, model, sources(), options))
+    repeated_without = repeated_without || repeats_ngram(h.tokens, n);
+  REQUIRE(repeated_without);
+  options.no_repeat_ngram = n;
+  const auto greedy = decode::greedy_search(ctx, model, sources(), options);
+  const auto beam1 = decode::beam_search(ctx, model, sources(), options);
+  for (std::size_t i = 0; i < greedy.size(); ++i) {
+    REQUIRE_FALSE(repeats_ngram(greedy[i].tokens, n));
+    REQUIRE(beam1[i][0].tokens == greedy[i].tokens);
+  }
+  options.beam = 4;
+  options.nbest = 4;
+  for (const auto& list : decode::beam_search(ctx, model, sources(), options)) {
+    REQUIRE(!list.empty());
+    for (const auto& h : list) REQUIRE_FALSE(repeats_ngram(h.tokens, n));
+  }
+}

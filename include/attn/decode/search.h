@@ -23,6 +23,9 @@ struct SearchOptions {
   float max_len_a = 2.0f;
   float max_len_b = 10.0f;
   int nbest = 1;
+  // fairseq's --no-repeat-ngram-size: when n > 0, no hypothesis repeats an
+  // n-gram of its own tokens (</s> is never blocked). 0: off.
+  int no_repeat_ngram = 0;
   // Asked before every step when set: true ends the search by throwing
   // Cancelled (a server whose client left or whose deadline passed).
   std::function<bool()> stop;
@@ -76,6 +79,12 @@ inline bool ranks_before(const Candidate& x, const Candidate& y) {
 // without storing the H·V candidates. logprobs: [H, V], scores: [H].
 std::vector<Candidate> best_candidates(std::span<const float> logprobs, std::span<const float> scores,
                                        std::int64_t vocab, std::size_t count);
+
+// Sets to -inf, in `row` (one hypothesis's log-probabilities over the
+// vocabulary), every word that would complete an n-gram already in `prefix`
+// (the hypothesis's tokens, </s> excluded): with g the last n-1 tokens, each
+// word that followed g earlier. n <= 0 blocks nothing.
+void block_repeated_ngrams(std::span<const std::int32_t> prefix, int n, std::span<float> row);
 
 // Argmax at every step; the reference that beam 1 must equal.
 std::vector<Hypothesis> greedy_search(nn::StepContext& ctx, const model::Seq2Seq& model,
