@@ -13,6 +13,11 @@
       batch == each sentence alone, finite gradients
   crosscheck.py --model M.attn --dump D.safetensors
       compares one existing dump (e.g. of a trained model)
+  crosscheck.py --twin-dump build/twin_dump --write-reference tests/model/twin_reference.json
+      the float64 twin's loss and gradient norms on every row of the matrix, written as the
+      reference that `make test` checks attn against on every run without PyTorch
+      (tests/model/test_twin_reference.cpp): each row's model config, seed and batch, so the
+      test rebuilds the same model with attn alone
 
 Compared with the float64 twin (the reference): log-probabilities of every row
 (max abs error <= 1e-4), the label-smoothed loss and the NLL sums (relative
@@ -623,6 +628,42 @@ def run_matrix(args) -> int:
     return 0 if all_ok else 1
 
 
+def write_reference(args) -> int:
+    """The float64 twin on every row of the matrix, as the committed reference of
+    tests/model/test_twin_reference.cpp: the row's config (from the model file twin_dump init
+    wrote), its init seed and perturbation, the batch, the label-smoothed loss and NLL sums and
+    every parameter gradient's L2 norm."""
+    os.makedirs(args.work_dir, exist_ok=True)
+    rows = []
+    for index, (label, init_flags, seed, lengths) in enumerate(MATRIX):
+        model_path = os.path.join(args.work_dir, f"model{index}.attn")
+        init_seed = 100 + index
+        subprocess.run([args.twin_dump, "init", model_path, "--seed", str(init_seed)] + init_flags,
+                       stdout=subprocess.DEVNULL, check=True)
+        _, meta = read_safetensors(model_path)
+        vocab = int(init_flags[init_flags.index("--vocab") + 1])
+        sources, targets = make_sentences(seed, vocab, lengths)
+        batch_path = os.path.join(args.work_dir, f"batch{index}.json")
+        with open(batch_path, "w") as f:
+            json.dump({"sources": sources, "targets": targets}, f)
+        dump_path = os.path.join(args.work_dir, f"dump{index}.safetensors")
+        subprocess.run([args.twin_dump, "run", model_path, dump_path, "--batch", batch_path, "--label-smoothing",
+                        str(args.label_smoothing)], stdout=subprocess.DEVNULL, check=True)
+        batch = batch_from_dump(read_safetensors(dump_path)[0])
+        _, loss, nll, tokens, grads, _ = _run_twin(model_path, batch, args.label_smoothing, torch.float64)
+        rows.append({"label": label, "config": json.loads(meta["config"]), "init_seed": init_seed, "perturb": 0.05,
+                     "sources": sources, "targets": targets, "label_smoothing": args.label_smoothing,
+                     "loss": loss, "nll": nll, "tokens": int(tokens),
+                     "grad_norms": {name: float(np.linalg.norm(g)) for name, g in sorted(grads.items())}})
+        print(f"  {label}: loss {loss:.10g}, {len(grads)} gradients")
+    with open(args.write_reference, "w") as f:
+        json.dump({"about": "float64 PyTorch twin (bench/twin) on fixed tiny batches; written by "
+                            "bench/twin/crosscheck.py --write-reference, checked by tests/model/test_twin_reference.cpp",
+                   "rows": rows}, f, indent=1)
+        f.write("\n")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--twin-dump", help="the twin_dump binary: run the whole matrix")
@@ -635,6 +676,7 @@ def main() -> int:
     parser.add_argument("--self-test", action="store_true", help="only the twin's self-test (no C++)")
     parser.add_argument("--no-self-test", action="store_true", help="skip the self-test before the matrix")
     parser.add_argument("--verbose", action="store_true", help="every gradient tensor's error, every self-test row")
+    parser.add_argument("--write-reference", help="with --twin-dump: write the twin's reference for make test here")
     args = parser.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     if args.self_test:
@@ -645,6 +687,8 @@ def main() -> int:
         return 0 if ok else 1
     if not args.twin_dump:
         parser.error("give --twin-dump, or --model and --dump, or --self-test")
+    if args.write_reference:
+        return write_reference(args)
     return run_matrix(args)
 
 
