@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -14,6 +16,7 @@
 #include "../cli/app_under_test.h"
 #include "../cli/run_attn.h"
 #include "../support.h"
+#include "attn/serve/http_rules.h"
 
 namespace fs = std::filesystem;
 
@@ -98,6 +101,16 @@ TEST_CASE("README: every command in its code blocks names a real target, subcomm
       const fs::path script = kRepo / w[0];
       CHECK(fs::exists(script));
       CHECK((fs::status(script).permissions() & fs::perms::owner_exec) != fs::perms::none);
+    } else if (w[0] == "curl") {
+      // A request to attn serve: a route the server has, and a body that is JSON.
+      const auto url =
+          std::find_if(w.begin(), w.end(), [](const std::string& x) { return x.find(":8080/") != std::string::npos; });
+      REQUIRE(url != w.end());
+      CHECK(attn::serve::route_of(url->substr(url->find(":8080/") + 5)).has_value());
+      const std::size_t body = command.find("-d '");
+      REQUIRE(body != std::string::npos);
+      const std::string json = command.substr(body + 4, command.rfind('\'') - body - 4);
+      CHECK(nlohmann::json::accept(json));
     } else if (w[0] == "git") {
       CHECK(w.at(1) == "clone");  // the corpus, from its own repository
     } else {
