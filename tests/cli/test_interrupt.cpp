@@ -144,6 +144,7 @@ TEST_CASE("save dir lock: a second training into a running one's save dir stops 
   test::ChildProcess again(test::tiny_train_args(dir.path(), "run", budget), dir.path() / "again.out");
   REQUIRE(again.wait() == 0);
   REQUIRE(saved_update(run / "last.attn") == 6);
+  REQUIRE_FALSE(fs::exists(run / "attn.lock"));  // a clean exit leaves no lock file
 }
 
 TEST_CASE("interrupt (real signals): SIGHUP (a closed terminal) saves a resumable checkpoint as SIGTERM does",

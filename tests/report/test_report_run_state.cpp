@@ -44,7 +44,7 @@ TEST_CASE("report: the save dir's lock tells a live run from a killed one, whate
     fs::create_directories(run);
     write_file(run / "log.jsonl", lines_of(train));
   }
-  { DirLock released(dead); }  // a killed trainer's lock file: there, held by nobody
+  write_file(dead / "attn.lock", "12345\n");  // a killed trainer's lock file: there, held by nobody
   fs::last_write_time(live / "log.jsonl", fs::file_time_type::clock::now() - std::chrono::hours(2));
   const DirLock holding(live);  // a trainer that has not logged for two hours but runs
   const std::vector<report::RunSummary> runs = report::read_runs({dead, live});
@@ -183,7 +183,7 @@ TEST_CASE("report: in progress is decided by the lock alone; a run killed mid-tr
     fs::last_write_time(run / "log.jsonl", fs::file_time_type::clock::now() - std::chrono::minutes(1));
     write_model(run / "last.attn", "transformer");
   }
-  { DirLock released(killed); }  // SIGKILLed mid-training: the kernel let its lock go
+  write_file(killed / "attn.lock", "12345\n");  // SIGKILLed mid-training: the kernel let its lock go
   const DirLock holding(live);
   const std::vector<report::RunSummary> runs = report::read_runs({live, killed});
   INFO(notes_of(runs[0]) << " || " << notes_of(runs[1]));

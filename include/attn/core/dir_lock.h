@@ -1,7 +1,9 @@
 // One process per directory: an exclusive flock on DIR/attn.lock, held for
-// the lifetime of the DirLock. The kernel releases it when the process dies,
-// so a killed run (even by SIGKILL) never leaves a stale lock. The file holds
-// the owner's pid, so the second process can say who has it.
+// the lifetime of the DirLock and removed with it, so a clean exit leaves no
+// lock file. The kernel releases the flock when the process dies, so a killed
+// run (even by SIGKILL) never leaves a stale lock, only a file the next run
+// takes over. The file holds the owner's pid, so the second process can say
+// who has it.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -24,6 +26,7 @@ class DirLock {
   static void require_unheld(const std::filesystem::path& directory);
 
  private:
+  std::filesystem::path path_;
   int fd_ = -1;
 };
 
