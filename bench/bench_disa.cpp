@@ -9,7 +9,7 @@
 // direct form: one pass at T = 256, it is slow). Memory: floats the layer takes from the step arena — "fwd"
 // is what its forward keeps for backward (arena use after the forward),
 // "peak" the arena's high-water mark over forward and backward. The paper's
-// claim (§3.5): Fast-DiSA costs about what MHA costs and about an order of
+// claim (docs/mechanisms-spec.md §3.6): Fast-DiSA costs about what MHA costs and about an order of
 // magnitude less memory than the direct form. The direct form here computes
 // the same function from the same parameters; the largest difference of its
 // output and input gradient from the factorised form's is printed as a check.

@@ -84,7 +84,7 @@ if [ "$twin" = 1 ] && ! $python -c 'import torch, numpy' 2>/dev/null; then
   twin=0
   log "PyTorch is not installed for $python (bash tools/ensure-deps.sh twin): attn's side only"
 fi
-# The twin's OpenBLAS kernel: Debian's falls back to SSE3 on this CPU unless told (../shared/BENCHMARKS.md).
+# The twin's OpenBLAS kernel: Debian's falls back to SSE3 on this CPU unless told (bench/twin/README.md).
 core=
 if grep -qw avx512f /proc/cpuinfo; then core=SkylakeX; elif grep -qw avx2 /proc/cpuinfo; then core=Haswell; fi
 twin_env=(env ${core:+OPENBLAS_CORETYPE=$core} OPENBLAS_NUM_THREADS="$threads")

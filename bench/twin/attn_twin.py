@@ -75,7 +75,7 @@ class ModelConfig:
     share_all_embeddings: bool = True
     share_decoder_output: bool = True
     max_positions: int = 1024
-    # Mechanisms (MECHANISMS.md §0); each only matters for the archs that use it.
+    # Mechanisms' options (docs/mechanisms-spec.md §0.5); each only matters for the archs that use it.
     muse_kernels: List[int] = dataclasses.field(default_factory=lambda: [3, 15])
     muse_tap_dropout: float = 0.1
     # The conv cells read their own projection (--muse-separate-projection); attn stores the key only

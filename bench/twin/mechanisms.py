@@ -19,7 +19,7 @@ Parameter names and shapes (weights [out, in] as in PyTorch), under "<layer>.sel
   fastdisa            q, k, v, o as mha; s1.weight [H, d_h, d_h], s1.bias [H, d_h]; s2 likewise;
                       gate.weight [H, d_h, 2 d_h], gate.bias [H, d_h] (with the fusion gate)
 
-The mechanisms (MECHANISMS.md):
+The mechanisms (docs/mechanisms-spec.md):
   csan      query i sees keys j in [i - m, i + m] (causal: [i - m, i]), m = (window - 1) / 2;
   csan2d    query head h also sees the key/value heads s in [h - n, h + n] & [0, H), one softmax
             jointly over every (s, j) slot; head h's output is sum over (s, j) of a * v^s_j
@@ -358,7 +358,7 @@ def featurewise_attention_direct(log_a: torch.Tensor, s: torch.Tensor, v: torch.
 
 def featurewise_attention_factorised(log_a: torch.Tensor, s: torch.Tensor, v: torch.Tensor,
                                      allowed: torch.Tensor, key_valid: torch.Tensor) -> torch.Tensor:
-    """The same as featurewise_attention_direct in the Fast-DiSA form (MECHANISMS.md §3.1, §4.4):
+    """The same as featurewise_attention_direct in the Fast-DiSA form (docs/mechanisms-spec.md §3.1, §4.4):
     A = exp(log_a - row max) at allowed keys, E = exp(s - per-feature max over valid keys),
     O = (A (v * E)) / (A E). key_valid: bool [B, 1, Tk, 1]. The shifts cancel; they are constants."""
     allowed = allowed.expand_as(log_a)

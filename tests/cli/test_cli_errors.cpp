@@ -1,4 +1,4 @@
-// Bad input named in DESIGN.md ("Errors"): one line naming the file or flag,
+// Bad input (docs/reliability.md): one line naming the file or flag,
 // exit status 2, nothing written under a final name.
 #include <filesystem>
 #include <fstream>

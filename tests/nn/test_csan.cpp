@@ -1,6 +1,6 @@
 // Convolutional Self-Attention: the band kernel against a dense masked-softmax
 // reference in double, the mixer's gradients against finite differences,
-// causality and incremental decoding, edge cases (MECHANISMS.md §4.1, §4.2, §5).
+// causality and incremental decoding, edge cases (docs/mechanisms-spec.md §4.1, §4.2, §5).
 #include "grad_check.h"
 
 #include <cmath>

@@ -1,5 +1,5 @@
 // Validation's hypotheses come from the translator the caller hands the
-// trainer, and train itself knows nothing of decode (DESIGN.md's layers).
+// trainer, and train itself knows nothing of decode (docs/code-layout.md).
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -1,5 +1,5 @@
 // Model files: one .safetensors file holds the parameters, the config and the
-// BPE (DESIGN.md, "Files a user keeps"), so `attn translate` needs nothing
+// BPE (docs/guide.md, "What a model file holds"), so `attn translate` needs nothing
 // else. Training checkpoints add optimizer moments and training state through
 // the extra tensors and metadata (see train/checkpoint.h).
 #pragma once

@@ -1,4 +1,4 @@
-// The architectures of `--arch`, as data: one row each (MECHANISMS.md §0).
+// The architectures of `--arch`, as data: one row each (docs/mechanisms-spec.md §0.5).
 // A new architecture is a new row in src/model/presets.cpp.
 #pragma once
 #include <span>

@@ -6,7 +6,7 @@
 // Sequential layout (Transformer, ConvSAN, Fast-DiSA), one residual block per sublayer:
 //   pre-norm:  x = x + Drop(Sublayer(LN(x)))     (final LayerNorm on each stack)
 //   post-norm: x = LN(x + Drop(Sublayer(x)))     (the original paper)
-// Parallel layout (MUSE, MECHANISMS.md §1.1–1.2), one residual block per layer
+// Parallel layout (MUSE, docs/mechanisms-spec.md §0.2, §1.2), one residual block per layer
 // whose branches all read the same input:
 //   pre-norm:  x = x + Drop(Mixer(h)) [+ Drop(Cross(h, memory))] + Drop(FFN(h)),  h = LN(x)
 //   post-norm: x = LN(x + Drop(Mixer(x)) [+ Drop(Cross(x, memory))] + Drop(FFN(x)))

@@ -123,7 +123,7 @@ void band_attention_step(const BandDims& d, HeadsView q, HeadsView k, HeadsView 
                   out.at(b, 0) + h * dh);
 }
 
-// §4.1/§4.2 per row (b, h, i) with g = dout_i^h, over the valid slots (s, j):
+// docs/mechanisms-spec.md §4.1, §4.2 per row (b, h, i) with g = dout_i^h, over the valid slots (s, j):
 //   ga = g · v_j^s,  c = Σ a·ga,  ds = λ·a·(ga − c)
 //   dq_i^h += Σ ds·k_j^s,  dk_j^s += ds·q_i^h,  dv_j^s += a·g.
 // With attention dropout, ga = (g · v_j^s) ⊙ keep / (1 − p) and dv_j^s += ã·g (ã the dropped weight).

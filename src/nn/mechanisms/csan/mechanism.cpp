@@ -1,4 +1,4 @@
-// Convolutional self-attention (Yang et al. 2019; MECHANISMS.md §2): 1D
+// Convolutional self-attention (Yang et al. 2019; docs/mechanisms-spec.md §2): 1D
 // windows, or 2D windows over neighbouring heads. Its decoder (causal) form is
 // our extension and always 1D.
 #include "attn/core/embed.h"

@@ -120,14 +120,14 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
             if (buffer) std::memset(buffer + i * d, 0, sizeof(float) * dh);
         if (len == 0) continue;
 
-        // Fusion gate (§4.5): dO = dU ⊙ (1 − G) + dZ W_g,o; dv += dU ⊙ G + dZ W_g,v.
+        // Fusion gate (docs/mechanisms-spec.md §4.5): dO = dU ⊙ (1 − G) + dZ W_g,o; dv += dU ⊙ G + dZ W_g,v.
         dout.resize(static_cast<std::size_t>(len * dh));  // [len, dh]: ∂L/∂O
         if (gated_)
           fusion_gate_backward(params, h, v, qs, o, s.gate + at, du + at, dzh, dv, dout.data(), len);
         else
           for (std::int64_t i = 0; i < len; ++i) std::memcpy(&dout[i * dh], du + at + i * d, sizeof(float) * dh);
 
-        // Feature-wise softmax (§4.4): dA, dE (into ds), dv.
+        // Feature-wise softmax (docs/mechanisms-spec.md §4.4): dA, dE (into ds), dv.
         for (std::int64_t j = 0; j < len; ++j) std::memset(dsh + j * d, 0, sizeof(float) * dh);
         da.assign(static_cast<std::size_t>(len * len), 0.0f);  // [len, len]: ∂L/∂A, then ∂L/∂R
         FactorDropout factors;

@@ -52,7 +52,7 @@ void key_gradients(std::int64_t lq, std::int64_t lk, std::int64_t dh, const floa
     }
 }
 
-// With dropout (§4.4): dA += [Γ (v ⊙ Ẽ)ᵀ] ⊙ r_A/√keep − (Γ ⊙ O) Eᵀ;
+// With dropout (docs/mechanisms-spec.md §3.5, §4.4): dA += [Γ (v ⊙ Ẽ)ᵀ] ⊙ r_A/√keep − (Γ ⊙ O) Eᵀ;
 // dE += [v ⊙ (ÃᵀΓ)] ⊙ r_E/√keep − Aᵀ(Γ ⊙ O); dv += Ẽ ⊙ ÃᵀΓ.
 // numerator: [lq, lk] scratch for Γ (v ⊙ Ẽ)ᵀ.
 void dropped_key_gradients(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,

@@ -1,4 +1,4 @@
-// The fusion gate of each head (MECHANISMS.md §4.5), forward, data backward and
+// The fusion gate of each head (docs/mechanisms-spec.md §3.1, §4.5), forward, data backward and
 // parameter gradients: G_h = σ([v_h ; O_h] W_g[h]ᵀ + b_g[h]),
 // U_h = G_h ⊙ v_h + (1 − G_h) ⊙ O_h.
 #include "attn/kernels/products.h"

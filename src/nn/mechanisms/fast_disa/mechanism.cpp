@@ -1,4 +1,4 @@
-// Fast-DiSA (Shen et al. 2018; MECHANISMS.md §3): directional, feature-wise
+// Fast-DiSA (Shen et al. 2018; docs/mechanisms-spec.md §3): directional, feature-wise
 // attention in its factorised form, with a fusion gate.
 #include "attn/core/embed.h"
 #include "attn/core/error.h"
@@ -42,7 +42,7 @@ class FastDisa final : public Mechanism {
       e["directions"] = select_heads(raw["directions"], heads);
       raw.erase("directions");
     }
-    e["diagonal"] = causal;  // encoder heads are strict (MECHANISMS.md §0), the causal decoder's include i
+    e["diagonal"] = causal;  // encoder heads are strict (docs/mechanisms-spec.md §0.4), the causal decoder's include i
     if (raw.contains("fusion_gate")) {
       const json gate = raw["fusion_gate"];  // [heads][from] or null
       raw.erase("fusion_gate");

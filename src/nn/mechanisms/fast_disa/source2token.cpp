@@ -1,4 +1,4 @@
-// The source2token MLP of each head (MECHANISMS.md §3.1), forward, data
+// The source2token MLP of each head (docs/mechanisms-spec.md §3.1, §4.4), forward, data
 // backward and parameter gradients: S_h = ELU(v_h W_s1[h]ᵀ + b_s1[h]) W_s2[h]ᵀ + b_s2[h].
 #include <cmath>
 

@@ -1,4 +1,4 @@
-// MUSE (Zhao et al. 2019; MECHANISMS.md §1): attention in parallel with
+// MUSE (Zhao et al. 2019; docs/mechanisms-spec.md §1): attention in parallel with
 // gated dynamic depth-wise convolutions over one shared value projection.
 #include "attn/core/embed.h"
 #include "attn/nn/map_json.h"

@@ -1,12 +1,12 @@
 // Banded ("windowed") scaled dot-product attention over heads: the kernel of
-// Convolutional Self-Attention (MECHANISMS.md §2, §4.1, §4.2).
+// Convolutional Self-Attention (docs/mechanisms-spec.md §2, §4.1, §4.2).
 //
 // Query i of head h attends keys j ∈ [i−left, i+right] ∩ [0, length_b) of the
 // key/value heads s ∈ [h−n, h+n] ∩ [0, H), head_window = 2n+1, with ONE
 // softmax jointly over all (s, j) slots. head_window 1 is 1D-CSAN (head h
 // only), 3 is the paper's 2D area. Heads outside 0..H−1 are dropped for keys
-// and values alike ("truncate", §0) — or, with wrap_heads, as the authors'
-// code does (§2.1): the key head wraps around (h+o−n mod H) while the value
+// and values alike ("truncate", §2.3) — or, with wrap_heads, as the authors'
+// code does (§2.3): the key head wraps around (h+o−n mod H) while the value
 // head is clamped to 0..H−1, so every slot is valid.
 //
 // The weights are stored as a band, never T×T: probs [B, H, T, N, M] with

@@ -1,9 +1,9 @@
-// Convolutional Self-Attention (Yang et al. 2019; MECHANISMS.md §2) as a
+// Convolutional Self-Attention (Yang et al. 2019; docs/mechanisms-spec.md §2) as a
 // TokenMixer: multi-head attention whose queries see only a window of
 // `window` positions around themselves (1D) or, with head_window 3, the same
 // window in the neighbouring heads too, under one joint softmax (2D; heads
 // outside 0..H−1 are dropped, or with csan_head_boundary "wrap" handled as
-// the authors' code does: keys wrap, values clamp). The causal variant (our extension, §2.2) sees
+// the authors' code does: keys wrap, values clamp). The causal variant (our extension, §2.4) sees
 // [i−(window−1)/2, i].
 //
 // No new parameters: the projections are MultiHeadAttention's, so a ConvSAN

@@ -1,5 +1,5 @@
-// Fast-DiSA (Shen et al. 2018, arXiv 1805.00912; MECHANISMS.md §0, §3, §4.4,
-// §4.5) as a TokenMixer: per head, a token2token weight A from q·kᵀ and a
+// Fast-DiSA (Shen et al. 2018, arXiv 1805.00912; docs/mechanisms-spec.md §3,
+// §4.4, §4.5) as a TokenMixer: per head, a token2token weight A from q·kᵀ and a
 // multi-dimensional source2token term S from v, combined in a feature-wise
 // softmax over keys that is computed in its factorised form
 //     O = (A (v ⊙ e^S)) ⊘ (A e^S)
@@ -20,8 +20,8 @@
 //   S_h = ELU(v_h W_s1[h]ᵀ + b_s1[h]) W_s2[h]ᵀ + b_s2[h]
 //   G_h = σ([v_h ; O_h] W_g[h]ᵀ + b_g[h])
 //
-// Attention dropout (spec.attention_dropout = p, training only; §0, §3.2 item
-// 5, §4.4): as in the authors' code, on the two factors of the weights, each
+// Attention dropout (spec.attention_dropout = p, training only; §0.6, §3.5,
+// §4.4): as in the authors' code, on the two factors of the weights, each
 // kept with probability √(1 − p), so that a term A_ij E_jk survives with
 // probability 1 − p:
 //     O = (Ã (v ⊙ Ẽ)) ⊘ (A E),  Ã = A ⊙ r_A / √(1 − p),  Ẽ = E ⊙ r_E / √(1 − p)

@@ -1,5 +1,5 @@
 // Fast-DiSA's feature-wise softmax over keys for one head, in its factorised
-// form O = (A (v ⊙ E)) ⊘ (A E) (MECHANISMS.md §3.1, §4.4), and its backward:
+// form O = (A (v ⊙ E)) ⊘ (A E) (docs/mechanisms-spec.md §3.1, §4.4), and its backward:
 // the core of FastDisaMixer (fast_disa.h, which also describes the attention
 // dropout on the two factors). Single-threaded: the mixer calls them inside
 // its (sequence, head) loops.

@@ -1,4 +1,4 @@
-// MUSE's local branch (MECHANISMS.md §1.1, §4.3): dynamic depth-wise
+// MUSE's local branch (docs/mechanisms-spec.md §1.1, §4.3): dynamic depth-wise
 // convolution cells whose kernels are predicted per position from the shared
 // value projection V, mixed by a softmax gate over the kernel sizes.
 //
@@ -9,10 +9,10 @@
 //   ŵ          = DropConnect(w), only in training with p > 0
 //   C[b,t,c]   = Σ_κ ŵ[b,t,h(c),κ] · V[b, t+κ−P, c],     h(c) = c / d_h
 // V[b,s,·] counts as zero outside [0, length_b): a padded position never leaks
-// into a real one (§0), so a sentence gives the same output alone or in a
+// into a real one (§1.3), so a sentence gives the same output alone or in a
 // padded batch. Rows t ≥ length_b of C are 0 and their taps are 0.
 // Even k: P = k/2 as well, i.e. taps at offsets −k/2 … k/2 − 1 (one more to
-// the left); the authors' even-kernel branch is buggy (§1.6) and unused.
+// the left); the authors' even-kernel branch is buggy (§1.5) and unused.
 //
 // The gate: Cmix = Σ_i π_i C_i with π = softmax(α), α: [n] ("<name>.gate").
 //

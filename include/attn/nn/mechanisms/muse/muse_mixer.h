@@ -1,4 +1,4 @@
-// MUSE's mixer (MECHANISMS.md §1.1–1.3, §4.3): one shared value projection V
+// MUSE's mixer (docs/mechanisms-spec.md §1.1–1.4, §4.3): one shared value projection V
 // feeds global multi-head attention and the gated dynamic depth-wise
 // convolution cells in parallel; one output projection reads both:
 //   [Q K V] = X · [Wq; Wk; Wv]ᵀ + b                  (one GEMM)
