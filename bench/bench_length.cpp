@@ -22,8 +22,9 @@
 // token, so what grows with T is attention alone: global attention's T² terms
 // make the Transformer's time per token and memory grow linearly with T,
 // ConvSAN's band keeps its windowed layers flat, Fast-DiSA has the T² terms
-// too (its factorised form avoids a T²·d_h tensor, not T²). The table says at
-// which length each mechanism starts to cost, whole model included.
+// too (its factorised form avoids a T²·d_h tensor, not T²), and DiSA, its
+// yardstick, holds that T²·d_h tensor (twice). The table says at which length
+// each mechanism starts to cost, whole model included.
 //
 //   build/bench_length [--arch A[,B…]] [--lengths 16,64,…] [--tokens 4096] [--steps 3]
 //                      [--threads 2] [--max-gb 16] [--decode-max 8] [--decode-runs 3]

@@ -21,7 +21,8 @@ namespace attn::bench::length {
 // backward of a product is two products of the same size). Attention counts
 // what the kernels compute: global attention (encoder, causal decoder, cross,
 // MUSE's branch) and Fast-DiSA form full T×T score matrices and mask them
-// afterwards, so they count T² per head whatever the mask; ConvSAN's band
+// afterwards, so they count T² per head whatever the mask (DiSA computes only
+// the allowed pairs of its T×T×d_h tensors, but counts T² too); ConvSAN's band
 // counts only the window slots inside the sequence (and, in 2D, the
 // neighbouring heads that exist). Element-wise work (softmax, LayerNorm,
 // activations, dropout, Adam) is left out: it is small next to the products
@@ -78,6 +79,13 @@ inline double mixer_forward_flops(const nn::MixerSpec& spec, std::int64_t t) {
     if (nn::option_value<bool>(spec, "disa_gate")) flops += 2 * 2 * dh * d;
     return flops;
   }
+  if (spec.mechanism == "disa") {
+    // v and o [d×d each]; per head the query and key terms [2 × d_h×d_h] and the fusion gate
+    // [2d_h → d_h]; then per allowed pair and feature the sum Σ_j P_ijk v_jk (2 FLOPs; the
+    // compatibility's add, tanh, exp and the softmax are element-wise, left out as elsewhere,
+    // though here they are T²·d of them and most of the time).
+    return 2 * d * d + 2 * T * d + 2 * 2 * dh * d + 2 * 2 * dh * d + out;
+  }
   return std::nan("");
 }
 
@@ -108,10 +116,14 @@ inline double estimate_step_bytes(const model::ModelConfig& c, std::int64_t batc
   const double B = static_cast<double>(batch), T = static_cast<double>(t), H = static_cast<double>(c.heads);
   const double rows = B * T, d = static_cast<double>(c.dim);
   // Each global site saves its [B, H, T, T] weights; backward adds a T×T
-  // workspace per thread. A band site keeps [B, H, T, N·M] twice.
+  // workspace per thread. A band site keeps [B, H, T, N·M] twice. A DiSA site
+  // keeps two [B, H, T, T, d_h] tensors (so T = 1024 at 4096 tokens, ~26 GB per
+  // encoder layer, does not fit where 16 GB is the limit: the cell says so).
   double quadratic = 0;
   auto site = [&](const nn::MixerSpec& spec) {
-    if (is_global(spec)) {
+    if (spec.mechanism == "disa") {  // tanh(a/c) and P, [B, H, T, T, d_h] each, saved for the backward
+      quadratic += 2 * B * T * T * d;
+    } else if (is_global(spec)) {
       quadratic += B * H * T * T + std::max(1, threads) * 2 * T * T;
     } else {
       const double window = static_cast<double>(nn::option_value<std::int64_t>(spec, "csan_window"));

@@ -26,6 +26,8 @@ constexpr ArchPreset kPresets[] = {
      .decoder = "mha", .about = "ConvSAN 2D: windows over neighbouring heads in the lower encoder layers"},
     {.name = "fastdisa", .encoder = "fastdisa", .decoder = "mha",
      .about = "Fast-DiSA: directional feature-wise encoder self-attention"},
+    {.name = "disa", .encoder = "disa", .decoder = "mha",
+     .about = "DiSA (DiSAN): Fast-DiSA's yardstick, its T×T×d feature-wise tensor held"},
 };
 
 }  // namespace

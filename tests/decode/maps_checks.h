@@ -60,7 +60,7 @@ inline void check_sentence_maps(const nlohmann::json& doc, const nlohmann::json&
             if (name == "decoder") ok = j <= ii;  // causal
             if (mech == "csan" || mech == "csan2d")
               ok = ok && j >= ii - e["left"].get<std::int64_t>() && j <= ii + e["right"].get<std::int64_t>();
-            if (mech == "fastdisa" && name == "encoder")
+            if ((mech == "fastdisa" || mech == "disa") && name == "encoder")
               ok = ok && (e["directions"][k] == "forward" ? j < ii : j > ii);  // strict: no diagonal
             return ok;
           };
@@ -123,7 +123,8 @@ inline void check_sentence_maps(const nlohmann::json& doc, const nlohmann::json&
             }
           }
         }
-      } else if (mech == "fastdisa") {
+      } else if (mech == "fastdisa" || mech == "disa") {
+        if (mech == "disa") REQUIRE(!e["fusion_gate"].is_null());  // DiSA always has its gate
         REQUIRE(e["directions"].size() == heads.size());
         REQUIRE(e["averaged_over_features"] == true);
         REQUIRE(e["diagonal"] == (name == "decoder"));

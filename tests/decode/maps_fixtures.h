@@ -112,11 +112,21 @@ struct ArchVariant {
   const char* decoder_mixer;
   const char* csan_head_boundary = "drop";  // 2D ConvSAN: "wrap" writes head_policy "wrap"
 };
+// One a line (a trailing comma keeps clang-format from packing them), so an arch is a line added.
 inline constexpr ArchVariant kArchs[] = {
-    {"transformer", ""},       {"convsan", ""},         {"convsan2d", ""},
-    {"convsan2d", "", "wrap"}, {"fastdisa", ""},        {"muse", ""},
-    {"muse-simple", ""},       {"transformer", "csan"}, {"transformer", "fastdisa"},
-    {"transformer", "muse"}};
+    {"transformer", ""},
+    {"convsan", ""},
+    {"convsan2d", ""},
+    {"convsan2d", "", "wrap"},
+    {"fastdisa", ""},
+    {"muse", ""},
+    {"muse-simple", ""},
+    {"transformer", "csan"},
+    {"transformer", "fastdisa"},
+    {"transformer", "muse"},
+    {"disa", ""},
+    {"transformer", "disa"},
+};
 
 inline model::ModelConfig variant_config(const ArchVariant& v) {
   model::ModelConfig config = small_config(v.arch);

@@ -40,6 +40,8 @@ inline constexpr ArchVariant kArchVariants[] = {
     {"muse", "", "post"},
     {"transformer", "muse", "post"},
     {"muse-separate", "", "pre"},
+    {"disa", "", "post"},
+    {"transformer", "disa", "pre"},
 };
 
 inline ModelConfig arch_config(const ArchVariant& v) {

@@ -1,6 +1,6 @@
 // Whole-model checks: gradients of the loss w.r.t. every parameter tensor,
-// the fused loss against a naive one, and incremental decoding against the
-// teacher-forced forward.
+// the fused loss against a naive one, incremental decoding against the
+// teacher-forced forward, and the decoder's causality.
 #include "../nn/grad_check.h"
 #include "arch_variants.h"
 
@@ -177,6 +177,41 @@ TEST_CASE("seq2seq, every arch: incremental decoding equals the teacher-forced f
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
     require_incremental_equals_forced(arch_config(v));
+  }
+}
+
+// The decoder is causal as a whole: changing target input token t + 1 leaves
+// every log-probability at positions ≤ t as it was, and changes position t + 1.
+TEST_CASE("seq2seq, every arch: a target token never changes the log-probabilities before it", "[model][arch]") {
+  for (const ArchVariant& v : kArchVariants) {
+    INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
+    Seq2Seq model(arch_config(v));
+    Rng init(5);
+    model.initialize(init);
+    perturb_norms(model.params());
+    Arena arena;
+    Rng rng(1);
+    nn::StepContext ctx{model.params(), arena, rng, false};
+    const Batch batch = tiny_batch();
+    const std::int64_t B = batch.size, tt = batch.tgt_len, V = model.config().vocab_size;
+    std::vector<float> full(B * tt * V), changed(B * tt * V);
+    model.teacher_forced_log_probs(ctx, batch, full.data());
+    for (std::int64_t b = 0; b < B; ++b)
+      for (std::int64_t t = 0; t + 1 < batch.tgt_lengths[b]; ++t) {
+        INFO("sentence " << b << ", token " << t + 1 << " changed");
+        Batch other = batch;
+        std::int32_t& token = other.tgt_in[b * tt + t + 1];
+        token = token == 5 ? 6 : 5;
+        arena.reset();
+        model.teacher_forced_log_probs(ctx, other, changed.data());
+        for (std::int64_t i = 0; i <= t; ++i)
+          for (std::int64_t j = 0; j < V; ++j)
+            REQUIRE(changed[(b * tt + i) * V + j] == Approx(full[(b * tt + i) * V + j]).margin(1e-6));
+        double change = 0;
+        for (std::int64_t j = 0; j < V; ++j)
+          change += std::abs(changed[(b * tt + t + 1) * V + j] - full[(b * tt + t + 1) * V + j]);
+        REQUIRE(change > 1e-4);
+      }
   }
 }
 

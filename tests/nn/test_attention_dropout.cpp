@@ -10,6 +10,7 @@
 #include "attn/core/threads.h"
 #include "attn/nn/attention.h"
 #include "attn/nn/mechanisms/csan/csan_mixer.h"
+#include "attn/nn/mechanisms/disa/disa.h"
 #include "attn/nn/mechanisms/fast_disa/fast_disa.h"
 #include "attn/nn/mechanisms/mha/mha_mixer.h"
 #include "attn/nn/mechanisms/muse/muse_mixer.h"
@@ -53,6 +54,8 @@ std::vector<Case> cases() {
       {"fastdisa", spec_of("fastdisa", false, {{"disa_gate", true}, {"disa_t2t", "exp"}})},
       {"fastdisa causal sigmoid", spec_of("fastdisa", true, {{"disa_gate", true}, {"disa_t2t", "sigmoid"}})},
       {"fastdisa no gate", spec_of("fastdisa", false, {{"disa_gate", false}, {"disa_t2t", "exp"}})},
+      {"disa", spec_of("disa", false)},
+      {"disa causal", spec_of("disa", true)},
   };
 }
 
@@ -78,6 +81,7 @@ Drawn masks_of(const TokenMixer::Saved& saved) {
   if (auto* s = dynamic_cast<const CsanMixer::Saved*>(&saved)) return {{&s->drop}};
   if (auto* s = dynamic_cast<const MuseMixer::Saved*>(&saved)) return {{&s->attn.drop}};
   if (auto* s = dynamic_cast<const FastDisaMixer::Saved*>(&saved)) return {{&s->drop_a, &s->drop_e}};
+  if (auto* s = dynamic_cast<const DisaMixer::Saved*>(&saved)) return {{&s->drop}};
   FAIL("unknown mixer");
   return {};
 }

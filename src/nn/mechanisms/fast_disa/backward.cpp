@@ -123,7 +123,7 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         // Fusion gate (docs/mechanisms-spec.md §4.5): dO = dU ⊙ (1 − G) + dZ W_g,o; dv += dU ⊙ G + dZ W_g,v.
         dout.resize(static_cast<std::size_t>(len * dh));  // [len, dh]: ∂L/∂O
         if (gated_)
-          fusion_gate_backward(params, h, v, qs, o, s.gate + at, du + at, dzh, dv, dout.data(), len);
+          gate_.backward(params, h, v, qs, o, s.gate + at, du + at, dzh, dv, dout.data(), len);
         else
           for (std::int64_t i = 0; i < len; ++i) std::memcpy(&dout[i * dh], du + at + i * d, sizeof(float) * dh);
 
@@ -166,7 +166,7 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
   const float* v = s.qkv + 2 * d;
 #pragma omp parallel for schedule(static)
   for (std::int64_t h = 0; h < H; ++h) {
-    if (gated_) fusion_gate_parameter_gradients(params, h, v, qs, s.o, dz, rows);
+    if (gated_) gate_.parameter_gradients(params, h, v, qs, s.o, dz, rows);
     source2token_parameter_gradients(params, h, v, qs, s.hidden, ds, dpre, rows);
   }
 

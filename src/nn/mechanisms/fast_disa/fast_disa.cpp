@@ -1,6 +1,7 @@
 // FastDisaMixer's construction, key ranges and attention maps; the passes are
 // in forward.cpp, backward.cpp and step.cpp, a head's parts in
-// feature_softmax.cpp, source2token.cpp and fusion_gate.cpp.
+// feature_softmax.cpp and source2token.cpp, the fusion gate in
+// directional/fusion_gate.cpp (shared with DiSA).
 #include "attn/nn/mechanisms/fast_disa/fast_disa.h"
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "attn/core/error.h"
 #include "attn/nn/mechanism.h"
+#include "attn/nn/mechanisms/directional/directions.h"
 #include "direct_pairs.h"
 
 namespace attn::nn {
@@ -35,32 +37,16 @@ FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const 
   s1_bias_ = params.add(name + ".s1.bias", {H, dh}, Init::zeros, 0.0f, false);
   s2_weight_ = params.add(name + ".s2.weight", {H, dh, dh}, Init::uniform, square_bound);
   s2_bias_ = params.add(name + ".s2.bias", {H, dh}, Init::zeros, 0.0f, false);
-  if (gated_) {
-    gate_weight_ =
-        params.add(name + ".gate.weight", {H, dh, 2 * dh}, Init::uniform, std::sqrt(6.0f / static_cast<float>(3 * dh)));
-    gate_bias_ = params.add(name + ".gate.bias", {H, dh}, Init::zeros, 0.0f, false);
-  }
+  if (gated_) gate_.declare(params, name, H, dh, d_);
   for (std::int64_t h = 0; h < H; ++h) {
     s1_matrices_.push_back(params.add_weight_matrix({s1_weight_, dh, dh, dh, h * dh * dh}));
     s2_matrices_.push_back(params.add_weight_matrix({s2_weight_, dh, dh, dh, h * dh * dh}));
-    if (!gated_) continue;
-    gate_v_matrices_.push_back(params.add_weight_matrix({gate_weight_, dh, dh, 2 * dh, h * dh * 2 * dh}));
-    gate_o_matrices_.push_back(params.add_weight_matrix({gate_weight_, dh, dh, 2 * dh, h * dh * 2 * dh + dh}));
   }
 }
 
 void FastDisaMixer::allowed_keys(std::int64_t h, std::int64_t i, std::int64_t len, std::int64_t& first,
                                  std::int64_t& end) const {
-  if (causal_) {  // our decoder extension: every head forward, diagonal on
-    first = 0;
-    end = std::min(i + 1, len);
-  } else if (h < heads_ / 2) {  // forward head: earlier keys only
-    first = 0;
-    end = std::min(i, len);
-  } else {  // backward head: later keys only
-    first = i + 1;
-    end = std::max(first, len);
-  }
+  directional::allowed_keys(causal_, heads_, h, i, len, first, end);
 }
 
 MixerMaps FastDisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b) const {
@@ -97,25 +83,9 @@ MixerMaps FastDisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_
                            for (std::int64_t j = 0; j < n; ++j) out[i * len + first + j] += p[j] / dh;
                          });
   }
-  nlohmann::json directions = nlohmann::json::array();
-  for (std::int64_t h = 0; h < H; ++h) directions.push_back(causal_ || h < H / 2 ? "forward" : "backward");
-  maps.extras["directions"] = directions;
+  maps.extras["directions"] = directional::direction_names(causal_, H);
   maps.extras["averaged_over_features"] = true;
-  if (gated_) {
-    nlohmann::json gate = nlohmann::json::array();
-    for (std::int64_t h = 0; h < H; ++h) {
-      std::vector<float> per_token(static_cast<std::size_t>(len));
-      for (std::int64_t i = 0; i < len; ++i) {
-        double mean = 0.0;
-        for (std::int64_t c = 0; c < dh; ++c) mean += s.gate[(b * T + i) * d + h * dh + c];
-        per_token[i] = static_cast<float>(mean / static_cast<double>(dh));
-      }
-      gate.push_back(per_token);
-    }
-    maps.extras["fusion_gate"] = gate;
-  } else {
-    maps.extras["fusion_gate"] = nullptr;
-  }
+  maps.extras["fusion_gate"] = gated_ ? gate_.feature_means(s.gate + b * T * d, len) : nlohmann::json(nullptr);
   return maps;
 }
 

@@ -135,7 +135,7 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
                                  }
                                  o[i * d + c] = o_ic;
                                });
-          if (gated_) fusion_gate(ctx.params, h, v, qs, o, s->gate + at, s->u + at, len);
+          if (gated_) gate_.forward(ctx.params, h, v, qs, o, s->gate + at, s->u + at, len);
         }
         // Padded rows: zeros (backward's per-head parameter products run over them).
         for (std::int64_t i = len; i < T; ++i)

@@ -1,14 +1,15 @@
 // The scalar pieces of one Fast-DiSA head, shared by the training passes and
 // incremental decoding: the token2token weights of one row, the direct
 // softmax of one (query, feature) pair that stands in where the factorised
-// denominator underflows, attention dropout's mask of one term, and the bias
-// gradients of the per-head parameters.
+// denominator underflows and attention dropout's mask of one term (the
+// logistic function and the bias gradients are directional/head_math.h's).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "attn/nn/mechanisms/directional/head_math.h"
 #include "attn/nn/mechanisms/fast_disa/feature_softmax.h"
 
 namespace attn::nn::fast_disa {
@@ -21,11 +22,8 @@ namespace attn::nn::fast_disa {
 // of log φ(R) + S over ~44, rare enough that the direct path costs nothing.
 inline constexpr float kFactorisedMinDenominator = 0x1p-64f;
 
-inline float sigmoid(float z) {
-  if (z >= 0.0f) return 1.0f / (1.0f + std::exp(-z));
-  const float e = std::exp(z);
-  return e / (1.0f + e);
-}
+using directional::sigmoid;
+using directional::add_column_sums;
 
 // log σ(z) = −log(1 + e^−z), without overflow on either side.
 inline float log_sigmoid(float z) { return z >= 0.0f ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z)); }
@@ -88,12 +86,6 @@ inline float token2token_row(float* row, std::int64_t first, std::int64_t end, b
 // in the pair (query i, feature k).
 inline float pair_mask(const FactorDropout& drop, std::int64_t i, std::int64_t j, std::int64_t k) {
   return (drop.keep_a[i * drop.ldka + j] ? drop.scale : 0.0f) * (drop.keep_e[j * drop.ldke + k] ? drop.scale : 0.0f);
-}
-
-// bias[c] += Σ_r g[r, c] for c < width, rows in order; g's rows ld apart.
-inline void add_column_sums(const float* g, std::int64_t ld, std::int64_t rows, std::int64_t width, float* bias) {
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < width; ++c) bias[c] += g[r * ld + c];
 }
 
 }  // namespace attn::nn::fast_disa

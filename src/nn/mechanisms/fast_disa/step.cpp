@@ -71,7 +71,7 @@ void FastDisaMixer::step(StepContext& ctx, const float* x, float* y, std::int64_
     float* g = ctx.arena.alloc(n * d);
     float* gated = ctx.arena.alloc(n * d);
     for (std::int64_t h = 0; h < H; ++h)
-      fusion_gate(ctx.params, h, proj + 2 * d + h * dh, qs, o + h * dh, g + h * dh, gated + h * dh, n);
+      gate_.forward(ctx.params, h, proj + 2 * d + h * dh, qs, o + h * dh, g + h * dh, gated + h * dh, n);
     u = gated;
   }
   o_.forward(ctx.params, u, y, n);

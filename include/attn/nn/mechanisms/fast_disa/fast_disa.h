@@ -8,14 +8,16 @@
 //
 // Encoder (spec.causal false): the first H/2 heads see only earlier keys
 // (j < i), the others only later keys (j > i); H must be even. Decoder
-// (spec.causal true, our extension, §3.3): every head sees j ≤ i.
+// (spec.causal true, our extension, §3.3): every head sees j ≤ i
+// (directional/directions.h, shared with DiSA).
 //
 // Parameters under `name`:
 //   <name>.q/.k/.v.weight [d, d], .bias [d]   (contiguous: one [3d, d] GEMM)
 //   <name>.o.weight [d, d], <name>.o.bias [d]
 //   <name>.s1.weight [H, d_h, d_h], <name>.s1.bias [H, d_h]
 //   <name>.s2.weight [H, d_h, d_h], <name>.s2.bias [H, d_h]
-//   <name>.gate.weight [H, d_h, 2 d_h], <name>.gate.bias [H, d_h]   (only with spec.disa_gate)
+//   <name>.gate.weight [H, d_h, 2 d_h], <name>.gate.bias [H, d_h]   (only with spec.disa_gate;
+//   the fusion gate DiSA shares, directional/fusion_gate.h)
 // Per head h (row-vector convention, weights stored [out, in] as in PyTorch):
 //   S_h = ELU(v_h W_s1[h]ᵀ + b_s1[h]) W_s2[h]ᵀ + b_s2[h]
 //   G_h = σ([v_h ; O_h] W_g[h]ᵀ + b_g[h])
@@ -42,6 +44,7 @@
 
 #include "attn/nn/attention.h"
 #include "attn/nn/linear.h"
+#include "attn/nn/mechanisms/directional/fusion_gate.h"
 #include "attn/nn/mechanisms/fast_disa/feature_softmax.h"
 #include "attn/nn/token_mixer.h"
 
@@ -125,19 +128,6 @@ class FastDisaMixer final : public TokenMixer {
   template <class Visit>
   void for_each_direct_pair(std::int64_t h, std::int64_t len, const float* q, const float* k, const float* s,
                             const float* v, const float* inv_d, std::vector<float>& scratch, Visit&& visit) const;
-  // g = σ([v; o] W_g[h]ᵀ + b_g[h]), u = g ⊙ v + (1 − g) ⊙ o.
-  void fusion_gate(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o, float* g,
-                   float* u, std::int64_t rows) const;
-  // Its data backward given du (∂L/∂U): dz = du ⊙ (v − o) ⊙ g (1 − g) (the
-  // pre-activation's gradient), dv += du ⊙ g + dz W_g,v[h], dout: [rows, dh]
-  // (row stride dh) = du ⊙ (1 − g) + dz W_g,o[h]. Row strides as fusion_gate's.
-  void fusion_gate_backward(const ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv, const float* o,
-                            const float* g, const float* du, float* dz, float* dv, float* dout,
-                            std::int64_t rows) const;
-  // Adds head h's W_g, b_g gradients over all `rows` rows (as
-  // source2token_parameter_gradients); v, o, dz point at column 0.
-  void fusion_gate_parameter_gradients(ParamStore& params, std::int64_t h, const float* v, std::int64_t ldv,
-                                       const float* o, const float* dz, std::int64_t rows) const;
   // The direct pairs' share of the backward (for_each_direct_pair's pairs of
   // head h): adds to dv (stride 3d), ds (stride d) and da: [len, len] (∂L/∂R)
   // given dout: [len, dh]; o is the forward's output, drop its dropout or null.
@@ -152,10 +142,9 @@ class FastDisaMixer final : public TokenMixer {
   Linear o_;
   Linear qkv_;  // view of q, k, v as one [3d, d] projection
   ParamId s1_weight_ = -1, s1_bias_ = -1, s2_weight_ = -1, s2_bias_ = -1;
-  ParamId gate_weight_ = -1, gate_bias_ = -1;
-  // Per head h, the matrices the products read: s1, s2 [dh, dh]; the gate's
-  // halves that read v and O, [dh, dh] each inside its [dh, 2dh].
-  std::vector<WeightMatrixId> s1_matrices_, s2_matrices_, gate_v_matrices_, gate_o_matrices_;
+  // Per head h, the matrices the products read: s1, s2 [dh, dh].
+  std::vector<WeightMatrixId> s1_matrices_, s2_matrices_;
+  FusionGate gate_;  // declared only with spec.disa_gate
 };
 
 }  // namespace attn::nn

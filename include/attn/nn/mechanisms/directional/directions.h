@@ -1,0 +1,38 @@
+// How DiSA and Fast-DiSA split their heads into directions (DiSAN, Shen et al.
+// 2018, §3.2's masks; docs/mechanisms-spec.md §0.4): in the encoder the first H/2 heads are
+// forward (query i sees keys j < i) and the others backward (j > i), the
+// diagonal excluded as in the authors' code; in the causal decoder (our
+// extension) every head is forward with the diagonal on (j ≤ i), so the first
+// position has a key.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+namespace attn::nn::directional {
+
+// Keys [first, end) that query i of head h (of `heads`) may see in a sequence
+// of length len; first ≥ end when it may see none.
+inline void allowed_keys(bool causal, std::int64_t heads, std::int64_t h, std::int64_t i, std::int64_t len,
+                         std::int64_t& first, std::int64_t& end) {
+  if (causal) {  // every head forward, diagonal on
+    first = 0;
+    end = std::min(i + 1, len);
+  } else if (h < heads / 2) {  // forward head: earlier keys only
+    first = 0;
+    end = std::min(i, len);
+  } else {  // backward head: later keys only
+    first = i + 1;
+    end = std::max(first, len);
+  }
+}
+
+// The maps' "directions" extra: "forward" or "backward" per head.
+inline nlohmann::json direction_names(bool causal, std::int64_t heads) {
+  nlohmann::json directions = nlohmann::json::array();
+  for (std::int64_t h = 0; h < heads; ++h) directions.push_back(causal || h < heads / 2 ? "forward" : "backward");
+  return directions;
+}
+
+}  // namespace attn::nn::directional
