@@ -1,5 +1,5 @@
 // How DiSA and Fast-DiSA split their heads into directions (DiSAN, Shen et al.
-// 2018, §3.2's masks; docs/mechanisms-spec.md §0.4): in the encoder the first H/2 heads are
+// 2018, the masks of its section 3.2; docs/mechanisms-spec.md §0.4): in the encoder the first H/2 heads are
 // forward (query i sees keys j < i) and the others backward (j > i), the
 // diagonal excluded as in the authors' code; in the causal decoder (our
 // extension) every head is forward with the diagonal on (j ≤ i), so the first

@@ -1,6 +1,6 @@
 // DiSA, the directional multi-dimensional self-attention of DiSAN (Shen et
 // al. 2018, "DiSAN: Directional Self-Attention Network for RNN/CNN-free
-// Language Understanding", §3.2–3.3) as a TokenMixer: the yardstick that
+// Language Understanding", sections 3.2–3.3) as a TokenMixer: the yardstick that
 // Fast-DiSA (fast_disa.h) claims to beat in time and memory. Per head h, with
 // v = x W_vᵀ + b_v the projected input and v_h its d_h columns:
 //     f_ijk = c · tanh((v_i W_f1[h]ᵀ + v_j W_f2[h]ᵀ + b_f[h])_k / c) + M_ij,   c = 5
