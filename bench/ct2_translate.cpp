@@ -44,10 +44,11 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr,
-               "ct2_translate: %s\nusage: ct2_translate DIR [--compute-type T] [--beam K] [--lenpen P] "
-               "[--max-len-a A] [--max-len-b B] [--batch-size N] [--threads N] [--max-input-len N] [--max-positions N] < in > out\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "ct2_translate: %s\nusage: ct2_translate DIR [--compute-type T] [--beam K] [--lenpen P] "
+      "[--max-len-a A] [--max-len-b B] [--batch-size N] [--threads N] [--max-input-len N] [--max-positions N] < in > out\n",
+      why.c_str());
   std::exit(2);
 }
 
@@ -62,16 +63,26 @@ Options parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage(a + " needs a value");
     const std::string v = argv[++i];
-    if (a == "--compute-type") o.compute_type = v;
-    else if (a == "--beam") o.beam = std::stoi(v);
-    else if (a == "--lenpen") o.lenpen = std::stof(v);
-    else if (a == "--max-len-a") o.max_len_a = std::stof(v);
-    else if (a == "--max-len-b") o.max_len_b = std::stof(v);
-    else if (a == "--batch-size") o.batch_size = std::stoul(v);
-    else if (a == "--threads") o.threads = std::stoul(v);
-    else if (a == "--max-input-len") o.max_input_len = std::stoul(v);
-    else if (a == "--max-positions") o.max_positions = std::stoul(v);
-    else usage("unknown option " + a);
+    if (a == "--compute-type")
+      o.compute_type = v;
+    else if (a == "--beam")
+      o.beam = std::stoi(v);
+    else if (a == "--lenpen")
+      o.lenpen = std::stof(v);
+    else if (a == "--max-len-a")
+      o.max_len_a = std::stof(v);
+    else if (a == "--max-len-b")
+      o.max_len_b = std::stof(v);
+    else if (a == "--batch-size")
+      o.batch_size = std::stoul(v);
+    else if (a == "--threads")
+      o.threads = std::stoul(v);
+    else if (a == "--max-input-len")
+      o.max_input_len = std::stoul(v);
+    else if (a == "--max-positions")
+      o.max_positions = std::stoul(v);
+    else
+      usage("unknown option " + a);
   }
   if (o.dir.empty()) usage("no model directory");
   if (o.beam < 1 || o.batch_size < 1 || o.threads < 1) usage("--beam, --batch-size and --threads must be >= 1");

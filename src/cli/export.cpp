@@ -40,15 +40,12 @@ int run(const ExportFlags& f) {
 void add_export_command(CLI::App& app, CommonOptions& common, Action& action) {
   auto flags = std::make_shared<ExportFlags>();
   CLI::App* sub = app.add_subcommand("export", "Write a Transformer for another engine (CTranslate2)");
-  sub->footer(
-      "Writes DIR/model.bin, config.json and shared_vocabulary.json (CTranslate2's TransformerSpec),\n"
-      "and attn_bpe.json (attn's BPE, to turn text into the model's tokens). Only --arch transformer\n"
-      "exports. Weights are written in FP32; CTranslate2 quantizes at load (compute_type int8).\n\n"
-      "Example:\n  attn export --to ctranslate2 runs/m30k/best.attn runs/m30k/ct2");
+  sub->footer("Writes DIR/model.bin, config.json and shared_vocabulary.json (CTranslate2's TransformerSpec),\n"
+              "and attn_bpe.json (attn's BPE, to turn text into the model's tokens). Only --arch transformer\n"
+              "exports. Weights are written in FP32; CTranslate2 quantizes at load (compute_type int8).\n\n"
+              "Example:\n  attn export --to ctranslate2 runs/m30k/best.attn runs/m30k/ct2");
   add_common_options(*sub, common);
-  sub->add_option("--to", flags->to, "the engine: ctranslate2")
-      ->required()
-      ->check(CLI::IsMember({"ctranslate2"}));
+  sub->add_option("--to", flags->to, "the engine: ctranslate2")->required()->check(CLI::IsMember({"ctranslate2"}));
   sub->add_option("model", flags->model, "the model file (--arch transformer)")->required();
   sub->add_option("dir", flags->dir, "the directory to create (new, or empty)")->required();
   sub->callback([&action, flags] { action = [flags] { return run(*flags); }; });

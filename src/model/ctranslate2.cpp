@@ -118,7 +118,6 @@ class Builder {
 
 // What CTranslate2's Transformer lacks in this model, or "".
 std::string missing_layer(const Seq2Seq& model) {
-  if (model.config().parallel_layers()) return "parallel (MUSE-style: attention beside the FFN)";
   const std::map<std::string, std::string> names{{"muse", "MUSE"},
                                                  {"muse-simple", "MUSE"},
                                                  {"csan", "ConvSAN"},
@@ -127,6 +126,7 @@ std::string missing_layer(const Seq2Seq& model) {
   for (const auto& kinds : {model.encoder_mixer_kinds(), model.decoder_mixer_kinds()})
     for (const std::string& kind : kinds)
       if (kind != "mha") return names.count(kind) ? names.at(kind) : kind;
+  if (model.config().parallel_layers()) return "parallel (MUSE's attention beside the FFN)";
   return "";
 }
 
@@ -187,8 +187,7 @@ Ct2Model ctranslate2_model(const Seq2Seq& model, const text::Vocab& vocab) {
   for (std::int64_t i = 0; i < c.enc_layers; ++i) {
     const std::string to = "encoder/layer_" + std::to_string(i), from = "enc." + std::to_string(i);
     b.layer_norm(to + "/self_attention/layer_norm", from + ".ln_attn");
-    b.linear(to + "/self_attention/linear_0",
-             {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
+    b.linear(to + "/self_attention/linear_0", {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
     b.linear(to + "/self_attention/linear_1", {from + ".self_attn.o"});
     b.layer_norm(to + "/ffn/layer_norm", from + ".ln_ffn");
     b.linear(to + "/ffn/linear_0", {from + ".ffn.fc1"});
@@ -215,8 +214,7 @@ Ct2Model ctranslate2_model(const Seq2Seq& model, const text::Vocab& vocab) {
   for (std::int64_t i = 0; i < c.dec_layers; ++i) {
     const std::string to = "decoder/layer_" + std::to_string(i), from = "dec." + std::to_string(i);
     b.layer_norm(to + "/self_attention/layer_norm", from + ".ln_self");
-    b.linear(to + "/self_attention/linear_0",
-             {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
+    b.linear(to + "/self_attention/linear_0", {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
     b.linear(to + "/self_attention/linear_1", {from + ".self_attn.o"});
     b.layer_norm(to + "/attention/layer_norm", from + ".ln_cross");
     b.linear(to + "/attention/linear_0", {from + ".cross_attn.q"});
@@ -292,10 +290,9 @@ void export_ctranslate2(const Seq2Seq& model, const text::Bpe& bpe, const std::f
   if (!fs::create_directory(temp.path, ec))
     throw Error("cannot create a directory in " + parent.string() + ": " + ec.message());
   const std::vector<std::byte> bin = ctranslate2_model_bin(m);
-  const std::pair<std::string, std::string> texts[] = {
-      {"config.json", json_text(m.config)},
-      {"shared_vocabulary.json", json_text(m.vocabulary)},
-      {"attn_bpe.json", bpe.to_json().dump() + "\n"}};
+  const std::pair<std::string, std::string> texts[] = {{"config.json", json_text(m.config)},
+                                                       {"shared_vocabulary.json", json_text(m.vocabulary)},
+                                                       {"attn_bpe.json", bpe.to_json().dump() + "\n"}};
   {
     AtomicFile out(temp.path / "model.bin");
     out.write(std::span<const std::byte>(bin));

@@ -39,10 +39,10 @@ namespace attn::model {
 enum class Ct2Type : std::uint8_t { float32 = 0, int8 = 1, int16 = 2, int32 = 3 };
 
 struct Ct2Variable {
-  std::string name;                   // "encoder/layer_0/self_attention/linear_0/weight"
-  std::vector<std::uint32_t> shape;   // empty: a scalar
+  std::string name;                  // "encoder/layer_0/self_attention/linear_0/weight"
+  std::vector<std::uint32_t> shape;  // empty: a scalar
   Ct2Type type = Ct2Type::float32;
-  std::vector<std::byte> bytes;       // little-endian, row-major
+  std::vector<std::byte> bytes;  // little-endian, row-major
 };
 
 struct Ct2Model {
