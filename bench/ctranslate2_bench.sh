@@ -11,7 +11,9 @@
 # Needs the CTranslate2 build of bench/ctranslate2_build.sh (build-ct2/ct2_translate); without
 # it, says how to make it and exits 0. Environment: ROUNDS=3 BEAM=5 SENTENCES_B1=200 (batch 1
 # decodes the first SENTENCES_B1 lines; batch 64 the whole file) THREADS="1 2" TYPES="fp32 int8"
-# BATCHES="64 1" ATTN=./attn CT2=build-ct2/ct2_translate.
+# BATCHES="64 1" ATTN=./attn CT2=build-ct2/ct2_translate CT2_ENV="OMP_WAIT_POLICY=PASSIVE" (the
+# environment CTranslate2 runs in: with libgomp's default spinning its 2-thread runs stalled on a
+# loaded 2-core host, 29 against 607 sentences/s passive; attn bounds its spinning itself).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: bench/ctranslate2_bench.sh MODEL SRC REF [OUT_DIR]" >&2; exit 2; }
 model=$1 src=$2 ref=$3 out=${4:-runs/bench-ctranslate2}
@@ -21,6 +23,7 @@ types=(${TYPES:-fp32 int8})
 batches=(${BATCHES:-64 1})
 attn=${ATTN:-./attn}
 ct2=${CT2:-build-ct2/ct2_translate}
+ct2_env=${CT2_ENV-OMP_WAIT_POLICY=PASSIVE}
 if [ ! -x "$ct2" ]; then
   echo "bench: ctranslate2 skipped: no CTranslate2 build ($ct2). Make it once (5-10 min on 2 cores):"
   echo "  bench/ctranslate2_build.sh CT2_GIT SPDLOG_GIT CPU_FEATURES_GIT   (bench/README.md, CTranslate2)"
@@ -35,7 +38,7 @@ head -n "$n_b1" "$ref" > "$out/ref.b1"
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "attn $(git rev-parse --short HEAD 2>/dev/null || echo '?'); $(head -1 "$(dirname "$ct2")/BUILT_WITH" 2>/dev/null || echo 'CTranslate2 ?')"
-echo "model $model; beam $beam; $rounds rounds; batch 1 on the first $n_b1 lines"
+echo "model $model; beam $beam; $rounds rounds; batch 1 on the first $n_b1 lines; CTranslate2 under: ${ct2_env:-(nothing set)}"
 
 # run ENGINE TYPE BATCH THREADS INPUT OUTPUT → "seconds peak_kB" on stdout
 run() {
@@ -48,7 +51,9 @@ run() {
     cmd=("$ct2" "$out/ct2" --beam "$beam" --batch-size "$batch" --compute-type "$ct2_type" --threads "$threads"
       --max-positions "$positions")
   fi
-  OMP_NUM_THREADS=$threads /usr/bin/time -f '%e %M' -o "$output.time" "${cmd[@]}" < "$input" > "$output" 2> "$output.err" || {
+  local env=(OMP_NUM_THREADS=$threads)
+  [ "$engine" = ct2 ] && env+=($ct2_env)
+  env "${env[@]}" /usr/bin/time -f '%e %M' -o "$output.time" "${cmd[@]}" < "$input" > "$output" 2> "$output.err" || {
     cat "$output.err" >&2
     exit 1
   }

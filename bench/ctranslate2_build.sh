@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds CTranslate2 (CPU only) from git snapshots into build-ct2/ (git-ignored), with Debian's
-# oneDNN for int8 and OpenBLAS for FP32, then bench/ct2_translate.cpp against it and against
+# oneDNN for int8 and OpenBLAS (its OpenMP build) for FP32, then bench/ct2_translate.cpp against it and against
 # libattn (for attn's BPE). Nothing of CTranslate2 is committed to this repository.
 #
 #   bench/ctranslate2_build.sh CT2_GIT SPDLOG_GIT CPU_FEATURES_GIT
@@ -43,6 +43,7 @@ missing=()
 command -v cmake >/dev/null || missing+=(cmake)
 [ -e /usr/include/dnnl.hpp ] || missing+=(libdnnl-dev)
 [ -e /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || missing+=(libopenblas-dev)
+[ -e /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0 ] || missing+=(libopenblas0-openmp)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -82,10 +83,16 @@ if [ ! -f "$src/.attn-stamp" ] || [ "$(cat "$src/.attn-stamp")" != "$stamp" ]; t
   echo "$stamp" >"$src/.attn-stamp"
 fi
 
+# OpenBLAS's OpenMP build, so that its threads are CTranslate2's OpenMP threads (as MKL's are in
+# CTranslate2's own builds): with the default pthread build, OpenBLAS's pool and CTranslate2's
+# OpenMP pool spin against each other (FP32 at 2 threads ran ~20x slower than at 1 on a loaded
+# 2-core host). The headers are the same for both builds; the run path picks the OpenMP library
+# at run time (the system-wide libopenblas.so.0 stays Debian's choice).
 blas_inc=/usr/include/x86_64-linux-gnu/openblas-pthread
-blas_lib=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so
+blas_dir=/usr/lib/x86_64-linux-gnu/openblas-openmp
+blas_lib=$blas_dir/libopenblas.so.0
 cmake -S "$src" -B "$out/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_INSTALL_PREFIX="$out/install" \
+  -DCMAKE_INSTALL_PREFIX="$out/install" -DCMAKE_INSTALL_RPATH="$blas_dir" -DCMAKE_BUILD_RPATH="$blas_dir" \
   -DWITH_MKL=OFF -DWITH_DNNL=ON -DWITH_OPENBLAS=ON -DWITH_RUY=OFF -DBUILD_CLI=OFF \
   -DOPENMP_RUNTIME=COMP -DOPENBLAS_INCLUDE_DIR="$blas_inc" -DOPENBLAS_LIBRARY="$blas_lib" >"$out/cmake.log" 2>&1 || {
   tail -30 "$out/cmake.log" >&2
@@ -104,11 +111,11 @@ ${CXX:-g++} -std=c++20 -O2 -fopenmp -I"$here/include" -I"$out/install/include" "
   -o "$out/ct2_translate"
 
 dnnl_version=$(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo '?')
-blas_version=$(dpkg-query -W -f='${Version}' libopenblas-dev 2>/dev/null || echo '?')
+blas_version=$(dpkg-query -W -f='${Version}' libopenblas0-openmp 2>/dev/null || echo '?')
 ct2_version=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$src/python/ctranslate2/version.py")
 {
   echo "CTranslate2 $ct2_version (commit $ct2_commit), spdlog $spdlog_commit, cpu_features $cpu_features_commit"
-  echo "backends: oneDNN $dnnl_version (int8), OpenBLAS $blas_version (FP32), OpenMP: GCC's; no MKL, no Ruy"
+  echo "backends: oneDNN $dnnl_version (int8), OpenBLAS $blas_version, OpenMP build (FP32); OpenMP: GCC's; no MKL, no Ruy"
   echo "patched in the build copy: src/ops/conv1d_cpu.cc without its oneDNN path (speech models only)"
   echo "compiler: $(${CXX:-g++} --version | head -1)"
   echo "library: $out/install/lib/libctranslate2.so; driver: $out/ct2_translate"
