@@ -3,7 +3,7 @@
 #   bench/bench.sh [PARTS]     PARTS: comma-separated part names; "default" (make bench) runs
 #                              the default parts in order, "all" every part, "list" or "help" lists them.
 # Each part prints its own results and its ratios against its yardstick (OpenBLAS, attn's own
-# global attention, the PyTorch twin, the Transformer, attn translate, FP32).
+# global attention, the PyTorch twin, the Transformer, attn translate, FP32, CTranslate2).
 # Environment: BUILD=build  M30K=data/multi30k  BENCH_OUT=runs/bench/make-bench
 #   MODEL (precision, profile: the model file to decode with)  MAKE=make  SANITIZE=0
 set -euo pipefail
@@ -27,6 +27,7 @@ parts=(
   "mpi|no|data-parallel training: ranks × threads layouts (bench/mpi_bench.sh; needs M30K and make MPI=1)"
   "profile|no|where beam search spends its time, per compute type (bench/profile_decode.sh; needs MODEL, M30K and perf)"
   "profile-train|no|where a training update spends its time, FP32 and bf16 (bench/profile_train.sh; needs M30K and perf)"
+  "ctranslate2|no|attn translate against CTranslate2 on the exported Transformer (bench/ctranslate2_bench.sh; needs MODEL, M30K and bench/ctranslate2_build.sh's build)"
 )
 
 list_parts() {
@@ -93,6 +94,11 @@ run_part() {
     profile-train)
       need_m30k profile-train || return 0
       bash bench/profile_train.sh "$m30k"
+      ;;
+    ctranslate2)
+      need_m30k ctranslate2 && need_model ctranslate2 || return 0
+      build_targets attn
+      ATTN=$build/attn bash bench/ctranslate2_bench.sh "$MODEL" "$m30k/test2016.de" "$m30k/test2016.en"
       ;;
   esac
 }

@@ -21,6 +21,7 @@ std::unique_ptr<CLI::App> make_app(CommonOptions& common, Action& action) {
   add_info_command(*app, common, action);
   add_average_command(*app, common, action);
   add_quantize_command(*app, common, action);
+  add_export_command(*app, common, action);
   add_report_command(*app, common, action);
   add_serve_command(*app, common, action);
   return app;

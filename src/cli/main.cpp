@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::fprintf(
         stderr,
-        "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, quantize, report, serve\n",
+        "attn: '%s' is not a command; the commands are train, translate, attend, score, info, average, quantize, export, report, serve\n",
         argv[1]);
     return 2;
   }

@@ -41,6 +41,7 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_info_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_average_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_quantize_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_export_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_report_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_serve_command(CLI::App& app, CommonOptions& common, Action& action);
 
