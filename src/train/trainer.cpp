@@ -213,23 +213,16 @@ class Trainer::Session {
     if (resume_from.empty() && fs::exists(last_path_)) resume_from = last_path_;
     std::optional<model::LoadedModel> checkpoint;
     if (!resume_from.empty()) checkpoint = open_checkpoint(resume_from);
-    const bool new_save_dir = root_ && !fs::exists(o_.save_dir);
-    try {
-      open_save_dir();
-      if (checkpoint)
-        resume(*checkpoint, resume_from);
-      else
-        start();
-      encode_data();
-    } catch (...) {
-      if (new_save_dir) {  // and nothing else in it: the lock and the log of this failed start
-        log_.reset();
-        lock_.reset();
-        std::error_code ignored;
-        fs::remove_all(o_.save_dir, ignored);
-      }
-      throw;
-    }
+    // The model, its BPE and the data are made ready before the save dir is touched: what fails
+    // here (a checkpoint without an optimizer, no usable pair) leaves no file behind.
+    log_ = std::make_unique<TrainLog>(o_.quiet || !root_);  // the JSON log is opened with the save dir
+    if (!comm_.describe().empty()) log_->message(comm_.describe());
+    if (checkpoint)
+      resume(*checkpoint, resume_from);
+    else
+      start();
+    encode_data();
+    open_save_dir();
     rng_.set_state(state_.rng);
     ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
     chunks_ = model_->gradient_chunks();
@@ -241,23 +234,54 @@ class Trainer::Session {
     window_start_ = Clock::now();
   }
 
+  // The save dir, its lock and the JSON log with this process's model record.
+  // A start that fails here (a full disk, an unwritable log) leaves the save
+  // dir as it found it: a new one is removed, in an old one the lock file and
+  // the log are as they were.
   void open_save_dir() {
+    const fs::path lock_file = o_.save_dir / "attn.lock";
     std::error_code ec;
-    fs::create_directories(o_.save_dir, ec);
-    require(!ec && fs::is_directory(o_.save_dir),
-            o_.save_dir.string() + ": cannot create the save directory (" + ec.message() + ")");
-    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this
-    // one's.
-    if (root_) lock_ = std::make_unique<DirLock>(o_.save_dir);
-    log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
-    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
-    if (!comm_.describe().empty()) log_->message(comm_.describe());
+    const bool lock_existed = fs::exists(lock_file, ec);
+    const bool log_existed = fs::exists(o_.log_json, ec), log_regular = fs::is_regular_file(o_.log_json, ec);
+    const std::uintmax_t log_size = log_regular ? fs::file_size(o_.log_json, ec) : 0;
+    bool made_dir = false;
+    try {
+      made_dir = fs::create_directories(o_.save_dir, ec);
+      require(!ec && fs::is_directory(o_.save_dir),
+              o_.save_dir.string() + ": cannot create the save directory (" + ec.message() + ")");
+      if (!root_) return;
+      // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log
+      // into this one's.
+      lock_ = std::make_unique<DirLock>(o_.save_dir);
+      log_->open_json(o_.log_json);
+      log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
+                    changed_flags_);
+    } catch (...) {
+      log_->close_json();
+      if (lock_) {  // what this process made while it held the save dir is undone; another's is not touched
+        std::error_code ignored;
+        if (!log_existed)
+          fs::remove(o_.log_json, ignored);
+        else if (log_regular && fs::file_size(o_.log_json, ignored) != log_size)
+          fs::resize_file(o_.log_json, log_size, ignored);
+        if (made_dir) {
+          lock_.reset();
+          fs::remove_all(o_.save_dir, ignored);
+        } else if (!lock_existed) {
+          fs::remove(lock_file, ignored);  // while still held: no other process took it meanwhile
+        }
+        lock_.reset();
+      } else if (made_dir) {
+        std::error_code ignored;
+        fs::remove(o_.save_dir, ignored);  // empty unless another process uses it now
+      }
+      throw;
+    }
+    remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
   }
 
   void encode_data() {
     log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) + " parameters");
-    log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
-                  changed_flags_);
     train_ = encode_corpus(train_text_, bpe_, o_.max_len);
     valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
     if (o_.join_pairs > 1) {
@@ -292,6 +316,17 @@ class Trainer::Session {
     restore_optimizer(loaded, *optimizer_);
     log_->message("resuming from " + from.string() + " at update " + std::to_string(state_.update) + ", epoch " +
                   std::to_string(state_.epoch));
+    // The best model so far is SAVE_DIR/best.attn. A save dir without one (a resume into a new
+    // folder, or best.attn removed) chooses it anew from this run's validations, so that the run
+    // writes one; rank 0 decides for all ranks.
+    double no_best[1] = {root_ && state_.has_best && !fs::exists(best_path_) ? 1.0 : 0.0};
+    comm_.sum(no_best);
+    if (no_best[0] > 0) {
+      log_->message(o_.save_dir.string() + " has no best.attn: the best model is chosen anew from this run's " +
+                    "validations (the checkpoint's best was at update " + std::to_string(state_.best_update) + ")");
+      state_.has_best = false;
+      state_.bad_validations = 0;
+    }
     const nlohmann::json flags = training_flags(o_);
     changed_flags_ = changed_training_flags(state_.flags, flags);
     if (!changed_flags_.empty()) log_->message("training flags changed since the checkpoint: " + changed_flags_);
@@ -504,9 +539,14 @@ class Trainer::Session {
   }
 
   // A final validation when the run ended mid-epoch (time or update limit), so
-  // best reflects the end. A run that had nothing left to do changes nothing.
+  // best reflects the end, or when no validation has chosen a best model yet
+  // (a resume into a new save dir with nothing left to train included): every
+  // run ends with last.attn and best.attn. A run that had nothing left to do
+  // and has both changes nothing.
   TrainResult finish() {
-    if (updates_this_session_ > 0) {
+    if (!state_.has_best) {
+      validate();
+    } else if (updates_this_session_ > 0) {
       if (state_.batch_in_epoch > 0 && o_.valid_every <= 0)
         validate();
       else
