@@ -242,7 +242,9 @@ class Trainer::Session {
     const fs::path lock_file = o_.save_dir / "attn.lock";
     std::error_code ec;
     const bool lock_existed = fs::exists(lock_file, ec);
-    const bool log_existed = fs::exists(o_.log_json, ec), log_regular = fs::is_regular_file(o_.log_json, ec);
+    // No JSON log (an empty path, as the library's callers may ask) is as one that was there: nothing to undo.
+    const bool log_existed = o_.log_json.empty() || fs::exists(o_.log_json, ec);
+    const bool log_regular = fs::is_regular_file(o_.log_json, ec);
     const std::uintmax_t log_size = log_regular ? fs::file_size(o_.log_json, ec) : 0;
     bool made_dir = false;
     try {
@@ -253,7 +255,7 @@ class Trainer::Session {
       // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log
       // into this one's.
       lock_ = std::make_unique<DirLock>(o_.save_dir);
-      log_->open_json(o_.log_json);
+      if (!o_.log_json.empty()) log_->open_json(o_.log_json);  // empty: no JSON log (the library's callers)
       log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
                     changed_flags_);
     } catch (...) {
@@ -262,7 +264,7 @@ class Trainer::Session {
         std::error_code ignored;
         if (!log_existed)
           fs::remove(o_.log_json, ignored);
-        else if (log_regular && fs::file_size(o_.log_json, ignored) != log_size)
+        else if (log_regular && fs::file_size(o_.log_json, ignored) > log_size)  // (a cut last line removed stays so)
           fs::resize_file(o_.log_json, log_size, ignored);
         if (made_dir) {
           lock_.reset();
