@@ -213,16 +213,26 @@ class Trainer::Session {
     if (resume_from.empty() && fs::exists(last_path_)) resume_from = last_path_;
     std::optional<model::LoadedModel> checkpoint;
     if (!resume_from.empty()) checkpoint = open_checkpoint(resume_from);
-    // The model, its BPE and the data are made ready before the save dir is touched: what fails
-    // here (a checkpoint without an optimizer, no usable pair) leaves no file behind.
-    log_ = std::make_unique<TrainLog>(o_.quiet || !root_);  // the JSON log is opened with the save dir
+    log_ = std::make_unique<TrainLog>(o_.quiet || !root_);  // the JSON log is opened once the rest is ready
     if (!comm_.describe().empty()) log_->message(comm_.describe());
-    if (checkpoint)
-      resume(*checkpoint, resume_from);
-    else
-      start();
-    encode_data();
-    open_save_dir();
+    // The save dir is locked before the long part of the start (the BPE, the encoding), so that a second
+    // training into it is refused at once. Whatever fails from here on is undone: the save dir is left
+    // as it was found (a checkpoint without an optimizer, no usable pair, a log that cannot be written).
+    const SaveDirBefore before = lock_save_dir();
+    try {
+      if (checkpoint)
+        resume(*checkpoint, resume_from);
+      else
+        start();
+      encode_data();
+      if (root_ && !o_.log_json.empty()) log_->open_json(o_.log_json);  // empty: no JSON log (library callers)
+      log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
+                    changed_flags_);
+    } catch (...) {
+      undo_start(before);
+      throw;
+    }
+    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
     rng_.set_state(state_.rng);
     ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
     chunks_ = model_->gradient_chunks();
@@ -234,52 +244,54 @@ class Trainer::Session {
     window_start_ = Clock::now();
   }
 
-  // The save dir, its lock and the JSON log with this process's model record.
-  // A start that fails here (a full disk, an unwritable log) leaves the save
-  // dir as it found it: a new one is removed, in an old one the lock file and
-  // the log are as they were.
-  void open_save_dir() {
-    const fs::path lock_file = o_.save_dir / "attn.lock";
+  // What a failed start must restore: whether the save dir, its lock file and the log were there.
+  struct SaveDirBefore {
+    bool made_dir = false, lock_existed = true, log_existed = true, log_regular = false;
+    std::uintmax_t log_size = 0;
+  };
+
+  // Creates the save dir and (rank 0) takes its lock: one process per save
+  // dir, rank 0 for all ranks, or a second training would mix its checkpoints
+  // and log into this one's.
+  SaveDirBefore lock_save_dir() {
+    SaveDirBefore before;
     std::error_code ec;
-    const bool lock_existed = fs::exists(lock_file, ec);
-    // No JSON log (an empty path, as the library's callers may ask) is as one that was there: nothing to undo.
-    const bool log_existed = o_.log_json.empty() || fs::exists(o_.log_json, ec);
-    const bool log_regular = fs::is_regular_file(o_.log_json, ec);
-    const std::uintmax_t log_size = log_regular ? fs::file_size(o_.log_json, ec) : 0;
-    bool made_dir = false;
+    before.lock_existed = fs::exists(o_.save_dir / "attn.lock", ec);
+    // No JSON log (an empty path) is as one that was there: nothing to undo.
+    before.log_existed = o_.log_json.empty() || fs::exists(o_.log_json, ec);
+    before.log_regular = fs::is_regular_file(o_.log_json, ec);
+    before.log_size = before.log_regular ? fs::file_size(o_.log_json, ec) : 0;
+    before.made_dir = fs::create_directories(o_.save_dir, ec);
+    require(!ec && fs::is_directory(o_.save_dir),
+            o_.save_dir.string() + ": cannot create the save directory (" + ec.message() + ")");
+    if (!root_) return before;
     try {
-      made_dir = fs::create_directories(o_.save_dir, ec);
-      require(!ec && fs::is_directory(o_.save_dir),
-              o_.save_dir.string() + ": cannot create the save directory (" + ec.message() + ")");
-      if (!root_) return;
-      // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log
-      // into this one's.
       lock_ = std::make_unique<DirLock>(o_.save_dir);
-      if (!o_.log_json.empty()) log_->open_json(o_.log_json);  // empty: no JSON log (the library's callers)
-      log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
-                    changed_flags_);
-    } catch (...) {
-      log_->close_json();
-      if (lock_) {  // what this process made while it held the save dir is undone; another's is not touched
-        std::error_code ignored;
-        if (!log_existed)
-          fs::remove(o_.log_json, ignored);
-        else if (log_regular && fs::file_size(o_.log_json, ignored) > log_size)  // (a cut last line removed stays so)
-          fs::resize_file(o_.log_json, log_size, ignored);
-        if (made_dir) {
-          lock_.reset();
-          fs::remove_all(o_.save_dir, ignored);
-        } else if (!lock_existed) {
-          fs::remove(lock_file, ignored);  // while still held: no other process took it meanwhile
-        }
-        lock_.reset();
-      } else if (made_dir) {
-        std::error_code ignored;
-        fs::remove(o_.save_dir, ignored);  // empty unless another process uses it now
-      }
+    } catch (const Error&) {
+      std::error_code ignored;
+      if (before.made_dir) fs::remove(o_.save_dir, ignored);  // empty unless another process uses it now
       throw;
     }
-    remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
+    return before;
+  }
+
+  // Undoes what this process made in the save dir while it held the lock
+  // (rank 0: the others made nothing of their own there).
+  void undo_start(const SaveDirBefore& before) {
+    log_->close_json();
+    if (!lock_) return;
+    std::error_code ignored;
+    if (!before.log_existed)
+      fs::remove(o_.log_json, ignored);
+    else if (before.log_regular && fs::file_size(o_.log_json, ignored) > before.log_size)
+      fs::resize_file(o_.log_json, before.log_size, ignored);  // a cut last line it removed stays removed
+    if (before.made_dir) {
+      lock_.reset();
+      fs::remove_all(o_.save_dir, ignored);
+    } else {
+      if (!before.lock_existed) fs::remove(o_.save_dir / "attn.lock", ignored);  // while held: nobody took it
+      lock_.reset();
+    }
   }
 
   void encode_data() {
