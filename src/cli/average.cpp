@@ -40,7 +40,7 @@ int run(const AverageFlags& f) {
   const std::vector<std::filesystem::path> inputs = pick_inputs(f);
   std::vector<NamedFile> read;
   for (const std::filesystem::path& input : inputs) read.push_back({input.string(), "the input"});
-  preflight_outputs(std::array{NamedFile{f.output, "-o"}}, read);
+  preflight_outputs(std::array{NamedFile{f.output, "-o", true}}, read);
   model::LoadedModel first = model::load_model_file(inputs[0]);
   const std::string config = first.model->config().to_json().dump(), bpe = first.bpe.to_json().dump();
   const auto values = first.model->params().values();

@@ -1,6 +1,7 @@
 // attn train: flags → TrainOptions → a Trainer session.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -82,18 +83,29 @@ int run(TrainFlags& f) {
   require(o.train_src != o.train_tgt && !std::filesystem::equivalent(o.train_src, o.train_tgt, same_error),
           "the source and target training files are the same file (" + o.train_src.string() +
               "); give the target language with --tgt (e.g. --src de --tgt en)");
-  // An explicit --log-json is checked now, not after the corpus is read and the BPE learned
-  // (one in the save directory, the default's place, is created with it).
-  const auto normal = [](const std::filesystem::path& p) {
-    std::filesystem::path n = std::filesystem::absolute(p).lexically_normal();
+  // The log (--log-json, or SAVE_DIR/log.jsonl) passes the outputs' rule now, not after the corpus is read
+  // and the BPE learned: never a corpus file, the checkpoint resumed, a model file, or a file the run
+  // writes itself. In a save dir that does not exist yet it is created with it.
+  namespace fs = std::filesystem;
+  require(!f.save_dir.empty(), "--save-dir: give a folder name");
+  const fs::path save_dir = f.save_dir;
+  const std::string log = f.log_json.empty() ? (save_dir / "log.jsonl").string() : f.log_json;
+  const auto absolute_dir = [](fs::path p) {
+    if (p.empty()) p = ".";
+    fs::path n = fs::absolute(p).lexically_normal();
     return n.has_filename() ? n : n.parent_path();
   };
-  if (!f.log_json.empty() && normal(std::filesystem::path(f.log_json).parent_path()) != normal(f.save_dir))
-    preflight_outputs(std::array{NamedFile{f.log_json, "--log-json"}},
-                      std::array{NamedFile{o.train_src.string(), "the training source"},
-                                 NamedFile{o.train_tgt.string(), "the training target"},
-                                 NamedFile{o.valid_src.string(), "the validation source"},
-                                 NamedFile{o.valid_tgt.string(), "the validation target"}});
+  NamedFile log_file{log, f.log_json.empty() ? "the log" : "--log-json"};
+  log_file.in_new_dir = absolute_dir(fs::path(log).parent_path()) == absolute_dir(save_dir);
+  std::vector<NamedFile> read{{o.train_src.string(), "the training source"},
+                              {o.train_tgt.string(), "the training target"},
+                              {o.valid_src.string(), "the validation source"},
+                              {o.valid_tgt.string(), "the validation target"}};
+  if (!f.resume.empty()) read.push_back({f.resume, "--resume"});
+  preflight_outputs(std::array{log_file}, read,
+                    std::array{NamedFile{(save_dir / "last.attn").string(), "the run's checkpoint"},
+                               NamedFile{(save_dir / "best.attn").string(), "the run's best model"},
+                               NamedFile{(save_dir / "attn.lock").string(), "the save dir's lock"}});
   model::ModelConfig& c = o.model;
   c = model::preset(f.arch);
   const auto given = [&f](const char* flag) { return f.command->count(flag) > 0; };
@@ -114,8 +126,16 @@ int run(TrainFlags& f) {
   c.share_decoder_output = f.share_decoder_output;
   // What a resumed checkpoint must hold: every model flag typed, by its config key.
   const nlohmann::json config = train::every_value(c);
-  for (const auto& [flag, key] : kModelFlags)
-    if (given(flag)) o.model_flags_given.push_back({flag, key, config.at(key)});
+  // A key set by two flags typed (--layers 1 --enc-layers 2) holds the later one's value: only that flag is
+  // compared for it, so each flag is named with the value typed.
+  for (std::size_t i = 0; i < std::size(kModelFlags); ++i) {
+    const auto& [flag, key] = kModelFlags[i];
+    const auto overridden = std::any_of(std::begin(kModelFlags) + static_cast<std::ptrdiff_t>(i) + 1,
+                                        std::end(kModelFlags), [&, key = key](const auto& later) {
+                                          return std::string_view(later.second) == key && given(later.first);
+                                        });
+    if (given(flag) && !overridden) o.model_flags_given.push_back({flag, key, config.at(key)});
+  }
   for (const auto& [key, value] : f.mechanism_options.items())
     o.model_flags_given.push_back({std::string(nn::find_option(key)->flag), key, value});
   if (given("--vocab-size")) o.model_flags_given.push_back({"--vocab-size", "vocab_size", o.vocab_size});
@@ -131,7 +151,7 @@ int run(TrainFlags& f) {
   o.max_time_s = f.max_time_minutes * 60.0;
   o.save_dir = f.save_dir;
   // The JSON log lives with the run by default, so `attn report SAVE_DIR` works on every run.
-  o.log_json = f.log_json.empty() ? std::filesystem::path(f.save_dir) / "log.jsonl" : std::filesystem::path(f.log_json);
+  o.log_json = log;
   o.resume = f.resume;
   // Under mpirun each rank computes one batch of every update unless --update-freq says otherwise.
   train::Communicator& comm = train::Communicator::world();

@@ -60,9 +60,11 @@ struct Batch {
 void decode_batches(model::Seq2Seq& model, const std::vector<Batch>& batches, const decode::SearchOptions& search,
                     std::int64_t decoders,
                     const std::function<void(const Batch&, std::vector<decode::Hypotheses>)>& done) {
+  // As attn serve: the decoders share the --threads cores, at most one decoder each (and no more than batches).
   const int threads = num_threads();
-  const auto count = static_cast<int>(std::clamp<std::int64_t>(decoders > 0 ? decoders : threads, 1,
-                                                               static_cast<std::int64_t>(batches.size())));
+  const auto count =
+      static_cast<int>(std::clamp<std::int64_t>(decoders > 0 ? std::min<std::int64_t>(decoders, threads) : threads, 1,
+                                                static_cast<std::int64_t>(batches.size())));
   std::atomic<std::size_t> next{0};
   std::atomic<bool> failed{false};
   std::exception_ptr failure;
@@ -100,6 +102,9 @@ int run(const TranslateFlags& f) {
   preflight_outputs(std::array{NamedFile{f.output, "-o"}},
                     std::array{NamedFile{f.model, "-m"}, NamedFile{f.input, "-i"}});
   check_search_options(f.search);
+  if (f.decoders > num_threads())
+    std::fprintf(stderr, "attn: --decoders %lld is more than --threads %d; decoding with %d decoder%s\n",
+                 static_cast<long long>(f.decoders), num_threads(), num_threads(), num_threads() == 1 ? "" : "s");
   require(f.search.nbest >= 1 && f.search.nbest <= f.search.beam, "--nbest must be between 1 and --beam");
   model::LoadedModel loaded = model::load_model_file(f.model, compute_type_for(f.compute_type));
   const model::Seq2Seq& model = *loaded.model;
@@ -209,8 +214,8 @@ void add_translate_command(CLI::App& app, CommonOptions& common, Action& action)
       ->capture_default_str()
       ->check(bounded(within(1, 100000)));
   sub->add_option("--decoders", f.decoders,
-                  "batches decoded at once, each on --threads / N cores (default 0: one per thread, so each "
-                  "decoder runs on one core)")
+                  "batches decoded at once, each on --threads / N cores, at most --threads decoders (default 0: "
+                  "one per thread, so each decoder runs on one core)")
       ->capture_default_str()
       ->check(bounded(within(0, 4096)));
   sub->add_option("--max-input-len", f.max_input_len, "truncate longer inputs (subwords), with a warning")

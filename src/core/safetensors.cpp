@@ -518,6 +518,36 @@ const SafetensorsFile::Entry& SafetensorsFile::entry_of(const std::string& name,
   return e;
 }
 
+std::optional<std::map<std::string, std::string>> attn_file_metadata(const std::filesystem::path& path) {
+  FileDescriptor file;
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat status {};
+  if (file.fd < 0 || ::fstat(file.fd, &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  const auto file_size = static_cast<std::uint64_t>(status.st_size);
+  unsigned char length_bytes[8];
+  if (file_size < 8 || ::pread(file.fd, length_bytes, 8, 0) != 8) return std::nullopt;
+  std::uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = header_size << 8 | length_bytes[i];
+  if (header_size < 2 || header_size > file_size - 8 || header_size > kMaxHeaderBytes) return std::nullopt;
+  std::string header_text(header_size, '\0');
+  std::uint64_t got = 0;
+  while (got < header_size) {
+    const ssize_t n = ::pread(file.fd, header_text.data() + got, header_size - got, static_cast<off_t>(8 + got));
+    if (n <= 0) return std::nullopt;
+    got += static_cast<std::uint64_t>(n);
+  }
+  const json header = json::parse(header_text, nullptr, false);
+  if (!header.is_object()) return std::nullopt;
+  const auto found = header.find(kMetadataKey);
+  if (found == header.end() || !found->is_object()) return std::nullopt;
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, value] : found->items())
+    if (value.is_string()) metadata[key] = value.get<std::string>();
+  const auto format = metadata.find(kFormatKey);
+  if (format == metadata.end() || format->second != "attn") return std::nullopt;
+  return metadata;
+}
+
 std::span<const float> SafetensorsFile::data(const std::string& name) const {
   const Entry& e = entry_of(name, DType::F32);
   return {data_.get() + e.first_byte / 4, e.numel};

@@ -249,7 +249,7 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
     const bool any = !log.train.empty() || !log.valid.empty();
     if (log.lines == 0)
       s.notes.push_back("log.jsonl is empty: the run has not logged an update yet");
-    else if (!any)
+    else if (!any && !log.framed)
       s.notes.push_back("log.jsonl has no usable record");
     if (any && log.valid.empty())
       s.notes.push_back("no validation yet: best BLEU, and the update and time at best, are not known");
@@ -266,11 +266,13 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
       s.notes.push_back(any ? "in progress: the numbers are as of " + at + " (the log was written " +
                                   format_fixed(std::max(0.0, facts.log_age_s), 0) + " s ago)"
                             : "in progress: a process holds its attn.lock but has logged no update yet");
-    } else if (any && log.end_reason == "interrupted") {
+    } else if (log.end_reason == "interrupted") {
       s.notes.push_back("stopped by SIGINT/SIGTERM/SIGHUP at update " + std::to_string(s.updates.value_or(0)) +
                         "; attn train with the same --save-dir resumes it");
-    } else if (any && log.end_reason.empty() && (framed || facts.log_after_checkpoint)) {
-      s.notes.push_back("stopped without an end record at " + at +
+    } else if (log.end_reason.empty() && (any ? framed || facts.log_after_checkpoint : framed)) {
+      // A process killed before its first logged update left its model record, or (killed sooner) an
+      // empty log beside its lock file.
+      s.notes.push_back("stopped without an end record " + (any ? "at " + at : "before its first logged update") +
                         (facts.lock == RunFacts::Lock::free ? " (no process holds its attn.lock)" : "") +
                         ": killed, or its machine stopped; attn train with the same --save-dir resumes it "
                         "from its last checkpoint");

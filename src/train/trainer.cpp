@@ -213,23 +213,26 @@ class Trainer::Session {
     if (resume_from.empty() && fs::exists(last_path_)) resume_from = last_path_;
     std::optional<model::LoadedModel> checkpoint;
     if (!resume_from.empty()) checkpoint = open_checkpoint(resume_from);
-    const bool new_save_dir = root_ && !fs::exists(o_.save_dir);
+    log_ = std::make_unique<TrainLog>(o_.quiet || !root_);  // the JSON log is opened once the rest is ready
+    if (!comm_.describe().empty()) log_->message(comm_.describe());
+    // The save dir is locked before the long part of the start (the BPE, the encoding), so that a second
+    // training into it is refused at once. Whatever fails from here on is undone: the save dir is left
+    // as it was found (a checkpoint without an optimizer, no usable pair, a log that cannot be written).
+    const SaveDirBefore before = lock_save_dir();
     try {
-      open_save_dir();
       if (checkpoint)
         resume(*checkpoint, resume_from);
       else
         start();
       encode_data();
+      if (root_ && !o_.log_json.empty()) log_->open_json(o_.log_json);  // empty: no JSON log (library callers)
+      log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
+                    changed_flags_);
     } catch (...) {
-      if (new_save_dir) {  // and nothing else in it: the lock and the log of this failed start
-        log_.reset();
-        lock_.reset();
-        std::error_code ignored;
-        fs::remove_all(o_.save_dir, ignored);
-      }
+      undo_start(before);
       throw;
     }
+    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
     rng_.set_state(state_.rng);
     ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
     chunks_ = model_->gradient_chunks();
@@ -241,23 +244,58 @@ class Trainer::Session {
     window_start_ = Clock::now();
   }
 
-  void open_save_dir() {
+  // What a failed start must restore: whether the save dir, its lock file and the log were there.
+  struct SaveDirBefore {
+    bool made_dir = false, lock_existed = true, log_existed = true, log_regular = false;
+    std::uintmax_t log_size = 0;
+  };
+
+  // Creates the save dir and (rank 0) takes its lock: one process per save
+  // dir, rank 0 for all ranks, or a second training would mix its checkpoints
+  // and log into this one's.
+  SaveDirBefore lock_save_dir() {
+    SaveDirBefore before;
     std::error_code ec;
-    fs::create_directories(o_.save_dir, ec);
+    before.lock_existed = fs::exists(o_.save_dir / "attn.lock", ec);
+    // No JSON log (an empty path) is as one that was there: nothing to undo.
+    before.log_existed = o_.log_json.empty() || fs::exists(o_.log_json, ec);
+    before.log_regular = fs::is_regular_file(o_.log_json, ec);
+    before.log_size = before.log_regular ? fs::file_size(o_.log_json, ec) : 0;
+    before.made_dir = fs::create_directories(o_.save_dir, ec);
     require(!ec && fs::is_directory(o_.save_dir),
             o_.save_dir.string() + ": cannot create the save directory (" + ec.message() + ")");
-    // One process per save dir (rank 0 for all ranks): a second training would mix its checkpoints and log into this
-    // one's.
-    if (root_) lock_ = std::make_unique<DirLock>(o_.save_dir);
-    log_ = std::make_unique<TrainLog>(root_ ? o_.log_json : fs::path(), o_.quiet || !root_);
-    if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
-    if (!comm_.describe().empty()) log_->message(comm_.describe());
+    if (!root_) return before;
+    try {
+      lock_ = std::make_unique<DirLock>(o_.save_dir);
+    } catch (const Error&) {
+      std::error_code ignored;
+      if (before.made_dir) fs::remove(o_.save_dir, ignored);  // empty unless another process uses it now
+      throw;
+    }
+    return before;
+  }
+
+  // Undoes what this process made in the save dir while it held the lock
+  // (rank 0: the others made nothing of their own there).
+  void undo_start(const SaveDirBefore& before) {
+    log_->close_json();
+    if (!lock_) return;
+    std::error_code ignored;
+    if (!before.log_existed)
+      fs::remove(o_.log_json, ignored);
+    else if (before.log_regular && fs::file_size(o_.log_json, ignored) > before.log_size)
+      fs::resize_file(o_.log_json, before.log_size, ignored);  // a cut last line it removed stays removed
+    if (before.made_dir) {
+      lock_.reset();
+      fs::remove_all(o_.save_dir, ignored);
+    } else {
+      if (!before.lock_existed) fs::remove(o_.save_dir / "attn.lock", ignored);  // while held: nobody took it
+      lock_.reset();
+    }
   }
 
   void encode_data() {
     log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) + " parameters");
-    log_->started(model_->config(), model_->parameter_count(), state_.update, state_.elapsed_s, state_.flags,
-                  changed_flags_);
     train_ = encode_corpus(train_text_, bpe_, o_.max_len);
     valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
     if (o_.join_pairs > 1) {
@@ -292,6 +330,17 @@ class Trainer::Session {
     restore_optimizer(loaded, *optimizer_);
     log_->message("resuming from " + from.string() + " at update " + std::to_string(state_.update) + ", epoch " +
                   std::to_string(state_.epoch));
+    // The best model so far is SAVE_DIR/best.attn. A save dir without one (a resume into a new
+    // folder, or best.attn removed) chooses it anew from this run's validations, so that the run
+    // writes one; rank 0 decides for all ranks.
+    double no_best[1] = {root_ && state_.has_best && !fs::exists(best_path_) ? 1.0 : 0.0};
+    comm_.sum(no_best);
+    if (no_best[0] > 0) {
+      log_->message(o_.save_dir.string() + " has no best.attn: the best model is chosen anew from this run's " +
+                    "validations (the checkpoint's best was at update " + std::to_string(state_.best_update) + ")");
+      state_.has_best = false;
+      state_.bad_validations = 0;
+    }
     const nlohmann::json flags = training_flags(o_);
     changed_flags_ = changed_training_flags(state_.flags, flags);
     if (!changed_flags_.empty()) log_->message("training flags changed since the checkpoint: " + changed_flags_);
@@ -504,9 +553,14 @@ class Trainer::Session {
   }
 
   // A final validation when the run ended mid-epoch (time or update limit), so
-  // best reflects the end. A run that had nothing left to do changes nothing.
+  // best reflects the end, or when no validation has chosen a best model yet
+  // (a resume into a new save dir with nothing left to train included): every
+  // run ends with last.attn and best.attn. A run that had nothing left to do
+  // and has both changes nothing.
   TrainResult finish() {
-    if (updates_this_session_ > 0) {
+    if (!state_.has_best) {
+      validate();
+    } else if (updates_this_session_ > 0) {
       if (state_.batch_in_epoch > 0 && o_.valid_every <= 0)
         validate();
       else

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -103,4 +104,71 @@ TEST_CASE("outputs: replacing a file keeps its permissions", "[cli][io][prefligh
   REQUIRE(r.status == 0);
   REQUIRE(slurp(out) != "old\n");
   REQUIRE((fs::status(out).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+}
+
+TEST_CASE("preflight: train's log named without a folder is taken as typed, from the working directory",
+          "[cli][io][preflight][train][nothing-lost-4]") {
+  ScratchDir dir;
+  write_tiny_corpus(dir.path(), "train", 60, 5);
+  write_tiny_corpus(dir.path(), "valid", 5, 6);
+  // Each name relative to the working directory, the most ordinary one first.
+  fs::create_directories(dir / "runs");
+  // The commands run in dir: the binary by its absolute name.
+  const char* bin = std::getenv("ATTN_BIN");
+  REQUIRE(bin != nullptr);
+  ::setenv("ATTN_BIN", fs::absolute(bin).c_str(), 1);
+  const std::vector<std::string> logs{"log.jsonl", "./dot.jsonl", "runs/../up.jsonl"};
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const std::string& log = logs[i];
+    const RunResult r = run_attn(shell_words(tiny_train_args(dir.path(), "run" + std::to_string(i),
+                                                             {"--max-updates", "2", "--log-json", log})),
+                                 "", "cd " + shell_words({dir.path().string()}) + " && ");
+    INFO(log << ": " << r.err);
+    REQUIRE(r.status == 0);
+    REQUIRE(slurp(dir / log).find(R"("split":"model")") != std::string::npos);
+  }
+}
+
+TEST_CASE("preflight: no output of any command replaces a model file or a checkpoint, or takes a checkpoint's name",
+          "[cli][io][preflight][nothing-lost-4]") {
+  ScratchDir dir;
+  const std::string last = tiny_model(dir);
+  const fs::path run = dir / "run";
+  const std::string best = (run / "best.attn").string(), in = dir.write("in.txt", "red cat\n");
+  const std::string last_before = slurp(last), best_before = slurp(best);
+  const auto train = [&](const std::string& save, const std::string& log) {
+    return run_attn(shell_words(tiny_train_args(dir.path(), save, {"--max-updates", "3", "--log-json", log})));
+  };
+  // Text outputs onto a model or a checkpoint, by every command that writes.
+  const std::vector<std::vector<std::string>> onto_models{
+      {"translate", "-m", best, "-i", in, "-o", last},
+      {"attend", "-m", best, "-i", in, "-o", last},
+      {"attend", "-m", best, "-i", in, "-o", (dir / "a.json").string(), "--html", last},
+      {"score", "-r", in, "-i", in, "--paired-bs", "-i", dir.write("in2.txt", "blue dog\n"), "--dump-resamples", last},
+      {"report", run.string(), "-o", best}};
+  for (const auto& args : onto_models) require_user_error(run_attn(shell_words(args)), "is a model file");
+  require_user_error(train("other", last), "--log-json " + last + ": is a model file");
+  // A log named as one of its own run's checkpoints would be replaced by it.
+  require_user_error(train("new", (dir / "new" / "last.attn").string()), "which this command writes too");
+  require_user_error(train("new", (dir / "new" / "ckpt.3.attn").string()), ".attn is the model files' suffix");
+  // A model output may replace what average or quantize made, never what attn train wrote.
+  for (const char* command : {"average", "quantize"})
+    for (const std::string& trained : {last, best})
+      require_user_error(run_attn(shell_words({command, trained == last ? best : last, "-o", trained})),
+                         "is a model attn train wrote");
+  for (int again = 0; again < 2; ++again) {
+    for (const char* command : {"average", "quantize"}) {
+      const RunResult r =
+          run_attn(shell_words({command, last, "-o", (dir / (std::string(command) + ".attn")).string()}));
+      INFO(r.err);
+      REQUIRE(r.status == 0);
+    }
+  }
+  require_user_error(run_attn(shell_words({"translate", "-m", best, "-i", in, "-o", (dir / "q.attn").string()})),
+                     ".attn is the model files' suffix");
+  REQUIRE(slurp(last) == last_before);
+  REQUIRE(slurp(best) == best_before);
+  REQUIRE_FALSE(fs::exists(dir / "other"));
+  REQUIRE_FALSE(fs::exists(dir / "new"));
+  REQUIRE_FALSE(fs::exists(dir / "a.json"));
 }

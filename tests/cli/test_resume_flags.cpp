@@ -4,6 +4,7 @@
 // start leaves no new file behind.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -148,4 +149,84 @@ TEST_CASE("resume: a refused flag is named once, with the checkpoint's value in 
   r = train(dir.path(), {"--decoder-mixer", "csan", "--max-updates", "4"});
   require_user_error(r, "--decoder-mixer csan (the checkpoint: mha, the transformer arch's own)");
   REQUIRE(r.err.find("(the checkpoint: )") == std::string::npos);
+}
+
+namespace {
+
+// Every file under `dir` with its content (attn.lock: only that it is there, its pid is the last process's).
+std::map<std::string, std::string> contents(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    files[fs::relative(e.path(), dir).string()] =
+        e.path().filename() == "attn.lock" ? "" : (e.is_regular_file() ? test::slurp(e.path()) : "(not a file)");
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("train: a start that fails after the data are read leaves the save dir exactly as it found it",
+          "[cli][train][nothing-lost-4]") {
+  test::ScratchDir dir;
+  first_run(dir.path(), {"--max-updates", "2"});
+  const std::string best = (dir.path() / "run" / "best.attn").string();
+  fs::create_directory(dir.path() / "empty");
+  fs::create_directory(dir.path() / "notes");
+  dir.write("notes/notes.txt", "mine");
+  fs::copy(dir.path() / "run", dir.path() / "copy");  // a run of its own: log, checkpoints, lock file
+  for (const char* save : {"empty", "notes", "copy"}) {
+    const fs::path save_dir = dir.path() / save;
+    const auto before = contents(save_dir);
+    // A checkpoint without an optimizer (found when the model is resumed), a log that cannot be written
+    // (found when the first record is), a disk that takes no byte (ulimit -f 0: every file the run writes,
+    // its stderr file too, so only the status is seen).
+    require_user_error(train(dir.path(), {"--save-dir", save_dir.string(), "--resume", best}), "no optimizer state");
+    if (fs::exists("/dev/full"))
+      require_user_error(train(dir.path(), {"--save-dir", save_dir.string(), "--resume",
+                                            (dir.path() / "run" / "last.attn").string(), "--log-json", "/dev/full"}),
+                         "No space left on device");
+    std::vector<std::string> args = test::tiny_train_args(dir.path(), save, {"--max-updates", "4"});
+    REQUIRE(run_attn(shell_words(args), "", "ulimit -f 0; ").status == 2);
+    INFO(save);
+    REQUIRE(contents(save_dir) == before);
+  }
+}
+
+TEST_CASE("resume: into a new save dir, the run writes last.attn and best.attn, with updates left or none",
+          "[cli][train][nothing-lost-4]") {
+  test::ScratchDir dir;
+  first_run(dir.path(), {"--max-updates", "4"});
+  const std::string last = (dir.path() / "run" / "last.attn").string();
+  // Nothing left to train; a few updates left, validated at the end; a few left, none validated by --valid-every.
+  const std::vector<std::vector<std::string>> cases{{"--max-updates", "4"},
+                                                    {"--max-updates", "6"},
+                                                    {"--max-updates", "6", "--valid-every", "100"}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const fs::path save_dir = dir.path() / ("new" + std::to_string(i));
+    std::vector<std::string> more = cases[i];
+    more.insert(more.end(), {"--resume", last, "--save-dir", save_dir.string()});
+    const test::RunResult r = train(dir.path(), more);
+    INFO(i << ": " << r.err);
+    REQUIRE(r.status == 0);
+    for (const char* file : {"last.attn", "best.attn"}) {
+      INFO(file);
+      const test::RunResult info = run_attn(shell_words({"info", (save_dir / file).string()}));
+      REQUIRE(info.status == 0);
+    }
+  }
+}
+
+TEST_CASE("resume: a model flag overridden by a narrower one is named with the value typed",
+          "[cli][train][nothing-lost-4]") {
+  test::ScratchDir dir;
+  first_run(dir.path(), {"--max-updates", "2"});  // one layer each side
+  // --layers 1 matches for the decoder; --enc-layers 2 is the difference.
+  test::RunResult r = train(dir.path(), {"--layers", "1", "--enc-layers", "2", "--max-updates", "4"});
+  require_user_error(r, "--enc-layers 2 (the checkpoint: 1)");
+  REQUIRE(r.err.find("--layers") == std::string::npos);
+  r = train(dir.path(), {"--layers", "2", "--enc-layers", "1", "--max-updates", "4"});
+  require_user_error(r, "--layers 2 (the checkpoint: 1)");
+  REQUIRE(r.err.find("--enc-layers") == std::string::npos);
+  r = train(dir.path(), {"--layers", "2", "--enc-layers", "1", "--dec-layers", "1", "--max-updates", "3"});
+  INFO(r.err);
+  REQUIRE(r.status == 0);
 }

@@ -49,3 +49,28 @@ TEST_CASE("translate: any --decoders count gives one decoder's output, line for 
     }
   }
 }
+
+TEST_CASE("translate: --decoders is capped by --threads, as attn serve caps it, and says so",
+          "[cli][translate][nothing-lost-4]") {
+  if (under_address_sanitizer())
+    ATTN_SKIP("AddressSanitizer reserves more address space than the limit this test sets (ulimit -v)");
+  ScratchDir dir;
+  const std::string model = tiny_model(dir);
+  std::string many;
+  for (int i = 0; i < 500; ++i) many += "red cat sees two big dogs\n";
+  const std::string input = dir.write("many.txt", many);
+  // 500 batches of one: 500 decoder threads would reserve 500 stacks (4 GB of address space, past the
+  // 400 MB allowed here); one thread, as --threads 1 asks, needs a few MB.
+  const RunResult r = run_attn(shell_words({"translate", "-m", model, "-i", input, "--threads", "1", "--decoders",
+                                            "4096", "--batch-size", "1", "-o", (dir / "out.txt").string()}),
+                               "", "ulimit -v 400000; ");
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.err.find("--decoders 4096 is more than --threads 1; decoding with 1 decoder") != std::string::npos);
+  const std::string out = slurp(dir / "out.txt");
+  REQUIRE(std::count(out.begin(), out.end(), '\n') == 500);
+  std::string help;  // words joined by one space: the help wraps its lines
+  std::istringstream words(run_attn("translate --help").out);
+  for (std::string word; words >> word;) help += word + ' ';
+  REQUIRE(help.find("at most --threads decoders") != std::string::npos);
+}

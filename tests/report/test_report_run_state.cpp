@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "../cli/child_process.h"
 #include "../cli/run_attn.h"
 #include "../support.h"
+#include "../train/tiny_corpus.h"
 #include "report_fixtures.h"
 #include "attn/core/dir_lock.h"
 #include "attn/report/report_page.h"
@@ -225,4 +227,35 @@ TEST_CASE("report: a folder that holds no run is said, exit status 2", "[report]
   write_file(dir.path() / "notes.txt", "not a run\n");
   require_user_error(run_attn("report " + (dir.path() / "empty").string() + " --json"), "holds no training run");
   require_user_error(run_attn("report " + dir.path().string() + " --json"), "holds no training run");
+}
+
+TEST_CASE("report: a run killed before its first logged update is noted as stopped without an end record",
+          "[report][train][nothing-lost-4]") {
+  test::ScratchDir dir;
+  test::write_tiny_corpus(dir.path(), "train", 60, 5);
+  test::write_tiny_corpus(dir.path(), "valid", 5, 6);
+  const fs::path run = dir.path() / "run";
+  {
+    // SIGKILL once it has logged its model record and waits before update 1.
+    test::ChildProcess trainer(test::tiny_train_args(dir.path(), "run", {"--test-pause-at", "update:0"}),
+                               dir.path() / "run.out");
+    REQUIRE(trainer.wait_until([&] { return fs::exists(run / "paused"); }));
+    trainer.signal(SIGKILL);
+    REQUIRE(trainer.wait() == -SIGKILL);
+  }
+  const auto out = run_attn("report " + run.string() + " --json");
+  INFO(out.err);
+  REQUIRE(out.status == 0);
+  const json notes = json::parse(out.out)["runs"][0]["notes"];
+  INFO(notes.dump());
+  REQUIRE(notes.dump().find("stopped without an end record before its first logged update") != std::string::npos);
+  REQUIRE(notes.dump().find("no usable record") == std::string::npos);
+  // Killed sooner, between its lock and its first record: an empty log beside the lock file says the same.
+  const fs::path sooner = dir.path() / "sooner";
+  fs::create_directories(sooner);
+  write_file(sooner / "log.jsonl", "");
+  { DirLock released(sooner); }
+  const std::vector<report::RunSummary> runs = report::read_runs({sooner});
+  INFO(notes_of(runs[0]));
+  REQUIRE(has_note(runs[0], "stopped without an end record before its first logged update"));
 }

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -55,6 +56,11 @@ struct TensorRef {
 // The F32 tensors are stored first, then the I8 ones, each group in the given order.
 void write_safetensors(const std::filesystem::path& path, std::span<const TensorRef> tensors,
                        const std::map<std::string, std::string>& metadata);
+
+// The metadata of an attn file, read from its header alone (the data are not
+// checked); nullopt when `path` is not a regular file that starts as an attn
+// file does. Never throws: for checks such as "is this output a model file?".
+std::optional<std::map<std::string, std::string>> attn_file_metadata(const std::filesystem::path& path);
 
 class SafetensorsFile {
  public:

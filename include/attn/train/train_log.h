@@ -8,7 +8,6 @@
 // log read without its model files still says what ran and whether it ended.
 #pragma once
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -47,11 +46,19 @@ class LogWriteError : public Error {
 
 class TrainLog {
  public:
-  // json_path empty: no JSON log. The JSON log is appended to (resumed runs).
-  // Every JSON record is written and flushed at once, or LogWriteError is
-  // thrown with the OS's reason.
-  TrainLog(const std::filesystem::path& json_path, bool quiet);
+  // No JSON log until open_json.
+  explicit TrainLog(bool quiet);
   ~TrainLog();
+  TrainLog(const TrainLog&) = delete;
+  TrainLog& operator=(const TrainLog&) = delete;
+  // Opens the JSON log for appending (a resumed run appends to its log),
+  // creating it. A last line cut by a failed write or a killed process is
+  // repaired first, and said: a complete record gets its newline, a cut one is
+  // removed, so this run's first record starts a line of its own. Every JSON
+  // record is then written and flushed at once, or LogWriteError is thrown
+  // with the OS's reason and the log cut back to its last whole line.
+  void open_json(const std::filesystem::path& json_path);
+  void close_json();
   // A training record: the progress line (terminal) or, every log_every updates, a log line.
   void train(const LogRecord& r, bool print_line);
   void valid(const LogRecord& r);
@@ -66,11 +73,11 @@ class TrainLog {
  private:
   void write_json(const LogRecord& r);
   void write_line(const std::string& json_text);
+  void repair_last_line();
   StatusLine progress_;  // drawn only on a terminal
   bool quiet_ = false;
-  std::FILE* json_ = nullptr;
+  int json_fd_ = -1;
   std::filesystem::path json_path_;
-  int json_errno_ = 0;  // of the first failed write to the JSON log (core/checked_stream.h)
 };
 
 }  // namespace attn::train
