@@ -254,7 +254,7 @@ TEST_CASE("report: a run killed before its first logged update is noted as stopp
   const fs::path sooner = dir.path() / "sooner";
   fs::create_directories(sooner);
   write_file(sooner / "log.jsonl", "");
-  { DirLock released(sooner); }
+  write_file(sooner / "attn.lock", "12345\n");  // the killed trainer's lock file, held by nobody
   const std::vector<report::RunSummary> runs = report::read_runs({sooner});
   INFO(notes_of(runs[0]));
   REQUIRE(has_note(runs[0], "stopped without an end record before its first logged update"));
