@@ -45,7 +45,8 @@ std::optional<std::string> host_part(std::string_view header) {
   if (name.empty() || (colon != std::string_view::npos && !port_ok(header.substr(colon)))) return std::nullopt;
   // reg-name characters only (unreserved and sub-delims; no '%', '@', '/', space or control bytes).
   const bool name_ok = std::all_of(name.begin(), name.end(), [](unsigned char c) {
-    return std::isalnum(c) != 0 || std::string_view("-._~!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos;
+    return std::isalnum(c) != 0 ||
+           std::string_view("-._~!$&'()*+,;=").find(static_cast<char>(c)) != std::string_view::npos;
   });
   if (!name_ok) return std::nullopt;
   return lower(name);

@@ -22,11 +22,31 @@ TEST_CASE("Host rule: loopback listener takes loopback addresses and localhost, 
 
 TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS rebinding)", "[serve][host]") {
   const HostRule rule("127.0.0.1", {"attn.example"});
-  for (const std::string host :
-       {"127.0.0.1.attacker.example", "127.0.0.1.attacker.example:8080", "127.0.0.1x", "127.0.0.1.nip.io",
-        "[::1].evil", "[::1].evil:80", "[::1]x", "localhost.evil", "localhostx", "127.evil", "127.0.0.1:80x",
-        "127.0.0.1:80:80", "127.0.0.1 ", " 127.0.0.1", "127.0.0.1@evil", "127.0.0.1/x", "[::1", "[]", "[evil]", "",
-        ":80", "attn.example.evil", "evil.attn.example", "::1", "127.0.0.1%00evil"}) {
+  for (const std::string host : {"127.0.0.1.attacker.example",
+                                 "127.0.0.1.attacker.example:8080",
+                                 "127.0.0.1x",
+                                 "127.0.0.1.nip.io",
+                                 "[::1].evil",
+                                 "[::1].evil:80",
+                                 "[::1]x",
+                                 "localhost.evil",
+                                 "localhostx",
+                                 "127.evil",
+                                 "127.0.0.1:80x",
+                                 "127.0.0.1:80:80",
+                                 "127.0.0.1 ",
+                                 " 127.0.0.1",
+                                 "127.0.0.1@evil",
+                                 "127.0.0.1/x",
+                                 "[::1",
+                                 "[]",
+                                 "[evil]",
+                                 "",
+                                 ":80",
+                                 "attn.example.evil",
+                                 "evil.attn.example",
+                                 "::1",
+                                 "127.0.0.1%00evil"}) {
     INFO(host);
     CHECK_FALSE(rule.accepts(host));
   }
