@@ -44,6 +44,12 @@ class FieldNamingParser : public nlohmann::detail::json_sax_dom_parser<json> {
 
 json parse_body(const std::string& body) {
   if (body.empty()) throw Refusal{400, "the request has no body; send a JSON object (docs/serve.md)"};
+  // nlohmann's lexer takes a NUL byte for the end of the input, so a valid
+  // value, a NUL and anything after it would pass. JSON allows a raw NUL
+  // nowhere (in a string it is written \u0000): any is refused here.
+  if (const std::size_t nul = body.find('\0'); nul != std::string::npos)
+    throw Refusal{400, "the body is not valid JSON: byte " + std::to_string(nul + 1) +
+                           " is a NUL (0x00), which JSON allows nowhere; write it \\u0000 inside a string"};
   json request;
   FieldNamingParser parser(request);
   if (!json::sax_parse(body, &parser) || !parser.error.empty()) {
