@@ -434,9 +434,9 @@ TEST_CASE(
 
 TEST_CASE("serve hostile: every request pending at the drain deadline gets 503, never a 500 (SIGTERM or SIGHUP)",
           "[serve][hostile][nothing-lost-4]") {
-  // One decoder, one sentence per batch and a beam of its own per request:
-  // when the deadline passes one request is searched and about twenty wait
-  // their turn. Each must be answered 503 (a waiting one used to reach a
+  // One decoder, one sentence per batch and a beam of its own per request
+  // (two sentences each): when the deadline passes one request is searched
+  // and about twenty wait their turn. Each must be answered 503 (a waiting one used to reach a
   // destroyed promise whenever the decoder skipped it before its waiter
   // looked: 500 "Broken promise"), or 200 if it was answered in time.
   for (const int stop : {SIGTERM, SIGHUP}) {
@@ -447,9 +447,9 @@ TEST_CASE("serve hostile: every request pending at the drain deadline gets 503, 
     std::vector<std::future<std::optional<RawConnection::Answer>>> in_flight;
     for (int i = 0; i < 24; ++i)
       in_flight.push_back(std::async(std::launch::async, [&, i] {
-        return ask(server.port(), http_post("/v1/translate", heavy_translate(1, 200 - i)), 60.0);
+        return ask(server.port(), http_post("/v1/translate", heavy_translate(2, 200 - i)), 60.0);
       }));
-    REQUIRE(server.child().wait_until([&] { return queued(server.port()) >= 20; }, 10.0));
+    REQUIRE(server.child().wait_until([&] { return queued(server.port()) >= 40; }, 10.0));
     server.child().signal(stop);
     int refused = 0;
     for (auto& pending : in_flight) {
