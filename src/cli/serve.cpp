@@ -10,6 +10,7 @@
 #include "attn/cli/commands.h"
 #include "attn/core/error.h"
 #include "attn/model/model_file.h"
+#include "attn/serve/model_spec.h"
 #include "attn/serve/server.h"
 
 namespace attn::cli {
@@ -34,15 +35,17 @@ int run(ServeFlags f) {
   f.limits.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.timeout_s * 1000));
   f.http.read_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.read_timeout_s * 1000));
   f.http.drain_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(f.drain_timeout_s * 1000));
+  // Every argument is read before any model is loaded.
+  std::vector<serve::ModelSpec> specs;
+  for (const std::string& spec : f.models) specs.push_back(serve::parse_model_spec(spec));
   std::vector<serve::ServedModel> models;
   std::vector<std::string> archs;
-  for (const std::string& spec : f.models) {
-    const std::string file = serve::model_file_of(spec);
-    const model::ComputeType type = serve::compute_type_of(spec).value_or(compute_type_for(f.compute_type));
-    models.push_back({"", file, model::load_model_file(file, type)});
+  for (const serve::ModelSpec& spec : specs) {
+    models.push_back({"", spec.file,
+                      model::load_model_file(spec.file, spec.type.value_or(compute_type_for(f.compute_type)))});
     archs.push_back(models.back().loaded.model->config().arch);
   }
-  const std::vector<std::string> names = serve::model_names(f.models, archs);
+  const std::vector<std::string> names = serve::model_names(specs, archs);
   for (std::size_t i = 0; i < models.size(); ++i) models[i].name = names[i];
 
   std::vector<model::Seq2Seq*> decoders;

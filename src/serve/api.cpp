@@ -44,6 +44,12 @@ class FieldNamingParser : public nlohmann::detail::json_sax_dom_parser<json> {
 
 json parse_body(const std::string& body) {
   if (body.empty()) throw Refusal{400, "the request has no body; send a JSON object (docs/serve.md)"};
+  // nlohmann's lexer takes a NUL byte for the end of the input, so a valid
+  // value, a NUL and anything after it would pass. JSON allows a raw NUL
+  // nowhere (in a string it is written \u0000): any is refused here.
+  if (const std::size_t nul = body.find('\0'); nul != std::string::npos)
+    throw Refusal{400, "the body is not valid JSON: byte " + std::to_string(nul + 1) +
+                           " is a NUL (0x00), which JSON allows nowhere; write it \\u0000 inside a string"};
   json request;
   FieldNamingParser parser(request);
   if (!json::sax_parse(body, &parser) || !parser.error.empty()) {
@@ -193,18 +199,37 @@ std::vector<std::string> sentence_fields(const json& request, const Limits& limi
   return out;
 }
 
+// A unit refused for its length, in the client's terms: its place in the
+// "sentences" it sent (from 1), its part when split_sentences split it, its
+// length in subwords (counted up to ten times the limit, so that a megabyte
+// with no space costs no more than a sentence ten times too long) and the limit with what sets it.
+Refusal too_long(const ServedModel& served, const text::SentenceUnits& units, std::size_t u, bool split,
+                 std::int64_t limit, const Limits& limits) {
+  const std::int64_t cap = limit * 10;
+  const std::size_t n = served.loaded.bpe.encode_prefix(units.texts[u], static_cast<std::size_t>(cap) + 1).size();
+  const text::LinePlace& place = units.places[u];
+  std::string where = "sentence " + std::to_string(place.line + 1);
+  const bool parts = split && (u + 1 < units.places.size() && units.places[u + 1].line == place.line);
+  if (split && (place.sentence > 0 || parts))
+    where += " (its part " + std::to_string(place.sentence + 1) + " as split_sentences splits it)";
+  const std::string count = static_cast<std::int64_t>(n) > cap ? "more than " + std::to_string(cap) : std::to_string(n);
+  const std::string bound = limits.max_subwords <= limit
+                                ? "; this server takes at most " + std::to_string(limit) + " (--max-input-len)"
+                                : ", which takes at most " + std::to_string(limit) +
+                                      " (the positions it was trained with)";
+  return {413,
+          where + " has " + count + " subwords for model " + served.name + bound + "; split it or send it shorter"};
+}
+
 // Subword ids of each unit; a unit longer than the limit is refused, not cut.
 std::vector<std::vector<std::int32_t>> encode_units(const ServedModel& served, const text::SentenceUnits& units,
-                                                    const Limits& limits) {
+                                                    bool split, const Limits& limits) {
   const std::int64_t limit = std::min(limits.max_subwords, served.loaded.model->config().max_positions);
   std::vector<std::vector<std::int32_t>> ids(units.texts.size());
   for (std::size_t u = 0; u < ids.size(); ++u) {
     // One id past the limit tells an over-long unit, without encoding the rest of it.
     ids[u] = served.loaded.bpe.encode_prefix(units.texts[u], static_cast<std::size_t>(limit) + 1);
-    if (static_cast<std::int64_t>(ids[u].size()) > limit)
-      throw Refusal{413, "sentence " + std::to_string(units.places[u].line) + " has more than " +
-                             std::to_string(limit) + " subwords for model " + served.name +
-                             " (--max-input-len); split it"};
+    if (static_cast<std::int64_t>(ids[u].size()) > limit) throw too_long(served, units, u, split, limit, limits);
   }
   return ids;
 }
@@ -345,7 +370,7 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
     if (static_cast<std::int64_t>(units.size()) > limits_.max_sentences)
       throw Refusal{413, "the request's lines hold " + std::to_string(units.size()) + " sentences; the limit is " +
                              std::to_string(limits_.max_sentences) + " per request (--max-sentences); split it"};
-    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, split_units, limits_);
+    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, split_units, split, limits_);
     check_work(search_work(search, ids, served.loaded.model->config().max_positions), limits_);
     // Empty units translate to nothing and are not queued.
     std::vector<std::vector<std::int32_t>> queued;
@@ -419,7 +444,7 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
     shared->units = units;
     std::int64_t work = 0;
     for (std::size_t m : chosen) {
-      shared->sources.push_back(encode_units(models_[m], units, limits_));
+      shared->sources.push_back(encode_units(models_[m], units, split, limits_));
       work += search_work(search, shared->sources.back(), models_[m].loaded.model->config().max_positions);
     }
     check_work(work, limits_);
@@ -467,58 +492,6 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
              ",\"document\":" + documents[k] + "}";
     return {200, out + "]}"};
   });
-}
-
-namespace {
-// The ":TYPE" that ends a -m argument, if any: its position, else npos.
-std::size_t compute_type_suffix(const std::string& spec) {
-  const std::size_t colon = spec.rfind(':');
-  if (colon == std::string::npos || !model::parse_compute_type(std::string_view(spec).substr(colon + 1)))
-    return std::string::npos;
-  return colon;
-}
-}  // namespace
-
-std::string model_file_of(const std::string& spec) {
-  const std::size_t eq = spec.find('=');
-  const std::string file = eq == std::string::npos ? spec : spec.substr(eq + 1);
-  const std::size_t suffix = compute_type_suffix(file);
-  return suffix == std::string::npos ? file : file.substr(0, suffix);
-}
-
-std::optional<model::ComputeType> compute_type_of(const std::string& spec) {
-  const std::size_t suffix = compute_type_suffix(spec);
-  if (suffix == std::string::npos) return std::nullopt;
-  return model::parse_compute_type(std::string_view(spec).substr(suffix + 1));
-}
-
-std::vector<std::string> model_names(const std::vector<std::string>& specs, const std::vector<std::string>& archs) {
-  std::vector<std::string> names(specs.size());
-  const auto valid = [](const std::string& name) {
-    return !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
-      return std::isalnum(c) || c == '.' || c == '_' || c == '-';
-    });
-  };
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    const std::size_t eq = specs[i].find('=');
-    if (eq == std::string::npos) continue;
-    names[i] = specs[i].substr(0, eq);
-    require(valid(names[i]), "-m " + specs[i] + ": a model name is letters, digits, '.', '_' and '-'; e.g. -m muse=" +
-                                 model_file_of(specs[i]));
-  }
-  for (std::size_t i = 0; i < specs.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      require(names[i].empty() || names[i] != names[j],
-              "-m " + specs[i] + ": the name " + names[i] + " is given twice; give each model its own name");
-  // Unnamed models are called by their arch, numbered when it repeats.
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    if (!names[i].empty()) continue;
-    std::string name = archs[i];
-    for (int k = 2; std::find(names.begin(), names.end(), name) != names.end(); ++k)
-      name = archs[i] + "-" + std::to_string(k);
-    names[i] = name;
-  }
-  return names;
 }
 
 }  // namespace attn::serve

@@ -221,7 +221,10 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
   decode::beam_search(ctx, model, sources, search, [&](std::size_t k, const Hypotheses& best) {
     const auto [j, s] = where[k];
     results[j][s] = best;
-    if (--left[j] == 0 && !batch[j].abandoned->load()) batch[j].gather->deliver(batch[j].offset, std::move(results[j]));
+    if (--left[j] == 0 && !batch[j].abandoned->load()) {
+      batch[j].gather->deliver(batch[j].offset, std::move(results[j]));
+      batch[j].answered = true;
+    }
   });
 }
 
@@ -240,24 +243,29 @@ void DecodeQueue::loop() {
       } else if (!batch.front().abandoned->load() && !cancelled_) {
         batch.front().work();
         batch.front().work_done.set_value();
+        batch.front().answered = true;
       }
     } catch (...) {
       // Every job of the batch learns what went wrong; the server answers 500, the queue goes on.
-      for (Job& j : batch) {
-        try {
-          if (j.is_translation)
-            j.gather->fail(std::current_exception());
-          else
-            j.work_done.set_exception(std::current_exception());
-        } catch (const std::future_error&) {
-          // its value was set before the failure
-        }
-      }
+      for (Job& j : batch) answer_with(j, std::current_exception());
     }
+    // A job skipped (given up on, or the drain's deadline passed) still gets an
+    // answer: a promise destroyed unset would reach its waiter as
+    // std::future_error ("Broken promise"), a 500, where a drained request must get 503.
+    for (Job& j : batch) answer_with(j, std::make_exception_ptr(decode::Cancelled()));
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
     lock.lock();
     settle(batch, took.count());
   }
+}
+
+void DecodeQueue::answer_with(Job& job, std::exception_ptr error) {
+  if (job.answered) return;
+  job.answered = true;
+  if (job.is_translation)
+    job.gather->fail(error);  // the request's other pieces are then dropped unanswered
+  else
+    job.work_done.set_exception(error);
 }
 
 void DecodeQueue::settle(const std::vector<Job>& batch, double seconds) {

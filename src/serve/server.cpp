@@ -17,6 +17,7 @@
 
 #include "attn/core/error.h"
 #include "attn/core/stop_signals.h"
+#include "attn/serve/http_codings.h"
 #include "attn/serve/http_rules.h"
 #include "attn/serve/page.h"
 
@@ -80,10 +81,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (ec) return on_read_error(ec);
     const auto& req = parser_->get();
     head_only_ = req.method() == http::verb::head;
-    // A refused request without a body leaves the connection clean for the next one.
+    // A refused request without a body leaves the connection clean for the next
+    // one; one whose body's length is unknown does not.
+    framing_refused_ = false;
     if (std::optional<HttpReply> refused = check(req))
-      return send(std::move(*refused), parser_->is_done() && req.keep_alive());
-    if (beast::iequals(req[http::field::expect], "100-continue")) {
+      return send(std::move(*refused), !framing_refused_ && parser_->is_done() && req.keep_alive());
+    if (expects_continue(field_values(req, http::field::expect))) {
       // Only now that the request is accepted does the client send its body.
       static const std::string go_on = "HTTP/1.1 100 Continue\r\n\r\n";
       return net::async_write(stream_, net::buffer(go_on),
@@ -134,6 +137,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return error_reply(400, "the request could not be read: it has " +
                                   std::to_string(req.count(http::field::content_length)) +
                                   " Content-Length headers; send one");
+    // A transfer coding Beast does not decode (gzip, chunked) would be
+    // ignored, or the body taken for the next request (gzip alone).
+    if (std::optional<HttpReply> r =
+            transfer_coding_refusal(field_values(req, http::field::transfer_encoding), req.version() < 11)) {
+      framing_refused_ = true;
+      return r;
+    }
     const auto host = req.find(http::field::host);
     if (host == req.end() || !s_.hosts.accepts(sv(host->value())))
       return error_reply(403,
@@ -152,12 +162,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
       r.headers.emplace_back("Allow", allowed_methods(*route));
       return r;
     }
+    if (std::optional<HttpReply> r = expectation_refusal(field_values(req, http::field::expect))) return r;
     if (s_.draining && *route != Route::health)
       return error_reply(503, "the server is shutting down; retry on another instance");
     if ((*route == Route::translate || *route == Route::attend) && !is_json_type(sv(req[http::field::content_type])))
       return error_reply(415, "the body must be JSON sent as Content-Type: application/json, not \"" +
                                   std::string(req[http::field::content_type].substr(0, 100)) + "\"");
+    if (*route == Route::translate || *route == Route::attend)
+      if (std::optional<HttpReply> r = content_coding_refusal(field_values(req, http::field::content_encoding)))
+        return r;
     return std::nullopt;
+  }
+
+  // Every field of a name, as sent.
+  static std::vector<std::string_view> field_values(const http::request<http::string_body>& req, http::field name) {
+    std::vector<std::string_view> out;
+    for (auto [it, end] = req.equal_range(name); it != end; ++it) out.push_back(sv(it->value()));
+    return out;
   }
 
   void on_request(beast::error_code ec) {
@@ -275,6 +296,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const Clock::time_point opened_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
   bool head_only_ = false, keep_alive_ = true, counted_ = false, watching_ = false;
+  bool framing_refused_ = false;  // the refused request's body cannot be told from the next request
 };
 
 void accept_next(HttpServer::State& s) {

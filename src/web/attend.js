@@ -17,16 +17,19 @@
     return cache.get(k);
   }
 
-  // ---- URL hash: component, sentence, layer, head ----
+  // ---- URL hash: component, sentence, layer, head, scale (sqrt only) ----
   function readHash() {
     const p = new URLSearchParams(location.hash.replace(/^#/, ""));
     if (p.has("sentence")) state.s = Math.max(0, Math.min(blocks.length - 1, parseInt(p.get("sentence"), 10) || 0));
     if (p.has("component")) state.component = p.get("component");
     if (p.has("layer")) state.layer = parseInt(p.get("layer"), 10) || 0;
     if (p.has("head")) state.head = parseInt(p.get("head"), 10) || 0;
+    state.scale = p.get("scale") === "sqrt" ? "sqrt" : "linear";
+    for (const o of $("scale").querySelectorAll("button")) o.classList.toggle("on", o.dataset.k === state.scale);
   }
   function writeHash() {
-    const h = "#component=" + state.component + "&sentence=" + state.s + "&layer=" + state.layer + "&head=" + state.head;
+    const h = "#component=" + state.component + "&sentence=" + state.s + "&layer=" + state.layer + "&head=" + state.head +
+      (state.scale === "linear" ? "" : "&scale=" + state.scale);
     if (location.hash !== h) history.replaceState(null, "", h);
   }
 

@@ -19,16 +19,21 @@
     $("translate").disabled = state === "busy";
   }
 
-  // ---- URL: ?s=&models=&beam= (what to ask), #component=&layer=&head= (what to show) ----
+  // ---- URL: ?s=&models=&beam= (what to ask), #component=&layer=&head=[&scale=sqrt] (what to show) ----
   function readHash() {
     const p = new URLSearchParams(location.hash.replace(/^#/, ""));
     if (p.has("component")) view.component = p.get("component");
     if (p.has("layer")) view.layer = parseInt(p.get("layer"), 10) || 0;
     if (p.has("head")) view.head = parseInt(p.get("head"), 10) || 0;
+    view.scale = p.get("scale") === "sqrt" ? "sqrt" : "linear";
+    for (const o of $("scale").querySelectorAll("button")) o.classList.toggle("on", o.dataset.k === view.scale);
   }
   function writeUrl(query) {
     const q = query === undefined ? location.search : query;
-    const h = view.component ? "#component=" + view.component + "&layer=" + view.layer + "&head=" + view.head : location.hash;
+    const p = new URLSearchParams(location.hash.replace(/^#/, ""));
+    if (view.component) { p.set("component", view.component); p.set("layer", view.layer); p.set("head", view.head); }
+    if (view.scale === "linear") p.delete("scale"); else p.set("scale", view.scale);
+    const h = p.toString() ? "#" + p.toString() : "";
     if (location.search !== q || location.hash !== h) history.replaceState(null, "", location.pathname + q + h);
   }
 
@@ -152,8 +157,27 @@
       grid.innerHTML = p.draw.gridHTML(p.S, p.el.clientWidth, { title: title });
       grid.dataset.component = view.component || "";
     }
+    alignRows();
     writeUrl();
     if (!waiting) setState("drawn");
+  }
+
+  // The large maps of one row of panels start at one height: what stands above their cells (the
+  // translation, the badges, the note, the column labels) is not as tall in every panel.
+  function alignRows() {
+    const rows = new Map();  // a row's top → its panels' maps
+    for (const p of panels) {
+      const svg = p.el.querySelector("svg.map.big"), maps = p.el.querySelector(".detail .maps");
+      if (!svg || !maps) continue;
+      maps.style.paddingTop = "";
+      if (!rows.has(p.el.offsetTop)) rows.set(p.el.offsetTop, []);
+      rows.get(p.el.offsetTop).push({ maps: maps, svg: svg });
+    }
+    for (const row of rows.values()) {
+      const cells = row.map((r) => r.svg.getBoundingClientRect().top + Number(r.svg.dataset.y));
+      const lowest = Math.max(...cells);
+      row.forEach((r, k) => { r.maps.style.paddingTop = (lowest - cells[k]) + "px"; });
+    }
   }
 
   function setup() {
@@ -168,6 +192,7 @@
       view.scale = b.dataset.k;
       for (const o of $("scale").querySelectorAll("button")) o.classList.toggle("on", o === b);
       draw();
+      writeUrl();  // also before any panel is drawn
     };
     $("results").addEventListener("click", (ev) => {
       const f = ev.target.closest("figure.thumb");

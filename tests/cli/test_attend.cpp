@@ -342,6 +342,17 @@ TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to
       INFO("tooltip: " << tip);
       REQUIRE(tip.find(want) != std::string::npos);
       REQUIRE(tip.find(s0["source_tokens"][best].get<std::string>()) != std::string::npos);
+      // The contrast is part of the link, as the component, layer and head are.
+      html = test::slurp(page);
+      html.insert(html.rfind("</body>"),
+                  "<script>document.body.setAttribute('data-probe', document.querySelector('#scale button.on')"
+                  ".dataset.k + ' ' + location.hash);</script>\n");
+      std::ofstream(probe, std::ios::binary) << html;
+      const std::string linked = browse(probe, "component=encoder&layer=0&head=1&scale=sqrt", "--dump-dom");
+      const std::size_t kept = linked.find("data-probe=\"");
+      REQUIRE(kept != std::string::npos);
+      REQUIRE(linked.substr(kept + 12, linked.find('"', kept + 12) - kept - 12) ==
+              "sqrt #component=encoder&amp;sentence=0&amp;layer=0&amp;head=1&amp;scale=sqrt");
     }
     const fs::path shot = out_dir / (std::string(p.name) + ".png");
     fs::remove(shot);

@@ -16,13 +16,14 @@ namespace attn::test {
 
 inline const std::filesystem::path kChromium = "/usr/bin/chromium";
 
-// Runs Chromium on `file` with `action` (--dump-dom, --screenshot=PNG); returns its standard output.
+// Runs Chromium on `file` with `action` (--dump-dom, --screenshot=PNG) in a window of `window`
+// ("WIDTH,HEIGHT") pixels; returns its standard output.
 inline std::string browse(const std::filesystem::path& scratch, const std::filesystem::path& file,
-                          const std::string& action) {
+                          const std::string& action, const std::string& window = "1400,1700") {
   const std::filesystem::path dom = scratch / "dom.html";
   const std::string cmd = "timeout 120 " + kChromium.string() +
                           " --headless --disable-gpu --no-sandbox --no-first-run --hide-scrollbars --user-data-dir=" +
-                          (scratch / "profile").string() + " --virtual-time-budget=2000 --window-size=1400,1700 " +
+                          (scratch / "profile").string() + " --virtual-time-budget=2000 --window-size=" + window + " " +
                           action + " 'file://" + file.string() + "' >" + dom.string() + " 2>/dev/null";
   REQUIRE(std::system(cmd.c_str()) == 0);
   return slurp(dom);

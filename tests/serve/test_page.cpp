@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -195,4 +196,80 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
   REQUIRE(kept != std::string::npos);
   REQUIRE(dom.substr(kept + 12, dom.find('"', kept + 12) - kept - 12) == "3 7");
   REQUIRE(dom.find("the server is busy (HTTP 400)") != std::string::npos);
+}
+
+// Three panels at 1,280 px: one row, the large maps' cells starting at one
+// height whatever stands above them, and the contrast kept in the URL as the
+// component, layer and head are.
+TEST_CASE("serve page (cli): at 1,280 px three panels share a row, their maps start at one height, the contrast is "
+          "in the URL",
+          "[serve][cli][browser][nothing-lost-4]") {
+  if (!fs::exists(test::kChromium)) {
+    ATTN_SKIP("chromium is not installed (apt-get install chromium)");
+  }
+  test::ScratchDir dir;
+  const std::vector<std::string> archs{"muse", "convsan2d", "fastdisa"};
+  json models = {{"models", json::array()}}, results = json::array();
+  for (std::size_t k = 0; k < archs.size(); ++k) {
+    const json doc = attend_document(archs[k], "a dog runs .", 40 + k);
+    models["models"].push_back({{"name", archs[k]},
+                                {"file", archs[k] + ".attn"},
+                                {"arch", archs[k]},
+                                {"parameters", 1000},
+                                {"config", doc["model"]["config"]},
+                                {"encoder_mixers", doc["model"]["encoder_mixers"]},
+                                {"decoder_mixers", doc["model"]["decoder_mixers"]}});
+    results.push_back({{"model", archs[k]}, {"document", doc}});
+  }
+  // One translation long enough to take two lines: that panel's map would start lower.
+  results[1]["document"]["sentences"][0]["translation"] =
+      "a translation long enough to wrap onto a second line in a panel a third of the window wide";
+  std::string html = stubbed_page(models, 200, {{"results", results}});
+  // Once drawn: each panel's top, each large map's first cell row (page y), then the hash after a
+  // click on the square-root contrast.
+  html.insert(html.rfind("</body>"),
+              "<script>new MutationObserver(() => {\n"
+              "  if (document.body.dataset.state !== 'drawn' || document.body.dataset.probe) return;\n"
+              "  const panels = Array.from(document.querySelectorAll('section.model-panel'));\n"
+              "  const tops = panels.map((p) => Math.round(p.getBoundingClientRect().top));\n"
+              "  const cells = panels.map((p) => { const s = p.querySelector('svg.map.big');\n"
+              "    return Math.round(s.getBoundingClientRect().top + Number(s.dataset.y)); });\n"
+              "  document.querySelector('#scale button[data-k=sqrt]').click();\n"
+              "  document.body.setAttribute('data-probe', 'panels ' + tops.join(' ') + ' cells ' + cells.join(' ') +\n"
+              "    ' hash ' + location.hash);\n"
+              "}).observe(document.body, {attributes: true});</script>\n");
+  const fs::path probe = dir.path() / "probe.html";
+  std::ofstream(probe, std::ios::binary) << html;
+  const std::string dom =
+      test::browse(dir.path(), probe.string() + "?s=a%20dog%20runs%20.#component=cross", "--dump-dom", "1280,900");
+  const std::size_t at = dom.find("data-probe=\"");
+  REQUIRE(at != std::string::npos);
+  std::istringstream probed(dom.substr(at + 12, dom.find('"', at + 12) - at - 12));
+  INFO(probed.str());
+  std::string word, hash;
+  int panel_top[3], cell_top[3];
+  probed >> word >> panel_top[0] >> panel_top[1] >> panel_top[2] >> word >> cell_top[0] >> cell_top[1] >> cell_top[2] >>
+      word >> hash;
+  REQUIRE(panel_top[1] == panel_top[0]);  // one row
+  REQUIRE(panel_top[2] == panel_top[0]);
+  REQUIRE(std::abs(cell_top[1] - cell_top[0]) <= 1);  // maps at one height
+  REQUIRE(std::abs(cell_top[2] - cell_top[0]) <= 1);
+  REQUIRE(hash == "#component=cross&amp;layer=0&amp;head=0&amp;scale=sqrt");
+
+  // A link with the contrast opens with it: the √ button on, and the link kept.
+  html = stubbed_page(models, 200, {{"results", results}});
+  html.insert(
+      html.rfind("</body>"),
+      "<script>new MutationObserver(() => {\n"
+      "  if (document.body.dataset.state !== 'drawn' || document.body.dataset.probe) return;\n"
+      "  document.body.setAttribute('data-probe', document.querySelector('#scale button.on').dataset.k + ' ' +\n"
+      "    location.hash);\n"
+      "}).observe(document.body, {attributes: true});</script>\n");
+  std::ofstream(probe, std::ios::binary) << html;
+  const std::string linked = test::browse(
+      dir.path(), probe.string() + "?s=a%20dog%20runs%20.#component=encoder&layer=1&head=0&scale=sqrt", "--dump-dom");
+  const std::size_t kept = linked.find("data-probe=\"");
+  REQUIRE(kept != std::string::npos);
+  REQUIRE(linked.substr(kept + 12, linked.find('"', kept + 12) - kept - 12) ==
+          "sqrt #component=encoder&amp;layer=1&amp;head=0&amp;scale=sqrt");
 }

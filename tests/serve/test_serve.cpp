@@ -258,7 +258,7 @@ TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives 
                   "limit is 3");
   const std::string long_sentence(200, 'x');
   require_refused(post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", {"red", long_sentence}}}.dump()), 413,
-                  "sentence 1 has");
+                  "sentence 2 has");
   require_refused(post(*c, "/v1/translate", std::string(10 << 20, ' ')), 413, "over the limit");
   require_refused(c->Get("/v1/nothing"), 404, "no such endpoint");
 
@@ -268,6 +268,37 @@ TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives 
   auto fine = post(*c, "/v1/translate", R"({"model": "muse", "sentences": ["red cat"]})");
   REQUIRE(fine);
   REQUIRE(fine->status == 200);
+}
+
+TEST_CASE("serve: a sentence over --max-input-len is named as the client sent it: from 1, its length, the limit",
+          "[serve][nothing-lost-4]") {
+  ServeProcess server({"--max-input-len", "20"});
+  auto c = server.client();
+  // Each character of an unknown word is one subword (byte fallback), so the counts are known.
+  const std::string x30(30, 'x');
+  require_refused(post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", {"red", "blue", x30}}}.dump()), 413,
+                  "sentence 3 has ");
+  const auto answer = post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", {"red", x30}}}.dump());
+  REQUIRE(answer);
+  const std::string message = json::parse(answer->body)["error"]["message"];
+  INFO(message);
+  REQUIRE(message.find("sentence 2 has ") == 0);
+  REQUIRE(message.find("this server takes at most 20 (--max-input-len)") != std::string::npos);
+  // The count is the sentence's own (the subwords of its words), not the limit.
+  const std::size_t n = std::stoul(message.substr(std::string("sentence 2 has ").size()));
+  REQUIRE(n > 20);
+  REQUIRE(n <= 31);
+  require_refused(post(*c, "/v1/attend", json{{"models", {"csan"}}, {"sentences", {x30}}}.dump()), 413,
+                  "sentence 1 has ");
+  // With split_sentences, the line sent and the part of it.
+  require_refused(
+      post(*c, "/v1/translate",
+           json{{"model", "muse"}, {"sentences", {"Red cat.", "Blue dog. Red " + x30 + "."}}, {"split_sentences", true}}
+               .dump()),
+      413, "sentence 2 (its part 2 as split_sentences splits it) has ");
+  // Far past the limit, the count stops at ten times it.
+  require_refused(post(*c, "/v1/translate", json{{"model", "muse"}, {"sentences", {std::string(5000, 'x')}}}.dump()),
+                  413, "sentence 1 has more than 200 subwords");
 }
 
 TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[serve]") {

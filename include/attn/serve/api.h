@@ -74,12 +74,4 @@ class Api {
   std::atomic<bool> closed_{false};
 };
 
-// `-m NAME=FILE` or `-m FILE`: the name given, else the model's arch, with
-// "-2", "-3"… when several models would share it. Names are [A-Za-z0-9._-]+.
-std::vector<std::string> model_names(const std::vector<std::string>& specs, const std::vector<std::string>& archs);
-// The FILE part of a -m argument NAME=FILE[:TYPE] (TYPE fp32, bf16 or int8).
-std::string model_file_of(const std::string& spec);
-// Its TYPE, when given.
-std::optional<model::ComputeType> compute_type_of(const std::string& spec);
-
 }  // namespace attn::serve

@@ -115,6 +115,7 @@ class DecodeQueue {
     std::size_t offset = 0;
     std::function<void()> work;
     std::promise<void> work_done;
+    bool answered = false;  // its piece delivered, or its gather or work_done given an error
     std::int64_t sentences = 0;
     std::uint64_t client = 0;
     std::chrono::steady_clock::time_point queued_at;
@@ -132,6 +133,8 @@ class DecodeQueue {
   // After a batch took `seconds`: charges its clients, forgets those with nothing left. Under lock.
   void settle(const std::vector<Job>& batch, double seconds);
   void decode_batch(std::vector<Job>& batch);
+  // Gives `job` the error as its answer unless it has one (a promise is never left unset).
+  static void answer_with(Job& job, std::exception_ptr error);
 
   std::vector<model::Seq2Seq*> models_;
   BatchOptions options_;

@@ -15,8 +15,9 @@
 //
 // What a test or a link can rely on:
 //   URL  ?s=SENTENCE[&models=a,b][&beam=N]  fills the form and submits at load;
-//        #component=cross&layer=1&head=0     the shared selection (indices into
-//                                            the component's layers and heads).
+//        #component=cross&layer=1&head=0[&scale=sqrt]  the shared selection (indices
+//                                            into the component's layers and heads;
+//                                            the contrast, linear when absent).
 //   <body data-state>  "idle" (nothing asked yet), "busy" (waiting for the
 //        server), "drawn" (every requested panel drawn), "error" (the message is
 //        in #status, which then has class "error").

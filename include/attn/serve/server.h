@@ -7,7 +7,8 @@
 //
 // Every request is bounded before work is done for it: its header (bytes and
 // count), its body however framed (Content-Length or chunked), the time to
-// read it (from the end of the previous answer), the Host it names, its
+// read it (from the end of the previous answer), its codings and
+// expectations (http_codings.h: 501, 415, 417), the Host it names, its
 // method (405 with Allow) and, for JSON, its Content-Type. Pipelined requests
 // on a keep-alive connection are answered in order. A client that closes its
 // connection while its request waits or decodes cancels it.
