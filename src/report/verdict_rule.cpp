@@ -8,13 +8,13 @@ namespace {
 
 std::string level(double alpha) { return "Holm p < " + format_number(alpha); }
 
-// Which of the two tests reach the level, in words.
-std::string which_reach(bool pooled, bool seed, bool pooled_present, bool seed_present) {
-  if (pooled && seed) return "both tests";
-  if (!pooled && !seed) return "neither test";
+// Which of the two tests do something, in words: "both tests reject", "neither test rejects", ...
+std::string which(bool pooled, bool seed, bool pooled_present, bool seed_present, const std::string& verb) {
+  if (pooled && seed) return "both tests " + verb;
+  if (!pooled && !seed) return "neither test " + verb + "s";
   const std::string one = pooled ? "the pooled test" : "the seed-level test";
   const bool other_present = pooled ? seed_present : pooled_present;
-  return "only " + one +
+  return "only " + one + " " + verb + "s" +
          (other_present ? ""
           : pooled      ? " (there is no seed-level test)"
                         : " (there is no pooled test)");
@@ -34,7 +34,7 @@ std::string difference_rule(int dp, int ds, bool pooled_present, bool seed_prese
     return "the tests disagree (pooled " + higher_or_lower(dp) + ", seed-level " + higher_or_lower(ds) + ")";
   if (dp == 0 && ds == 0) return "neither test reaches " + level(alpha);
   const std::string found = higher_or_lower(dp != 0 ? dp : ds);
-  return which_reach(dp != 0, ds != 0, pooled_present, seed_present) + " reaches " + level(alpha) + " (" + found + ")" +
+  return which(dp != 0, ds != 0, pooled_present, seed_present, "reach") + " " + level(alpha) + " (" + found + ")" +
          ((dp != 0 ? seed_present : pooled_present) ? "; the other does not" : "");
 }
 
@@ -58,8 +58,8 @@ Decision decide(const Claim& c, const TestOutcome& pooled, const TestOutcome& se
   };
   const bool ep = equivalent(pooled), es = equivalent(seed);
   const std::string margin = "±" + format_number(*c.margin);
-  const std::string tost = which_reach(ep, es, pooled.present, seed.present) +
-                           " reject |A − B| >= " + format_number(*c.margin) + " at " + level(alpha);
+  const std::string tost = which(ep, es, pooled.present, seed.present, "reject") + " a difference of " +
+                           format_number(*c.margin) + " or more at " + level(alpha);
   if (ep && es) {
     if (dp != 0 && dp == ds)
       return {"equivalent within " + margin + " (" + better(c, dp) + ", by less than " + format_number(*c.margin) + ")",
