@@ -2,8 +2,8 @@
 """Small, independent Python versions of what sacreBLEU 2.x computes, to check
 `attn score` where sacreBLEU itself cannot be installed (Debian has no
 package). Python's own str.split/rstrip/lower and re module are the point:
-they are what sacreBLEU's numbers rest on. tools/compare_verdicts.py scores
-with its functions; `make test` runs `paired` (tests/cli/test_score_cli.cpp).
+they are what sacreBLEU's numbers rest on. `make test` runs `paired`
+(tests/cli/test_score_cli.cpp).
 
     tools/sacrebleu_ref.py score ATTN_BINARY HYP REF [REF ...]
     tools/sacrebleu_ref.py score ATTN_BINARY --perturb REF   # makes a hypothesis from REF

@@ -1,5 +1,6 @@
 #include "attn/core/format.h"
 
+#include <charconv>
 #include <cstdio>
 
 namespace attn {
@@ -8,6 +9,12 @@ std::string format_fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
   return buffer;
+}
+
+std::string format_number(double value) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
 }
 
 std::string format_duration(double s) {

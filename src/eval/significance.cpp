@@ -33,7 +33,7 @@ double pairwise_sum(const double* a, std::size_t n) {
   return pairwise_sum(a, half) + pairwise_sum(a + half, n - half);
 }
 
-double numpy_mean(const std::vector<double>& values) {
+double numpy_mean(std::span<const double> values) {
   return pairwise_sum(values.data(), values.size()) / static_cast<double>(values.size());
 }
 
@@ -78,6 +78,16 @@ ConfidenceInterval estimate_ci(std::vector<double> scores) {
   return ci;
 }
 
+double centred_bootstrap_p(std::span<const double> resampled_differences, double real_difference) {
+  require(!resampled_differences.empty(), "a bootstrap p-value needs at least one resample");
+  std::vector<double> absolute(resampled_differences.size());
+  for (std::size_t s = 0; s < absolute.size(); ++s) absolute[s] = std::abs(resampled_differences[s]);
+  // Centred: under the null hypothesis the expected difference is zero.
+  const double mean = numpy_mean(absolute);
+  for (double& d : absolute) d -= mean;
+  return p_value(absolute, std::abs(real_difference));
+}
+
 std::vector<double> resampled_scores(const SegmentStats& stats, const ScoreFromStats& score,
                                      std::span<const std::uint32_t> indices) {
   const std::size_t n = stats.segments();
@@ -116,16 +126,10 @@ PairedResult paired_bootstrap(const SegmentStats& baseline, const SegmentStats& 
   const std::vector<double> system_scores = resampled_scores(system, score, indices);
   result.ci = estimate_ci(system_scores);
 
-  std::vector<double> differences(system_scores.size()), absolute(system_scores.size());
-  for (std::size_t s = 0; s < system_scores.size(); ++s) {
-    differences[s] = system_scores[s] - baseline_scores[s];
-    absolute[s] = std::abs(differences[s]);
-  }
+  std::vector<double> differences(system_scores.size());
+  for (std::size_t s = 0; s < system_scores.size(); ++s) differences[s] = system_scores[s] - baseline_scores[s];
   result.diff_ci = estimate_ci(differences);
-  // Centred: under the null hypothesis the expected difference is zero.
-  const double mean = numpy_mean(absolute);
-  for (double& d : absolute) d -= mean;
-  result.p_value = p_value(absolute, std::abs(baseline_score - result.score));
+  result.p_value = centred_bootstrap_p(differences, result.score - baseline_score);
   return result;
 }
 

@@ -17,7 +17,7 @@ namespace {
 // One translation scored against its reference: BLEU's rows (for the paired
 // tests and the length buckets) and both corpus scores.
 struct Scored {
-  eval::SegmentStats bleu;
+  std::shared_ptr<const eval::SegmentStats> bleu;
   double bleu_score = 0.0, chrf_score = 0.0;
 };
 
@@ -87,8 +87,8 @@ std::map<ScoredKey, Scored> score_translations(const std::vector<SeedRun>& runs,
                   std::to_string(ref->second.size()) + "; translate the set again");
       const std::vector<std::vector<std::string>> references{ref->second};
       Scored s;
-      s.bleu = bleu.corpus_stats(lines, references);
-      s.bleu_score = bleu.score(s.bleu.sum());
+      s.bleu = std::make_shared<const eval::SegmentStats>(bleu.corpus_stats(lines, references));
+      s.bleu_score = bleu.score(s.bleu->sum());
       s.chrf_score = chrf.score(chrf.corpus_stats(lines, references).sum());
       scored.emplace(ScoredKey{&run, output}, std::move(s));
     }
@@ -126,11 +126,12 @@ ArchSummary summarise_arch(const ArchGroup& group, const std::vector<RunSummary>
       const Output output{set, model};
       OutputSummary o;
       for (const SeedRun* r : group.runs) {
-        SeedScore s{r->seed, std::nullopt, std::nullopt, ""};
+        SeedScore s{r->seed, std::nullopt, std::nullopt, "", nullptr};
         if (const auto it = scored.find({r, output}); it != scored.end()) {
           s.bleu = it->second.bleu_score;
           s.chrf = it->second.chrf_score;
           s.source = "hyp";
+          s.bleu_stats = it->second.bleu;
         } else if (const auto file = r->score_files.find(output); file != r->score_files.end()) {
           s.bleu = file->second.bleu;
           s.chrf = file->second.chrf;
@@ -168,8 +169,8 @@ void compare_with_baseline(ArchSummary& a, const ArchGroup& group, const ArchSum
       const auto theirs = scored.find({run_of(base_group, s.seed), output});
       if (mine == scored.end() || theirs == scored.end()) continue;
       paired_seeds.push_back(s.seed);
-      arch_stats.push_back(&mine->second.bleu);
-      base_stats.push_back(&theirs->second.bleu);
+      arch_stats.push_back(mine->second.bleu.get());
+      base_stats.push_back(theirs->second.bleu.get());
     }
     if (!o.delta_seeds.empty()) o.delta_bleu = sum / static_cast<double>(o.delta_seeds.size());
     if (!paired_seeds.empty())
@@ -200,7 +201,8 @@ void profile_by_length(ArchSummary& a, const ArchGroup& group, const std::map<Sc
       if (it == scored.end()) continue;
       any = true;
       for (std::size_t b = 0; b < c.buckets.size(); ++b)
-        if (const auto score = eval::bucket_score(c.buckets[b], it->second.bleu, bleu)) per_bucket[b].push_back(*score);
+        if (const auto score = eval::bucket_score(c.buckets[b], *it->second.bleu, bleu))
+          per_bucket[b].push_back(*score);
     }
     if (!any) continue;
     std::vector<Spread>& profile = a.by_length[model];

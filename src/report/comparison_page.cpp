@@ -102,7 +102,9 @@ std::string arch_table(const Comparison& c) {
     out +=
         "<th>BLEU</th><th>chrF</th><th title=\"mean over the common seeds of (arch − baseline)\">Δ BLEU</th>"
         "<th title=\"paired bootstrap on the common seeds' outputs pooled (per-seed p in the cell's title)\">p (pooled)</th>";
-    if (m == 0) out += "<th>verdict</th>";
+    if (m == 0)
+      out += "<th title=\"the pooled test alone (Δ's sign, p &lt; 0.05); a claim's verdict needs both tests: "
+             "attn report --claims\">pooled test</th>";
   }
   for (const std::string& p : probes)
     out += "<th title=\"" + html_escape(p) + "\">K = " + std::to_string(joined_sentences(p)) + "</th>";
@@ -132,8 +134,10 @@ std::string arch_table(const Comparison& c) {
     out +=
         "<p class=\"caption\">mean ± sample sd over seeds; Δ BLEU: mean over common seeds of arch − " +
         html_escape(c.options.baseline) +
-        "; p (pooled): paired bootstrap of the common seeds' translations pooled (two-sided); verdict: better or worse "
-        "when Δ has that sign and p &lt; 0.05, n.d.: not distinguishable at p &lt; 0.05.</p>\n";
+        "; p (pooled): paired bootstrap of the common seeds' translations pooled (two-sided); pooled test: better or "
+        "worse when Δ has that sign and p &lt; 0.05, n.d.: not distinguishable at p &lt; 0.05. That is the pooled "
+        "test alone, which cannot see the seeds' variance: a claim's verdict needs it and the paired t over seeds to "
+        "agree after Holm (attn report --claims, docs/verdicts.md).</p>\n";
   return out;
 }
 
@@ -299,11 +303,11 @@ std::string notes_list(const Comparison& c) {
 
 }  // namespace
 
-std::string comparison_sections(const Comparison& c) {
+std::string comparison_sections(const Comparison& c, const std::string& extra) {
   if (c.archs.empty()) return "";
   const std::string model = c.models.empty() ? "best" : c.models.front();
   std::string out = "<section class=\"card\" id=\"comparison\"><h2>Archs over seeds</h2>\n" + arch_table(c) +
-                    paired_table(c) + notes_list(c) + "</section>\n";
+                    paired_table(c) + notes_list(c) + "</section>\n" + extra;
   std::string charts;
   if (!c.buckets.empty()) charts += length_chart(c, model);
   charts += probe_chart(c, model);

@@ -197,13 +197,15 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
 
 }  // namespace
 
-nlohmann::json report_json(const std::vector<RunSummary>& runs, const Comparison& comparison) {
+nlohmann::json report_json(const std::vector<RunSummary>& runs, const Comparison& comparison,
+                           const Verdicts* verdicts) {
   nlohmann::json j = runs_json(runs);
   if (!comparison.archs.empty()) j["comparison"] = comparison_json(comparison);
+  if (verdicts) j["verdicts"] = verdicts_json(*verdicts);
   return j;
 }
 
-std::string report_page(const std::vector<RunSummary>& runs, const Comparison& comparison) {
+std::string report_page(const std::vector<RunSummary>& runs, const Comparison& comparison, const Verdicts* verdicts) {
   const bool seeds = !comparison.archs.empty();
   const std::vector<std::string> colours = run_colours(runs.size(), comparison);
   std::string page = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -237,7 +239,7 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
   if (!notes.empty())
     notes = "<section class=\"card\" id=\"notes\"><h2>Notes</h2>\n<ul class=\"notes\">\n" + notes + "</ul></section>\n";
   if (seeds)
-    page += comparison_sections(comparison);
+    page += comparison_sections(comparison, verdicts ? verdicts_html(*verdicts) : "");
   else
     page += runs_table + notes;
 
@@ -278,10 +280,10 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
                  "docs/report.md."
            : std::string()) +
       "</footer>\n";
-  page +=
-      "<script type=\"application/json\" id=\"attn-report\">" +
-      text::script_safe(report_json(runs, comparison).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
-      "</script>\n";
+  page += "<script type=\"application/json\" id=\"attn-report\">" +
+          text::script_safe(
+              report_json(runs, comparison, verdicts).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)) +
+          "</script>\n";
   page += web::script(web::Asset::report_js);
   page += "</body>\n</html>\n";
   return page;

@@ -12,12 +12,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The directory's own name, also for "runs/x/" and ".".
-std::string dir_name(const fs::path& dir) {
+// The absolute path without a trailing '/', so that parent_path() climbs one folder.
+fs::path normal_dir(const fs::path& dir) {
   fs::path normal = fs::absolute(dir).lexically_normal();
   if (!normal.has_filename()) normal = normal.parent_path();
-  return normal.filename().string();
+  return normal;
 }
+
+// The directory's own name, also for "runs/x/" and ".".
+std::string dir_name(const fs::path& dir) { return normal_dir(dir).filename().string(); }
 
 std::optional<int> whole_number(std::string_view digits) {
   if (digits.empty() || digits.size() > 9) return std::nullopt;
@@ -79,7 +82,7 @@ std::vector<SeedRun> find_seed_runs(const std::vector<RunSummary>& runs) {
     run.seed = *seed;
     run.dir = dir;
     run.arch = runs[k].arch;
-    const std::string folder = dir_name(fs::absolute(dir).lexically_normal().parent_path());
+    const std::string folder = dir_name(normal_dir(dir).parent_path());
     if (run.arch.empty() || folder.starts_with(run.arch + "-")) run.arch = folder;
     run.hyps = outputs_in(dir / "hyp", ".txt");
     for (const auto& [output, file] : outputs_in(dir / "score", ".json")) {
@@ -97,6 +100,15 @@ std::vector<SeedRun> find_seed_runs(const std::vector<RunSummary>& runs) {
     }
     found.push_back(std::move(run));
   }
+  // Two comparisons at once: the same arch and seed under two comparison folders.
+  const auto comparison = [](const SeedRun& r) { return dir_name(normal_dir(r.dir).parent_path().parent_path()); };
+  bool clash = false;
+  for (std::size_t i = 0; i < found.size() && !clash; ++i)
+    for (std::size_t j = i + 1; j < found.size() && !clash; ++j)
+      clash = found[i].arch == found[j].arch && found[i].seed == found[j].seed &&
+              comparison(found[i]) != comparison(found[j]);
+  if (clash)
+    for (SeedRun& r : found) r.arch = comparison(r) + "/" + r.arch;
   return found;
 }
 
@@ -117,7 +129,9 @@ std::vector<ArchGroup> group_by_arch(const std::vector<SeedRun>& runs, const std
     for (const SeedRun* other : group->runs)
       if (other->seed == run.seed)
         throw Error(other->dir.string() + " and " + run.dir.string() + " are both seed " + std::to_string(run.seed) +
-                    " of " + run.arch + "; give the runs of one comparison at a time");
+                    " of " + run.arch +
+                    "; give the runs of one comparison at a time, or keep two comparisons in "
+                    "folders of different names");
     group->runs.push_back(&run);
   }
   for (ArchGroup& g : groups)

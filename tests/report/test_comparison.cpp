@@ -495,10 +495,22 @@ TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs ar
 
   require_user_error(run_attn("report" + f.dir_args() + " --refs " + (f.dir.path() / "norefs").string() + " --json"),
                      "norefs: no such directory");
-  // The same seed of the same arch twice (two comparisons at once).
+  // The same seed of the same arch twice: two comparisons at once, told apart by their folders' names.
   fs::create_directories(f.dir.path() / "again" / "muse");
   fs::copy(f.run("muse", 1), f.dir.path() / "again" / "muse" / "seed1", fs::copy_options::recursive);
-  require_user_error(run_attn("report" + f.dir_args() + " " + (f.dir.path() / "again" / "muse" / "seed1").string() +
+  const auto two = run_attn("report" + f.dir_args() + " " + (f.dir.path() / "again" / "muse" / "seed1").string() +
+                            " --baseline cmp/transformer --json");
+  REQUIRE(two.status == 0);
+  const json groups = json::parse(two.out)["comparison"]["archs"];
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0]["arch"] == "cmp/transformer");
+  CHECK(groups[1]["arch"] == "cmp/muse");
+  CHECK(groups[2]["arch"] == "again/muse");
+  CHECK(groups[2]["seeds"] == json::array({1}));
+  // Two comparisons in folders of the same name cannot be told apart.
+  fs::create_directories(f.dir.path() / "x" / "cmp" / "muse");
+  fs::copy(f.run("muse", 1), f.dir.path() / "x" / "cmp" / "muse" / "seed1", fs::copy_options::recursive);
+  require_user_error(run_attn("report" + f.dir_args() + " " + (f.dir.path() / "x" / "cmp" / "muse" / "seed1").string() +
                               " --json"),
                      "are both seed 1 of muse");
 }

@@ -57,6 +57,12 @@ struct PairedResult {
   std::optional<ConfidenceInterval> diff_ci;  // bootstrap: system minus baseline (not printed by sacreBLEU)
 };
 
+// sacreBLEU's paired-bootstrap p-value from resampled differences (system −
+// baseline, any statistic): centred absolute differences |Δ*| − mean |Δ*|
+// (the null hypothesis expects none) counted where they exceed |real|,
+// p = (c + 1)/(B + 1). Two-sided: the sign comes from the real difference.
+double centred_bootstrap_p(std::span<const double> resampled_differences, double real_difference);
+
 // The scores of `samples` bootstrap resamples; indices: [samples * segments]
 // (bootstrap_indices()).
 std::vector<double> resampled_scores(const SegmentStats& stats, const ScoreFromStats& score,

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ struct SeedScore {
   int seed = 0;
   std::optional<double> bleu, chrf;
   std::string source;  // "hyp" (scored here against --refs) or the score file's name
+  // BLEU's per-segment statistics when scored here (the paired tests and the claims' verdicts use them).
+  std::shared_ptr<const eval::SegmentStats> bleu_stats;
 };
 
 // One arch on one output (set, model).

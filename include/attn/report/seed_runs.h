@@ -8,6 +8,10 @@
 // of one arch form a group, whose seeds the page shows as a spread. A named
 // variant of an arch (OUT/<arch>-<what>/seed<S>, e.g. "transformer-wide":
 // the Transformer with other flags) is a group of its own, named by its folder.
+// Runs of two comparisons given at once (OUT1/muse/seed1 and OUT2/muse/seed1)
+// are told apart by the comparison's folder: when some arch and seed occur
+// under two comparison folders, every group is named <comparison>/<arch>
+// ("cmp7/muse", "cmp-long/muse").
 #pragma once
 #include <cstddef>
 #include <filesystem>
@@ -44,7 +48,7 @@ std::string base_set(std::string_view set);
 // The files of one seed run.
 struct SeedRun {
   std::size_t run = 0;  // index into the runs given to find_seed_runs
-  std::string arch;     // the log's arch, else the parent directory's name
+  std::string arch;     // the log's arch, else the parent directory's name; <comparison>/<arch> when qualified
   int seed = 0;
   std::filesystem::path dir;
   std::map<Output, TestScore> score_files;       // score/<set>.<model>.json that parsed
@@ -52,7 +56,9 @@ struct SeedRun {
   std::vector<std::string> notes;                // unreadable score files
 };
 
-// The seed runs among `runs` (the others are left out), in the order given.
+// The seed runs among `runs` (the others are left out), in the order given,
+// their arch qualified by the comparison folder when two comparisons share an
+// arch and seed.
 std::vector<SeedRun> find_seed_runs(const std::vector<RunSummary>& runs);
 
 // Seed runs of one arch, seeds ascending.
@@ -64,7 +70,7 @@ struct ArchGroup {
 
 // Groups by arch: the baseline's group first, then the others in the order
 // their first run was given. Throws Error when two runs are the same seed of
-// the same arch (two comparisons given at once).
+// the same arch (two comparisons in folders of the same name).
 std::vector<ArchGroup> group_by_arch(const std::vector<SeedRun>& runs, const std::string& baseline);
 
 // The mean and the sample standard deviation (n − 1; none for one value) of a few numbers.

@@ -1,0 +1,73 @@
+#include "attn/report/verdict_rule.h"
+
+#include "attn/core/format.h"
+
+namespace attn::report {
+
+namespace {
+
+std::string level(double alpha) { return "Holm p < " + format_number(alpha); }
+
+// Which of the two tests do something, in words: "both tests reject", "neither test rejects", ...
+std::string which(bool pooled, bool seed, bool pooled_present, bool seed_present, const std::string& verb) {
+  if (pooled && seed) return "both tests " + verb;
+  if (!pooled && !seed) return "neither test " + verb + "s";
+  const std::string one = pooled ? "the pooled test" : "the seed-level test";
+  const bool other_present = pooled ? seed_present : pooled_present;
+  return "only " + one + " " + verb + "s" +
+         (other_present ? ""
+          : pooled      ? " (there is no seed-level test)"
+                        : " (there is no pooled test)");
+}
+
+std::string higher_or_lower(int d) { return d > 0 ? "higher" : "lower"; }
+
+// "A better" / "B better", or for slopes which falls less with k.
+std::string better(const Claim& c, int d) {
+  const std::string& winner = d > 0 ? c.a : c.b;
+  return c.slope ? winner + " falls less with k" : winner + " better";
+}
+
+std::string difference_rule(int dp, int ds, bool pooled_present, bool seed_present, double alpha) {
+  if (dp != 0 && dp == ds) return "both tests find A − B " + higher_or_lower(dp) + " at " + level(alpha);
+  if (dp != 0 && ds != 0)
+    return "the tests disagree (pooled " + higher_or_lower(dp) + ", seed-level " + higher_or_lower(ds) + ")";
+  if (dp == 0 && ds == 0) return "neither test reaches " + level(alpha);
+  const std::string found = higher_or_lower(dp != 0 ? dp : ds);
+  return which(dp != 0, ds != 0, pooled_present, seed_present, "reach") + " " + level(alpha) + " (" + found + ")" +
+         ((dp != 0 ? seed_present : pooled_present) ? "; the other does not" : "");
+}
+
+}  // namespace
+
+int direction(const TestOutcome& test, double alpha) {
+  if (!test.present || test.difference == 0.0 || test.p_holm >= alpha) return 0;
+  return test.difference > 0.0 ? 1 : -1;
+}
+
+Decision decide(const Claim& c, const TestOutcome& pooled, const TestOutcome& seed, double alpha) {
+  if (!pooled.present && !seed.present) return {"not measured", "neither test could be run"};
+  const int dp = direction(pooled, alpha), ds = direction(seed, alpha);
+  const std::string difference = difference_rule(dp, ds, pooled.present, seed.present, alpha);
+  if (!c.equivalence()) {
+    if (dp != 0 && dp == ds) return {dp == c.sign ? "holds" : "does not hold", difference};
+    return {"not distinguishable", difference};
+  }
+  const auto equivalent = [&](const TestOutcome& t) {
+    return t.present && t.equivalence_p_holm && *t.equivalence_p_holm < alpha;
+  };
+  const bool ep = equivalent(pooled), es = equivalent(seed);
+  const std::string margin = "±" + format_number(*c.margin);
+  const std::string tost = which(ep, es, pooled.present, seed.present, "reject") + " a difference of " +
+                           format_number(*c.margin) + " or more at " + level(alpha);
+  if (ep && es) {
+    if (dp != 0 && dp == ds)
+      return {"equivalent within " + margin + " (" + better(c, dp) + ", by less than " + format_number(*c.margin) + ")",
+              "equivalence: " + tost + "; difference: " + difference};
+    return {"equivalent within " + margin, "equivalence: " + tost + "; difference: " + difference};
+  }
+  if (dp != 0 && dp == ds) return {better(c, dp), "difference: " + difference + "; equivalence: " + tost};
+  return {"not distinguishable", "equivalence: " + tost + "; difference: " + difference};
+}
+
+}  // namespace attn::report
