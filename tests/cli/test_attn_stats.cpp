@@ -2,7 +2,8 @@
 // set, the table has a line per component, layer and head, and the JSON
 // parses and has every one of them with the numbers in range; teacher forcing
 // and the model's own output; a Fast-DiSA model's strict heads; bad input gets
-// one line, exit status 2 and no file.
+// one line, exit status 2 and no file. The JSON validates against
+// docs/attention-stats.schema.json.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../decode/json_schema.h"
 #include "../support.h"
 #include "../train/tiny_corpus.h"
 #include "run_attn.h"
@@ -44,8 +46,13 @@ std::vector<std::string> listing(const fs::path& dir) {
   return names;
 }
 
-// Every component, layer and head of a model with `layers` layers of `heads` heads, numbers in range.
+// Valid against docs/attention-stats.schema.json, with every component, layer
+// and head of a model with `layers` layers of `heads` heads, numbers in range.
 void require_complete(const json& doc, std::size_t layers, std::size_t heads) {
+  const auto errors =
+      test::SchemaValidator::from_file(kToy / ".." / ".." / "docs" / "attention-stats.schema.json").validate(doc);
+  INFO((errors.empty() ? std::string() : errors.front()));
+  REQUIRE(errors.empty());
   REQUIRE(doc["format"] == "attn-attention-stats");
   REQUIRE(doc["version"] == 1);
   for (const char* name : {"encoder", "decoder", "cross"}) {

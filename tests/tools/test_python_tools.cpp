@@ -22,3 +22,15 @@ TEST_CASE("tools: compare_verdicts.py's unit tests pass (t over seeds, Holm, the
   INFO("output: /tmp/attn-test-compare-verdicts.log");
   REQUIRE(status == 0);
 }
+
+TEST_CASE("tools: attn_stats_chart.py's unit tests pass (a line per model and layer, bad input)",
+          "[tools][attn-stats]") {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    ATTN_SKIP("python3 is not installed (apt-get install python3)");
+  }
+  const std::string cmd = "python3 " + (kRepo / "tests" / "tools" / "test_attn_stats_chart.py").string() +
+                          " >/tmp/attn-test-attn-stats-chart.log 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO("output: /tmp/attn-test-attn-stats-chart.log");
+  REQUIRE(status == 0);
+}
