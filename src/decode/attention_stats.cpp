@@ -230,10 +230,19 @@ std::string AttentionStats::table() const {
   out += line;
   const auto row = [&](const char* component, std::size_t l, const std::string& mechanism, const std::string& head,
                        const StatsSums& s) {
-    const auto m = [&](double sum) { return s.rows ? sum / static_cast<double>(s.rows) : std::nan(""); };
-    std::snprintf(line, sizeof line, "%-9s %5zu %-9s %4s %10lld %8.4f %8.4f %8.4f %9.3f %8.4f\n", component, l,
-                  mechanism.c_str(), head.c_str(), static_cast<long long>(s.rows), m(s.entropy),
-                  m(s.normalised_entropy), m(s.max_weight), m(s.distance), m(s.mass_within));
+    // A mean, or "-" when no row of this head had two keys.
+    const auto m = [&](double sum, int width, int decimals) {
+      char text[32];
+      if (s.rows == 0)
+        std::snprintf(text, sizeof text, "%*s", width, "-");
+      else
+        std::snprintf(text, sizeof text, "%*.*f", width, decimals, sum / static_cast<double>(s.rows));
+      return std::string(text);
+    };
+    std::snprintf(line, sizeof line, "%-9s %5zu %-9s %4s %10lld %s %s %s %s %s\n", component, l, mechanism.c_str(),
+                  head.c_str(), static_cast<long long>(s.rows), m(s.entropy, 8, 4).c_str(),
+                  m(s.normalised_entropy, 8, 4).c_str(), m(s.max_weight, 8, 4).c_str(), m(s.distance, 9, 3).c_str(),
+                  m(s.mass_within, 8, 4).c_str());
     out += line;
   };
   const auto component = [&](const char* name, const std::vector<Layer>& layers) {
