@@ -17,6 +17,7 @@ std::unique_ptr<CLI::App> make_app(CommonOptions& common, Action& action) {
   add_train_command(*app, common, action);
   add_translate_command(*app, common, action);
   add_attend_command(*app, common, action);
+  add_attn_stats_command(*app, common, action);
   add_score_command(*app, common, action);
   add_info_command(*app, common, action);
   add_average_command(*app, common, action);

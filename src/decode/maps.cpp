@@ -198,7 +198,7 @@ void check_selection(const MapsSelection& selection, const model::ModelConfig& c
 std::vector<AttendedSentence> attend_chunk(nn::StepContext& ctx, const model::Seq2Seq& model,
                                            const std::vector<std::vector<std::int32_t>>& sources,
                                            const std::vector<std::vector<std::int32_t>>* targets,
-                                           const SearchOptions& search) {
+                                           const SearchOptions& search, bool score_targets) {
   std::vector<AttendedSentence> out(sources.size());
   std::vector<std::size_t> live;  // sentences with a source; empty ones are not run
   std::vector<std::vector<std::int32_t>> live_sources, live_targets;
@@ -232,7 +232,7 @@ std::vector<AttendedSentence> attend_chunk(nn::StepContext& ctx, const model::Se
   std::vector<model::SentenceMaps> maps = model.attention_maps(ctx, batch);
   for (std::size_t k = 0; k < live.size(); ++k) out[live[k]].maps = std::move(maps[k]);
 
-  if (targets) {  // forced mode: score the given target
+  if (targets && score_targets) {  // forced mode: score the given target
     const std::int64_t tt = batch.tgt_len, V = model.config().vocab_size;
     std::vector<float> logprobs(static_cast<std::size_t>(batch.size * tt * V));
     ctx.arena.reset();

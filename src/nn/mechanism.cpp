@@ -13,6 +13,12 @@ json Mechanism::document_extras(json& /*raw*/, bool /*causal*/, const std::vecto
   return json::object();
 }
 
+KeyWindow Mechanism::key_window(const json& /*raw*/, bool causal, std::int64_t /*head*/) const {
+  KeyWindow w;
+  if (causal) w.ahead = 0;
+  return w;
+}
+
 json Mechanism::extras_schema() const { return {{"type", "object"}, {"additionalProperties", false}}; }
 
 const Mechanism* mechanism_named(std::string_view name) {

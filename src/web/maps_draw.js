@@ -55,6 +55,45 @@ function attnMapsDrawer(view, precision) {
     const own = h.mask ? h.mask(L.extras || {}, hi) : null;
     return (i, j) => !(causal && j > i) && (!own || own(i, j));
   }
+  // A head's statistics over this sentence's map (docs/attention-stats.md, as attn attn-stats
+  // computes them over a test set): per query row with at least two allowed keys, the entropy
+  // (nats), the entropy over log(keys), the largest weight and the distance from the diagonal
+  // (cross-attention: scaled by the length ratio); their means. null when no row has two keys.
+  function headStats(L, hi, F, T) {
+    const allowed = allowedFn(L, hi), W = L.weights[hi], cross = view.component === "cross";
+    let rows = 0, H = 0, Hn = 0, mx = 0, dist = 0;
+    for (let i = 0; i < F; ++i) {
+      const c = cross ? (i + 0.5) * T / F - 0.5 : i;
+      let k = 0, sum = 0;
+      for (let j = 0; j < T; ++j) if (allowed(i, j)) { ++k; sum += Math.max(0, W[i][j]); }
+      if (k < 2 || !(sum > 0)) continue;
+      let h = 0, m = 0, d = 0;
+      for (let j = 0; j < T; ++j) {
+        if (!allowed(i, j)) continue;
+        const p = Math.max(0, W[i][j]) / sum;
+        if (p > 0) h -= p * Math.log(p);
+        m = Math.max(m, p);
+        d += p * Math.abs(j - c);
+      }
+      ++rows; H += h; Hn += h / Math.log(k); mx += m; dist += d;
+    }
+    return rows ? { rows, entropy: H / rows, normalised: Hn / rows, max: mx / rows, distance: dist / rows } : null;
+  }
+  // The statistics as a title (tooltip) and short text under a thumbnail (Hn: the normalised
+  // entropy), or a line over the large map.
+  function statsTitle(st) {
+    return st ? "mean over " + st.rows + " query rows with ≥ 2 keys: entropy " + st.entropy.toFixed(3) + " nats, normalised " + st.normalised.toFixed(3) +
+      ", largest weight " + st.max.toFixed(3) + ", distance from the diagonal " + st.distance.toFixed(2) : "no query row has two keys";
+  }
+  function statsShort(st) {
+    return '<div class="hstats" title="' + esc(statsTitle(st)) + '">' + (st ? "<span>Hn " + st.normalised.toFixed(2) + "</span> <span>max " + st.max.toFixed(2) + "</span>" : "—") + "</div>";
+  }
+  function statsLine(st) {
+    if (!st) return '<div class="hstats big">Statistics: no query row has two allowed keys.</div>';
+    return '<div class="hstats big" title="' + esc(statsTitle(st)) + '">entropy <b>' + st.entropy.toFixed(3) + "</b> nats · normalised <b>" + st.normalised.toFixed(3) +
+      "</b> · max weight <b>" + st.max.toFixed(3) + "</b> · mean distance <b>" + st.distance.toFixed(2) + "</b>" +
+      (view.component === "cross" ? " (from the length-scaled diagonal)" : "") + " · over " + st.rows + " rows</div>";
+  }
   // One heat map W [F][T] as SVG rects of s px, class cls.
   function cells(W, F, T, s, cls, allowed) {
     const out = [];
@@ -114,7 +153,7 @@ function attnMapsDrawer(view, precision) {
         const on = li === sel.layer && hi === sel.head ? " sel" : "";
         h += '<figure class="thumb' + on + '" data-l="' + li + '" data-h="' + hi + '"><figcaption>head ' + head + badge(L, hi) + "</figcaption>" +
              '<svg class="map" data-l="' + li + '" data-h="' + hi + '" data-s="' + s + '" width="' + T * s + '" height="' + F * s + '" style="--s:' + s + 'px" shape-rendering="crispEdges">' +
-             cells(L.weights[hi], F, T, s, "c", allowedFn(L, hi)) + outline(L, F, T, s, 0, 0) + "</svg></figure>";
+             cells(L.weights[hi], F, T, s, "c", allowedFn(L, hi)) + outline(L, F, T, s, 0, 0) + "</svg>" + statsShort(headStats(L, hi, F, T)) + "</figure>";
       });
       h += "</div></div>";
     });
@@ -155,7 +194,7 @@ function attnMapsDrawer(view, precision) {
     g += '<rect class="hover" x="0" y="0" width="' + s + '" height="' + s + '" fill="none" stroke="#111827" stroke-width="1.5" visibility="hidden"></rect></svg>';
     return '<div class="title"><b>' + NAMES[view.component] + " · layer " + L.layer + " · head " + comp.heads[hi] + "</b>" + badge(L, hi) +
       '<span class="badge">' + esc(mechLabel(L.mechanism)) + "</span></div>" +
-      '<div class="note">' + esc(noteFor(L, view.component)) + "</div>" +
+      '<div class="note">' + esc(noteFor(L, view.component)) + "</div>" + statsLine(headStats(L, hi, F, T)) +
       '<div class="maps"><div>' + g + "</div>" + sideStrips(L, sel.layer, hi, F, s, top, sw) + "</div>";
   }
 
@@ -185,7 +224,7 @@ function attnMapsDrawer(view, precision) {
     return "layer " + L.layer + " · head " + comp.heads[hi] + '<br><span class="t">' + esc(rowsTok[i]) + "</span> (" + i + ') → <span class="t">' + esc(colsTok[j]) + "</span> (" + j + ')<br><span class="v">' + fmt(L.weights[hi][i][j]) + "</span>";
   }
 
-  const drawer = { NAMES, MASKED, esc, fmt, label, tokens, color, rampGradient, mechLabel, noteFor, pick, allowedFn, cells,
+  const drawer = { NAMES, MASKED, esc, fmt, label, tokens, color, rampGradient, mechLabel, noteFor, pick, allowedFn, headStats, cells,
                    outline, badge, layerSummary, sideStrips, gridBasis, gridHTML, detailCell, detailHTML, hover };
   return drawer;
 }

@@ -25,9 +25,9 @@ struct Command {
   const char* required;
 };
 constexpr Command kCommands[] = {
-    {"train", ""},         {"translate", "-m m.attn"},      {"attend", "-m m.attn"},          {"score", "-r ref"},
-    {"info", "m.attn"},    {"average", "a.attn -o b.attn"}, {"quantize", "a.attn -o b.attn"}, {"report", "run"},
-    {"serve", "-m m.attn"}};
+    {"train", ""},          {"translate", "-m m.attn"},      {"attend", "-m m.attn"},          {"score", "-r ref"},
+    {"info", "m.attn"},     {"average", "a.attn -o b.attn"}, {"quantize", "a.attn -o b.attn"}, {"report", "run"},
+    {"serve", "-m m.attn"}, {"attn-stats", "-m m.attn"}};
 
 // One line per numeric flag: a value just outside its range and one just inside.
 struct Row {
@@ -92,6 +92,14 @@ constexpr Row kRows[] = {
     {"score", "--paired-ar-n", "0", "1"},
     {"score", "--seed", "-1", "0"},
     {"score", "--width", "18", "17"},
+    {"attn-stats", "--threads", "-1", "1"},
+    {"attn-stats", "--within", "-1", "0"},
+    {"attn-stats", "--beam", "0", "1"},
+    {"attn-stats", "--lenpen", "11", "10"},
+    {"attn-stats", "--max-len-a", "1001", "1000"},
+    {"attn-stats", "--max-len-b", "-5", "5"},
+    {"attn-stats", "--batch-size", "0", "1"},
+    {"attn-stats", "--max-input-len", "0", "1"},
     {"info", "--threads", "-1", "1"},
     {"average", "--threads", "-1", "1"},
     {"average", "--last", "0", "1"},

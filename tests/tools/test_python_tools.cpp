@@ -39,3 +39,15 @@ TEST_CASE("tools: compare_verdicts.py prints the tables and attn report's verdic
   CHECK(out.find("Parameter match: `transformer-wide` has 1,000 parameters, `muse` 1,000: 1.0000× (within 1%).") !=
         std::string::npos);
 }
+
+TEST_CASE("tools: attn_stats_chart.py's unit tests pass (a line per model and layer, bad input)",
+          "[tools][attn-stats]") {
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
+    ATTN_SKIP("python3 is not installed (apt-get install python3)");
+  }
+  const std::string cmd = "python3 " + (kRepo / "tests" / "tools" / "test_attn_stats_chart.py").string() +
+                          " >/tmp/attn-test-attn-stats-chart.log 2>&1";
+  const int status = std::system(cmd.c_str());
+  INFO("output: /tmp/attn-test-attn-stats-chart.log");
+  REQUIRE(status == 0);
+}

@@ -37,6 +37,7 @@ std::unique_ptr<CLI::App> make_app(CommonOptions& common, Action& action);
 void add_train_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_translate_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_attend_command(CLI::App& app, CommonOptions& common, Action& action);
+void add_attn_stats_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_score_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_info_command(CLI::App& app, CommonOptions& common, Action& action);
 void add_average_command(CLI::App& app, CommonOptions& common, Action& action);

@@ -71,10 +71,12 @@ struct AttendedSentence {
 // A chunk of sentences. targets == nullptr: decode with search (beam 1 =
 // greedy); otherwise score and show the given targets (forced mode). Empty
 // sources are not run through the model (as in translate). ctx.arena is reset.
+// score_targets false: forced mode leaves score and logprob empty (attn
+// attn-stats needs only the maps, and scoring costs an output layer).
 std::vector<AttendedSentence> attend_chunk(nn::StepContext& ctx, const model::Seq2Seq& model,
                                            const std::vector<std::vector<std::int32_t>>& sources,
                                            const std::vector<std::vector<std::int32_t>>* targets,
-                                           const SearchOptions& search);
+                                           const SearchOptions& search, bool score_targets = true);
 
 // The document's fields besides "sentences" (format, version, model, mode, …).
 nlohmann::json maps_header(const model::Seq2Seq& model, const std::string& model_file, bool forced,

@@ -44,6 +44,18 @@ struct OptionField {
   bool omit_at_preset = false;
 };
 
+// The keys query i may attend to in a map: j with i − behind ≤ j ≤ i + ahead,
+// clipped to the sentence. Every mechanism's mask is such a band: all keys
+// (kUnbounded both ways), causal (ahead 0), a ConvSAN window (left, right),
+// a strict Fast-DiSA direction (ahead −1 or behind −1).
+struct KeyWindow {
+  static constexpr std::int64_t kUnbounded = std::int64_t{1} << 40;
+  std::int64_t behind = kUnbounded, ahead = kUnbounded;
+  // The allowed keys of query i among `keys`: [first, last], empty when first > last.
+  std::int64_t first(std::int64_t i) const { return i - behind < 0 ? 0 : i - behind; }
+  std::int64_t last(std::int64_t i, std::int64_t keys) const { return i + ahead >= keys ? keys - 1 : i + ahead; }
+};
+
 // What a map's mechanism (a mixer's kind()) is called on the page.
 struct MapKind {
   std::string_view kind;   // "csan2d"
@@ -74,6 +86,11 @@ class Mechanism {
   // passed through rounded by the caller. `raw` is an object.
   virtual nlohmann::json document_extras(nlohmann::json& raw, bool causal, const std::vector<std::int64_t>& heads,
                                          int precision) const;
+  // The keys head `head` of one layer's map may attend to, from the mixer's
+  // raw MixerMaps::extras (attn attn-stats counts them: an entropy is
+  // normalised by the log of this count). The default: every key, or keys ≤ i
+  // when causal. The same mask as page_script's mask hook.
+  virtual KeyWindow key_window(const nlohmann::json& raw, bool causal, std::int64_t head) const;
   // The JSON Schema of document_extras' result (decode/attention_schema.h):
   // the module's extras.schema.json; by default an empty object.
   virtual nlohmann::json extras_schema() const;

@@ -72,6 +72,11 @@ class Csan final : public Mechanism {
     }
     return e;
   }
+  // The band [i − left, i + right] (the 2D map sums the head area's weights per key: the same band).
+  KeyWindow key_window(const json& raw, bool causal, std::int64_t head) const override {
+    if (!raw.contains("left") || !raw.contains("right")) return Mechanism::key_window(raw, causal, head);
+    return {raw["left"].get<std::int64_t>(), raw["right"].get<std::int64_t>()};
+  }
   json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_csan_extras_schema)); }
   std::string_view page_script() const override { return ATTN_EMBEDDED(attn_csan_page_js); }
 };

@@ -50,6 +50,14 @@ class FastDisa final : public Mechanism {
     }
     return e;
   }
+  // Encoder heads are strict (forward: j < i, backward: j > i); the causal decoder's heads see j ≤ i.
+  KeyWindow key_window(const json& raw, bool causal, std::int64_t head) const override {
+    if (causal || !raw.contains("directions")) return Mechanism::key_window(raw, causal, head);
+    const bool forward = raw["directions"].at(static_cast<std::size_t>(head)) == "forward";
+    KeyWindow w;
+    (forward ? w.ahead : w.behind) = -1;
+    return w;
+  }
   json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_fast_disa_extras_schema)); }
   std::string_view page_script() const override { return ATTN_EMBEDDED(attn_fast_disa_page_js); }
 };

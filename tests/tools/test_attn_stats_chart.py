@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Unit tests of experiments/attn_stats_chart.py (standard library only).
+
+    python3 tests/tools/test_attn_stats_chart.py        # from the repository root or anywhere
+
+Every input is an attn attn-stats document built here: the chart has one line per model file
+and layer, its points where the numbers put them, and bad input ends with exit status 2, one
+line and no SVG.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "experiments", "attn_stats_chart.py")
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def stats(value):
+    return {"rows": 10, "single_key_rows": 0, "empty_rows": 0, "entropy": value, "normalised_entropy": value,
+            "max_weight": value, "distance": value, "mass_within": value}
+
+
+def document(model, arch, layers, values, mean_source):
+    """values[l]: the pooled statistic of layer l, the same in every component."""
+    def component():
+        return {"from": "source", "to": "source", "layers": [
+            {"layer": l, "mechanism": "mha", "all_heads": stats(values[l]),
+             "heads": [dict(head=0, **stats(values[l]))]} for l in range(layers)]}
+    return {"format": "attn-attention-stats", "version": 1, "attn_version": "0", "mode": "forced", "search": None,
+            "model": {"file": model, "config": {"arch": arch}, "encoder_mixers": ["mha"] * layers,
+                      "decoder_mixers": ["mha"] * layers},
+            "within": 2, "sentences": 3, "empty_sources": 0,
+            "source_tokens": {"total": 3 * mean_source, "mean": mean_source},
+            "target_tokens": {"total": 30, "mean": 10},
+            "components": {"encoder": component(), "decoder": component(), "cross": component()}}
+
+
+class ChartTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def write(self, name, doc):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
+
+    def run_chart(self, *args):
+        return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True)
+
+    def test_one_line_per_model_and_layer(self):
+        files = []
+        for k in (1, 2, 4):
+            files.append("%d=%s" % (k, self.write("a%d.json" % k, document("a.attn", "muse", 2, [0.9 / k, 0.5], 10 * k))))
+            files.append("%d=%s" % (k, self.write("b%d.json" % k, document("b.attn", "fastdisa", 3, [0.2, 0.3, 0.4], 10 * k))))
+        out = os.path.join(self.dir.name, "chart.svg")
+        r = self.run_chart(out, *files, "--component", "cross")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = ET.parse(out).getroot()
+        lines = [p for p in root.iter(SVG + "polyline") if p.get("class") == "series"]
+        self.assertEqual(len(lines), 5)
+        titles = sorted(p.find(SVG + "title").text for p in lines)
+        self.assertEqual(titles, ["fastdisa layer 0", "fastdisa layer 1", "fastdisa layer 2", "muse layer 0",
+                                  "muse layer 1"])
+        # Three points each, x increasing; muse layer 0 falls as 0.9/K, so its y pixels grow.
+        muse0 = next(p for p in lines if p.find(SVG + "title").text == "muse layer 0")
+        pts = [tuple(map(float, xy.split(","))) for xy in muse0.get("points").split()]
+        self.assertEqual(len(pts), 3)
+        self.assertTrue(pts[0][0] < pts[1][0] < pts[2][0])
+        self.assertTrue(pts[0][1] < pts[1][1] < pts[2][1])
+        # A flat line stays flat.
+        flat = next(p for p in lines if p.find(SVG + "title").text == "muse layer 1")
+        ys = {xy.split(",")[1] for xy in flat.get("points").split()}
+        self.assertEqual(len(ys), 1)
+        with open(out, encoding="utf-8") as f:
+            self.assertIn("×4", f.read())
+
+    def test_two_models_of_one_arch_are_told_apart(self):
+        a = self.write("a.json", document("runs/s1.attn", "muse", 1, [0.5], 10))
+        b = self.write("b.json", document("runs/s2.attn", "muse", 1, [0.6], 10))
+        out = os.path.join(self.dir.name, "c.svg")
+        r = self.run_chart(out, a, b)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        titles = sorted(p.find(SVG + "title").text for p in ET.parse(out).getroot().iter(SVG + "polyline"))
+        self.assertEqual(titles, ["muse (runs/s1.attn) layer 0", "muse (runs/s2.attn) layer 0"])
+
+    def test_bad_input_one_line_exit_2_no_file(self):
+        good = self.write("g.json", document("a.attn", "muse", 1, [0.5], 10))
+        other = self.write("o.json", {"format": "attn-attention", "version": 1})
+        broken = self.write("x.json", "{not json")
+        out = os.path.join(self.dir.name, "bad.svg")
+        for args in ([out], [out, os.path.join(self.dir.name, "none.json")], [out, other], [out, broken],
+                     [out, "x=" + good], [out, "1=" + good, good], [out, good, "--metric", "bleu"],
+                     [out, good, "--component", "all"], [os.path.join(self.dir.name, "bad.png"), good]):
+            r = self.run_chart(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main()
