@@ -37,6 +37,10 @@ class Disa final : public Mechanism {
   json document_extras(json& raw, bool causal, const std::vector<std::int64_t>& heads, int precision) const override {
     return mechanism_fast_disa().document_extras(raw, causal, heads, precision);
   }
+  // The same directions, so the same keys a query may see.
+  KeyWindow key_window(const json& raw, bool causal, std::int64_t head) const override {
+    return mechanism_fast_disa().key_window(raw, causal, head);
+  }
   json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_disa_extras_schema)); }
   std::string_view page_script() const override { return ATTN_EMBEDDED(attn_disa_page_js); }
 };
