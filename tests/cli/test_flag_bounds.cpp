@@ -27,7 +27,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"train", ""},          {"translate", "-m m.attn"},      {"attend", "-m m.attn"},          {"score", "-r ref"},
     {"info", "m.attn"},     {"average", "a.attn -o b.attn"}, {"quantize", "a.attn -o b.attn"}, {"report", "run"},
-    {"serve", "-m m.attn"}, {"attn-stats", "-m m.attn"}};
+    {"serve", "-m m.attn"}, {"attn-stats", "-m m.attn"}, {"export", "--to ctranslate2 m.attn out"}};
 
 // One line per numeric flag: a value just outside its range and one just inside.
 struct Row {
@@ -71,6 +71,7 @@ constexpr Row kRows[] = {
     {"translate", "--lenpen", "-1", "0"},
     {"translate", "--max-len-a", "-1", "0"},
     {"translate", "--max-len-b", "1e30", "0"},
+    {"translate", "--no-repeat-ngram-size", "-1", "3"},
     {"translate", "--nbest", "0", "1"},
     {"translate", "--batch-size", "0", "1"},
     {"translate", "--max-input-len", "0", "1"},
@@ -81,6 +82,7 @@ constexpr Row kRows[] = {
     {"attend", "--lenpen", "11", "10"},
     {"attend", "--max-len-a", "1001", "1000"},
     {"attend", "--max-len-b", "-5", "5"},
+    {"attend", "--no-repeat-ngram-size", "1001", "0"},
     {"attend", "--batch-size", "0", "1"},
     {"attend", "--max-input-len", "-1", "1"},
     {"score", "--threads", "-1", "1"},
@@ -98,6 +100,8 @@ constexpr Row kRows[] = {
     {"attn-stats", "--lenpen", "11", "10"},
     {"attn-stats", "--max-len-a", "1001", "1000"},
     {"attn-stats", "--max-len-b", "-5", "5"},
+    {"attn-stats", "--no-repeat-ngram-size", "-2", "2"},
+    {"export", "--threads", "-1", "1"},
     {"attn-stats", "--batch-size", "0", "1"},
     {"attn-stats", "--max-input-len", "0", "1"},
     {"info", "--threads", "-1", "1"},
