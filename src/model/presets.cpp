@@ -26,6 +26,10 @@ constexpr ArchPreset kPresets[] = {
      .decoder = "mha", .about = "ConvSAN 2D: windows over neighbouring heads in the lower encoder layers"},
     {.name = "fastdisa", .encoder = "fastdisa", .decoder = "mha",
      .about = "Fast-DiSA: directional feature-wise encoder self-attention"},
+    {.name = "lightconv", .encoder = "lightconv", .decoder = "lightconv",
+     .about = "LightConv: GLU, depth-wise convolutions with softmax kernels shared per head, kernels growing with depth"},
+    {.name = "dynamicconv", .encoder = "dynamicconv", .decoder = "dynamicconv",
+     .about = "DynamicConv: LightConv whose kernels are predicted from each token"},
 };
 
 }  // namespace

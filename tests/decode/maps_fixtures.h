@@ -116,7 +116,7 @@ inline constexpr ArchVariant kArchs[] = {
     {"transformer", ""},       {"convsan", ""},         {"convsan2d", ""},
     {"convsan2d", "", "wrap"}, {"fastdisa", ""},        {"muse", ""},
     {"muse-simple", ""},       {"transformer", "csan"}, {"transformer", "fastdisa"},
-    {"transformer", "muse"}};
+    {"transformer", "muse"},   {"lightconv", ""},       {"dynamicconv", ""}};
 
 inline model::ModelConfig variant_config(const ArchVariant& v) {
   model::ModelConfig config = small_config(v.arch);
