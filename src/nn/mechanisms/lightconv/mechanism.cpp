@@ -30,15 +30,15 @@ std::string kernel_sizes(const json& v, bool odd) {
 // of the config while at their preset.
 constexpr OptionField kOptions[] = {
     {"lightconv_encoder_kernels", "--lightconv-encoder-kernels",
-     "lightconv and dynamicconv: the encoder's kernel size per layer (the last for deeper layers)",
+     "the encoder's kernel size per layer, also dynamicconv's (the last entry for deeper layers)",
      OptionType::integer_list, "[3, 7, 15, 31, 31, 31, 31]", [](const json& v) { return kernel_sizes(v, true); },
      /*omit_at_preset=*/true},
     {"lightconv_decoder_kernels", "--lightconv-decoder-kernels",
-     "lightconv and dynamicconv: the decoder's (causal) kernel size per layer (the last for deeper layers)",
+     "the decoder's (causal) kernel size per layer, also dynamicconv's (the last entry for deeper layers)",
      OptionType::integer_list, "[3, 7, 15, 31, 31, 31]", [](const json& v) { return kernel_sizes(v, false); },
      /*omit_at_preset=*/true},
     {"lightconv_weight_dropout", "--lightconv-weight-dropout",
-     "lightconv and dynamicconv: DropConnect on the convolution taps in training", OptionType::number, "0.1",
+     "DropConnect on the convolution taps in training, also dynamicconv's", OptionType::number, "0.1",
      [](const json& v) { return v.get<double>() >= 0 && v.get<double>() < 1 ? std::string() : "in [0, 1)"; },
      /*omit_at_preset=*/true},
 };
