@@ -13,7 +13,7 @@ updates=${2:-60}
 rounds=${3:-2}
 shift $(( $# > 3 ? 3 : $# )) || true
 archs=("$@")
-[ ${#archs[@]} -gt 0 ] || archs=(transformer muse muse-simple muse-separate convsan convsan2d fastdisa)
+[ ${#archs[@]} -gt 0 ] || archs=(transformer muse muse-simple muse-separate convsan convsan2d fastdisa lightconv dynamicconv)
 [ -f "$data/train.de" ] || { echo "arch_speed: $data/train.de not found" >&2; exit 2; }
 make -s attn
 out=runs/arch_speed

@@ -21,7 +21,9 @@
 // Why: with tokens per batch fixed, every cost that is linear in T is flat per
 // token, so what grows with T is attention alone: global attention's T² terms
 // make the Transformer's time per token and memory grow linearly with T,
-// ConvSAN's band keeps its windowed layers flat, Fast-DiSA has the T² terms
+// ConvSAN's band keeps its windowed layers flat (LightConv and DynamicConv,
+// convolutions with no T² term, keep every self-attention layer flat; their
+// cross-attention is still global), Fast-DiSA has the T² terms
 // too (its factorised form avoids a T²·d_h tensor, not T²), and DiSA, its
 // yardstick, holds that T²·d_h tensor (twice). The table says at which length
 // each mechanism starts to cost, whole model included.

@@ -11,6 +11,7 @@
 
 #include "attn/model/config.h"
 #include "attn/nn/mechanism.h"
+#include "attn/nn/mechanisms/lightconv/lightconv_mixer.h"
 #include "attn/nn/token_mixer.h"
 
 namespace attn::bench::length {
@@ -72,6 +73,14 @@ inline double mixer_forward_flops(const nn::MixerSpec& spec, std::int64_t t) {
     for (std::int64_t k : kernels) flops += 2 * d * heads * static_cast<double>(k) + 2 * static_cast<double>(k) * d;
     return flops;  // per cell: the filter generator [H·k, d], then k taps per channel
   }
+  if (spec.mechanism == "lightconv" || spec.mechanism == "dynamicconv") {
+    // GLU input projection [2d, d], k taps per channel, output [d, d]; DynamicConv
+    // adds the filter generator [H·k, d] on every position.
+    const auto k = static_cast<double>(nn::lightconv_kernel(spec));
+    double flops = 2 * d * 2 * d + 2 * k * d + out;
+    if (spec.mechanism == "dynamicconv") flops += 2 * d * heads * k;
+    return flops;
+  }
   if (spec.mechanism == "fastdisa") {
     // Per head: R = q·kᵀ [T×T×d_h]; A·[E | v⊙E] [T×T×2d_h]; S = ELU(v W1) W2 [2 × d_h×d_h];
     // the fusion gate [2d_h → d_h].
@@ -98,7 +107,8 @@ inline double flops_per_token(const model::ModelConfig& c, std::int64_t t) {
     forward += mixer_forward_flops(c.encoder_mixer(layer), t) + ffn;
   // Cross-attention: q and o on the target, k and v on the source (as many tokens), T² scores.
   const double cross = 2 * d * d + 2 * d * 2 * d + 4 * T * d + 2 * d * d;
-  forward += static_cast<double>(c.dec_layers) * (mixer_forward_flops(c.decoder_self_mixer(), t) + cross + ffn);
+  for (std::int64_t layer = 0; layer < c.dec_layers; ++layer)
+    forward += mixer_forward_flops(c.decoder_self_mixer(layer), t) + cross + ffn;
   forward += 2 * d * static_cast<double>(c.vocab_size);  // output projection
   return 3 * forward;
 }
@@ -125,6 +135,9 @@ inline double estimate_step_bytes(const model::ModelConfig& c, std::int64_t batc
       quadratic += 2 * B * T * T * d;
     } else if (is_global(spec)) {
       quadratic += B * H * T * T + std::max(1, threads) * 2 * T * T;
+    } else if (spec.mechanism == "lightconv" || spec.mechanism == "dynamicconv") {
+      // Taps, dropped taps and their gradient [B·T, H, k]; the GLU's [B·T, 2d] is in `linear`.
+      quadratic += 3 * B * H * T * static_cast<double>(nn::lightconv_kernel(spec));
     } else {
       const double window = static_cast<double>(nn::option_value<std::int64_t>(spec, "csan_window"));
       quadratic += 2 * B * H * T * window * 3;
@@ -132,7 +145,7 @@ inline double estimate_step_bytes(const model::ModelConfig& c, std::int64_t batc
   };
   for (std::int64_t layer = 0; layer < c.enc_layers; ++layer) site(c.encoder_mixer(layer));
   for (std::int64_t layer = 0; layer < c.dec_layers; ++layer) {
-    site(c.decoder_self_mixer());
+    site(c.decoder_self_mixer(layer));
     quadratic += B * H * T * T;  // cross-attention weights
   }
   const double layers = static_cast<double>(c.enc_layers + c.dec_layers);

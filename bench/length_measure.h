@@ -37,7 +37,8 @@ inline constexpr int kBeam = 5;
 
 // The command line: the table's archs and lengths, each cell's sizes and budgets.
 struct Options {
-  std::vector<std::string> archs = {"transformer", "muse", "muse-simple", "convsan", "convsan2d", "fastdisa", "disa"};
+  std::vector<std::string> archs = {"transformer", "muse", "muse-simple", "convsan",    "convsan2d",
+                                    "fastdisa",    "disa", "lightconv",   "dynamicconv"};
   std::vector<std::int64_t> lengths = {16, 64, 256, 1024, 2048};
   std::int64_t tokens = 4096;  // target tokens per training batch
   int steps = 3;

@@ -105,8 +105,10 @@ void ModelConfig::validate() const {
     const nn::MixerSpec spec = encoder_mixer(layer);
     nn::find_mechanism(spec.mechanism).validate(spec);
   }
-  const nn::MixerSpec spec = decoder_self_mixer();
-  nn::find_mechanism(spec.mechanism).validate(spec);
+  for (std::int64_t layer = 0; layer < dec_layers; ++layer) {
+    const nn::MixerSpec spec = decoder_self_mixer(layer);
+    nn::find_mechanism(spec.mechanism).validate(spec);
+  }
 }
 
 bool ModelConfig::parallel_layers() const { return find_preset(arch).parallel; }
@@ -114,12 +116,13 @@ bool ModelConfig::parallel_layers() const { return find_preset(arch).parallel; }
 namespace {
 
 // The spec of a mixer of this config: the arch's fixed options win.
-nn::MixerSpec mixer_spec(const ModelConfig& c, std::string_view mechanism, bool causal) {
+nn::MixerSpec mixer_spec(const ModelConfig& c, std::string_view mechanism, bool causal, std::int64_t layer) {
   nn::MixerSpec spec;
   spec.mechanism = std::string(mechanism);
   spec.d = c.dim;
   spec.heads = c.heads;
   spec.causal = causal;
+  spec.layer = layer;
   spec.attention_dropout = c.attention_dropout;
   spec.options = c.options;
   spec.options.update(fixed_options(find_preset(c.arch)));
@@ -135,11 +138,12 @@ nn::MixerSpec ModelConfig::encoder_mixer(std::int64_t layer) const {
     const std::int64_t lower = options.at(std::string(p.lower_layers_option)).get<std::int64_t>();
     if (layer >= (lower >= 0 ? lower : (enc_layers + 1) / 2)) mechanism = p.encoder_upper;
   }
-  return mixer_spec(*this, mechanism, false);
+  return mixer_spec(*this, mechanism, false, layer);
 }
 
-nn::MixerSpec ModelConfig::decoder_self_mixer() const {
-  return mixer_spec(*this, decoder_mixer.empty() ? find_preset(arch).decoder : std::string_view(decoder_mixer), true);
+nn::MixerSpec ModelConfig::decoder_self_mixer(std::int64_t layer) const {
+  return mixer_spec(*this, decoder_mixer.empty() ? find_preset(arch).decoder : std::string_view(decoder_mixer), true,
+                    layer);
 }
 
 ModelConfig preset(const std::string& arch) {

@@ -28,6 +28,10 @@ constexpr ArchPreset kPresets[] = {
      .about = "Fast-DiSA: directional feature-wise encoder self-attention"},
     {.name = "disa", .encoder = "disa", .decoder = "mha",
      .about = "DiSA (DiSAN): Fast-DiSA's yardstick, its T×T×d feature-wise tensor held"},
+    {.name = "lightconv", .encoder = "lightconv", .decoder = "lightconv",
+     .about = "LightConv: GLU, depth-wise convolutions with softmax kernels shared per head, kernels growing with depth"},
+    {.name = "dynamicconv", .encoder = "dynamicconv", .decoder = "dynamicconv",
+     .about = "DynamicConv: LightConv whose kernels are predicted from each token"},
 };
 
 }  // namespace

@@ -37,7 +37,8 @@ Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
                         config_.encoder_mixer(static_cast<std::int64_t>(i)));
   decoder_.resize(static_cast<std::size_t>(config_.dec_layers));
   for (std::size_t i = 0; i < decoder_.size(); ++i)
-    decoder_[i].declare(params_, "dec." + std::to_string(i), shape, config_.decoder_self_mixer());
+    decoder_[i].declare(params_, "dec." + std::to_string(i), shape,
+                        config_.decoder_self_mixer(static_cast<std::int64_t>(i)));
   if (shape.pre_norm) {
     enc_norm_.declare(params_, "enc.ln", d);
     dec_norm_.declare(params_, "dec.ln", d);

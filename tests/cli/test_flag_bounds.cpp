@@ -24,10 +24,17 @@ struct Command {
   const char* name;
   const char* required;
 };
-constexpr Command kCommands[] = {
-    {"train", ""},          {"translate", "-m m.attn"},      {"attend", "-m m.attn"},          {"score", "-r ref"},
-    {"info", "m.attn"},     {"average", "a.attn -o b.attn"}, {"quantize", "a.attn -o b.attn"}, {"report", "run"},
-    {"serve", "-m m.attn"}, {"attn-stats", "-m m.attn"}, {"export", "--to ctranslate2 m.attn out"}};
+constexpr Command kCommands[] = {{"train", ""},
+                                 {"translate", "-m m.attn"},
+                                 {"attend", "-m m.attn"},
+                                 {"score", "-r ref"},
+                                 {"info", "m.attn"},
+                                 {"average", "a.attn -o b.attn"},
+                                 {"quantize", "a.attn -o b.attn"},
+                                 {"report", "run"},
+                                 {"serve", "-m m.attn"},
+                                 {"attn-stats", "-m m.attn"},
+                                 {"export", "--to ctranslate2 m.attn out"}};
 
 // One line per numeric flag: a value just outside its range and one just inside.
 struct Row {

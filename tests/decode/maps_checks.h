@@ -60,6 +60,8 @@ inline void check_sentence_maps(const nlohmann::json& doc, const nlohmann::json&
             if (name == "decoder") ok = j <= ii;  // causal
             if (mech == "csan" || mech == "csan2d")
               ok = ok && j >= ii - e["left"].get<std::int64_t>() && j <= ii + e["right"].get<std::int64_t>();
+            if (mech == "lightconv" || mech == "dynamicconv")  // the convolution's window
+              ok = ok && j >= ii - e["left"].get<std::int64_t>() && j <= ii + e["right"].get<std::int64_t>();
             if ((mech == "fastdisa" || mech == "disa") && name == "encoder")
               ok = ok && (e["directions"][k] == "forward" ? j < ii : j > ii);  // strict: no diagonal
             return ok;
@@ -122,6 +124,20 @@ inline void check_sentence_maps(const nlohmann::json& doc, const nlohmann::json&
               REQUIRE(std::abs(row_sum(taps) - 1.0) <= kRowSumTolerance);
             }
           }
+        }
+      } else if (mech == "lightconv" || mech == "dynamicconv") {
+        const auto K = e["kernel"].get<std::int64_t>();
+        REQUIRE(e["left"].get<std::int64_t>() == (name == "decoder" ? K - 1 : K / 2));
+        REQUIRE(e["left"].get<std::int64_t>() + e["right"].get<std::int64_t>() == K - 1);
+        REQUIRE(e["taps"].size() == heads.size());
+        for (const auto& per_head : e["taps"]) {
+          REQUIRE(per_head.size() == F);
+          for (const auto& taps : per_head) {
+            REQUIRE(taps.size() == static_cast<std::size_t>(K));
+            REQUIRE(std::abs(row_sum(taps) - 1.0) <= kRowSumTolerance);
+          }
+          if (mech == "lightconv")  // one kernel per head, the same for every token
+            for (const auto& taps : per_head) REQUIRE(taps == per_head[0]);
         }
       } else if (mech == "fastdisa" || mech == "disa") {
         if (mech == "disa") REQUIRE(!e["fusion_gate"].is_null());  // DiSA always has its gate

@@ -126,6 +126,8 @@ inline constexpr ArchVariant kArchs[] = {
     {"transformer", "muse"},
     {"disa", ""},
     {"transformer", "disa"},
+    {"lightconv", ""},
+    {"dynamicconv", ""},
 };
 
 inline model::ModelConfig variant_config(const ArchVariant& v) {

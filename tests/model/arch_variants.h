@@ -42,6 +42,8 @@ inline constexpr ArchVariant kArchVariants[] = {
     {"muse-separate", "", "pre"},
     {"disa", "", "post"},
     {"transformer", "disa", "pre"},
+    {"lightconv", "", "pre"},
+    {"dynamicconv", "", "post"},
 };
 
 inline ModelConfig arch_config(const ArchVariant& v) {
@@ -51,6 +53,8 @@ inline ModelConfig arch_config(const ArchVariant& v) {
   c.options["muse_kernels"] = {3, 7};
   c.options["csan_window"] = 3;
   c.options["csan_layers"] = 1;
+  c.options["lightconv_encoder_kernels"] = {3, 9};
+  c.options["lightconv_decoder_kernels"] = {2, 9};
   return c;
 }
 

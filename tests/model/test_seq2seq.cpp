@@ -337,7 +337,8 @@ TEST_CASE("seq2seq, every arch: attention dropout acts in training only, and at 
     INFO(v.arch << " " << v.decoder_mixer << " " << v.norm);
     auto loss = [&](float p, bool training) {
       ModelConfig config = arch_config(v);
-      config.options["muse_tap_dropout"] = 0.0f;  // the only other dropout left on
+      config.options["muse_tap_dropout"] = 0.0f;  // the only other dropouts left on
+      config.options["lightconv_weight_dropout"] = 0.0f;
       config.attention_dropout = p;
       Seq2Seq model(config);
       Rng init(3);

@@ -43,9 +43,9 @@ struct ModelConfig {
 
   // MUSE's parallel layer layout (the arch's preset says).
   bool parallel_layers() const;
-  // The self-attention mixer of encoder layer i, and of every decoder layer (causal).
+  // The self-attention mixer of encoder layer i, and of decoder layer i (causal).
   nn::MixerSpec encoder_mixer(std::int64_t layer) const;
-  nn::MixerSpec decoder_self_mixer() const;
+  nn::MixerSpec decoder_self_mixer(std::int64_t layer = 0) const;
 
   nlohmann::json to_json() const;
   // Missing keys keep their defaults; wrong types or values throw attn::Error.

@@ -32,6 +32,9 @@ struct MixerSpec {
   std::string mechanism = "mha";  // a registry name (nn/mechanism.h): mha, csan, muse, fastdisa
   std::int64_t d = 0, heads = 0;
   bool causal = false;  // decoder self-attention
+  // The layer's index in its stack (encoder or decoder): for mechanisms whose
+  // shape changes with depth (LightConv's kernel sizes).
+  std::int64_t layer = 0;
   // Dropout on the attention weights after the softmax, in training only
   // (`--attention-dropout`; 0: none). Every mixer applies it to the weights
   // that multiply the values (nn/attention.h, WeightDropout); the decoder's

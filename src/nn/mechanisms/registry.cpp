@@ -2,7 +2,7 @@
 // more X(name) here, matching its `const Mechanism& mechanism_<name>()`.
 #include "attn/nn/mechanism.h"
 
-#define ATTN_MECHANISMS(X) X(mha) X(csan) X(muse) X(fast_disa) X(disa)
+#define ATTN_MECHANISMS(X) X(mha) X(csan) X(muse) X(fast_disa) X(disa) X(lightconv) X(dynamicconv)
 
 namespace attn::nn {
 

@@ -90,7 +90,7 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
 }
 
 void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads,
-                              std::int64_t kernel_size, bool is_causal) {
+                              std::int64_t kernel_size, bool is_causal, TapSource tap_source) {
   require(kernel_size >= 1,
           "--muse-kernels: kernel size " + std::to_string(kernel_size) + " is not positive; give sizes ≥ 1, e.g. 3,15");
   require(num_heads > 0 && dim % num_heads == 0,
@@ -99,8 +99,20 @@ void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::
   heads = num_heads;
   kernel = kernel_size;
   causal = is_causal;
+  source = tap_source;
+  if (source == TapSource::fixed) {
+    const double fans = static_cast<double>(kernel + heads * kernel);
+    weight = params.add(name + ".weight", {heads, kernel}, Init::uniform, static_cast<float>(std::sqrt(6.0 / fans)));
+    return;
+  }
   weight = params.add(name + ".weight", {heads * kernel, d}, Init::xavier_uniform);
   matrix = params.add_weight_matrix({weight, heads * kernel, d, d});
+}
+
+void DynamicConvCell::fixed_taps(const ParamStore& params, float* kernel_w, float* taps, std::int64_t rows) const {
+  const std::int64_t hk = heads * kernel;
+  kernels::softmax_forward(params.value(weight), kernel_w, heads, kernel, nullptr, 1.0f);
+  for (std::int64_t r = 0; r < rows; ++r) std::memcpy(taps + r * hk, kernel_w, sizeof(float) * hk);
 }
 
 DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch,
@@ -108,14 +120,24 @@ DynamicConvCell::Saved DynamicConvCell::forward(StepContext& ctx, const float* v
                                                 float scale, float* out, std::int64_t ldo) const {
   const std::int64_t rows = batch * t, hk = heads * kernel, n = rows * hk;
   Saved s;
-  // Filters z = V · Wfᵀ, then the softmax over the k taps of each (row, head), in place.
   s.taps = ctx.arena.alloc(n);  // [B·T, H, k]
-  kernels::weight_product(ctx.params.form(matrix), rows, v, ldv, 0.0f, s.taps, hk);
-  for (std::int64_t b = 0; b < batch; ++b) {
-    const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, t);
-    float* zb = s.taps + b * t * hk;  // [T, H, k]
-    kernels::softmax_forward(zb, zb, len * heads, kernel, nullptr, 1.0f);
-    std::fill(zb + len * hk, zb + t * hk, 0.0f);  // pad rows have no taps
+  if (source == TapSource::fixed) {
+    // softmax(W) once, the same taps on every real row.
+    s.kernel = ctx.arena.alloc(hk);  // [H, k]
+    fixed_taps(ctx.params, s.kernel, s.taps, rows);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, t);
+      std::fill(s.taps + (b * t + len) * hk, s.taps + (b + 1) * t * hk, 0.0f);  // pad rows have no taps
+    }
+  } else {
+    // Filters z = V · Wfᵀ, then the softmax over the k taps of each (row, head), in place.
+    kernels::weight_product(ctx.params.form(matrix), rows, v, ldv, 0.0f, s.taps, hk);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const std::int64_t len = std::clamp<std::int64_t>(lengths[b], 0, t);
+      float* zb = s.taps + b * t * hk;  // [T, H, k]
+      kernels::softmax_forward(zb, zb, len * heads, kernel, nullptr, 1.0f);
+      std::fill(zb + len * hk, zb + t * hk, 0.0f);  // pad rows have no taps
+    }
   }
   s.dropped = s.taps;
   if (ctx.training && tap_dropout > 0.0f) {
@@ -145,6 +167,20 @@ double DynamicConvCell::backward(StepContext& ctx, const Saved& s, const float* 
     dz = ctx.arena.alloc_zeroed(n);
     kernels::dropout_backward(dtaps, s.keep, dz, n, s.p);
   }
+  if (source == TapSource::fixed) {
+    // Every row's taps are softmax(W): dW += softmax backward of Σ_rows dŵ (pad rows add 0).
+    static thread_local std::vector<double> sums;  // kept from call to call: a step allocates nothing
+    sums.assign(static_cast<std::size_t>(hk), 0.0);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t j = 0; j < hk; ++j) sums[static_cast<std::size_t>(j)] += dz[r * hk + j];
+    float* dkernel = ctx.arena.alloc(hk);  // [H, k]
+    for (std::int64_t j = 0; j < hk; ++j) dkernel[j] = static_cast<float>(sums[static_cast<std::size_t>(j)]);
+    kernels::softmax_backward(s.kernel, dkernel, dkernel, heads, kernel, nullptr, 1.0f);
+    float* dw = ctx.params.grad(weight);  // [H, k]
+    for (std::int64_t j = 0; j < hk; ++j) dw[j] += dkernel[j];
+    ctx.arena.release(mark);
+    return gate_grad;
+  }
   kernels::softmax_backward(s.taps, dz, dz, rows * heads, kernel, nullptr, 1.0f);
   // Filter generator: dWf += dzᵀ · V; dV += dz · Wf.
   kernels::gemm(ctx.params.activation_compute_type(), Trans::T, Trans::N, hk, d, rows, 1.0f, dz, hk, v, ldv, 1.0f,
@@ -159,8 +195,12 @@ void DynamicConvCell::step(StepContext& ctx, const float* v_now, std::int64_t ld
                            float* out, std::int64_t ldo) const {
   const std::int64_t hk = heads * kernel, dh = d / heads, P = kernel - 1;
   float* taps = ctx.arena.alloc(n * hk);  // [n, H, k]
-  kernels::weight_product(ctx.params.form(matrix), n, v_now, ld_now, 0.0f, taps, hk);
-  kernels::softmax_forward(taps, taps, n * heads, kernel, nullptr, 1.0f);
+  if (source == TapSource::fixed) {
+    fixed_taps(ctx.params, ctx.arena.alloc(hk), taps, n);
+  } else {
+    kernels::weight_product(ctx.params.form(matrix), n, v_now, ld_now, 0.0f, taps, hk);
+    kernels::softmax_forward(taps, taps, n * heads, kernel, nullptr, 1.0f);
+  }
   // The same loop as dynamic_conv_forward for row t, reading the cached v.
   std::vector<float> acc(static_cast<std::size_t>(dh));
   const std::int64_t lo = std::max<std::int64_t>(0, P - t);

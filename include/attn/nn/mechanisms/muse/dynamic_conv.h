@@ -1,10 +1,13 @@
 // MUSE's local branch (docs/mechanisms-spec.md §1.1, §4.3): dynamic depth-wise
 // convolution cells whose kernels are predicted per position from the shared
-// value projection V, mixed by a softmax gate over the kernel sizes.
+// value projection V, mixed by a softmax gate over the kernel sizes. The
+// cells are also the convolutions of LightConv and DynamicConv (Wu et al.
+// 2019; src/nn/mechanisms/lightconv), one cell per layer, no gate.
 //
 // One cell with kernel k and offset P (encoder: P = k/2, centred; decoder:
 // P = k − 1, causal):
 //   z[b,t,h,:] = V[b,t,:] · Wfᵀ                         Wf: [H·k, d], no bias
+//                (fixed taps, LightConv: z[b,t,h,:] = W[h,:], W: [H, k], every position alike)
 //   w[b,t,h,:] = softmax over all k taps of z[b,t,h,:]   (no renormalisation at the edges)
 //   ŵ          = DropConnect(w), only in training with p > 0
 //   C[b,t,c]   = Σ_κ ŵ[b,t,h(c),κ] · V[b, t+κ−P, c],     h(c) = c / d_h
@@ -55,19 +58,28 @@ double dynamic_conv_backward(const ConvDims& dims, const float* taps, const floa
                              const std::int32_t* lengths, const float* dout, std::int64_t lddo, float scale,
                              float* dtaps, float* dv, std::int64_t lddv);
 
-// One cell: the filter generator, the tap softmax and DropConnect around the data path.
+// Where a cell's tap logits z come from: predicted per position from V
+// (MUSE, DynamicConv), or one learned kernel per head that every position
+// shares (LightConv).
+enum class TapSource { predicted, fixed };
+
+// One cell: the filter generator (or fixed kernel), the tap softmax and DropConnect around the data path.
 struct DynamicConvCell {
   std::int64_t d = 0, heads = 0, kernel = 0;
   bool causal = false;
-  ParamId weight = -1;    // Wf: [H·k, d], Xavier-uniform, no bias
-  WeightMatrixId matrix;  // Wf as the taps' product reads it
+  TapSource source = TapSource::predicted;
+  // predicted: Wf [H·k, d], Xavier-uniform, no bias. fixed: W [H, k],
+  // U(±√(6 / (k + H·k))) (Xavier on PyTorch's [H, 1, k], as fairseq's LightweightConv1dTBC).
+  ParamId weight = -1;
+  WeightMatrixId matrix;  // Wf as the taps' product reads it (predicted only)
 
   // Declares "<name>.weight".
   void declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads,
-               std::int64_t kernel_size, bool is_causal);
+               std::int64_t kernel_size, bool is_causal, TapSource tap_source = TapSource::predicted);
   ConvDims dims(std::int64_t batch, std::int64_t t) const { return {batch, t, heads, d, kernel, causal}; }
 
   struct Saved {
+    float* kernel = nullptr;       // [H, k] softmax of the fixed W (fixed taps only), else null
     float* taps = nullptr;         // [B·T, H, k] normalised taps w (pad rows 0)
     float* dropped = nullptr;      // [B·T, H, k] ŵ = w ⊙ keep / (1 − p); == taps without dropout
     std::uint8_t* keep = nullptr;  // [B·T·H·k] DropConnect mask, or null
@@ -77,11 +89,14 @@ struct DynamicConvCell {
   // DropConnect with probability tap_dropout when ctx.training (mask from ctx.rng).
   Saved forward(StepContext& ctx, const float* v, std::int64_t ldv, std::int64_t batch, std::int64_t t,
                 const std::int32_t* lengths, float tap_dropout, float scale, float* out, std::int64_t ldo) const;
-  // Accumulates dWf and dv (data path and filter-generator path) from dout
+  // Accumulates dWf (fixed taps: dW) and dv (data path and, predicted, filter-generator path) from dout
   // (rows of stride lddo) for out += scale · C. Returns the gate's g = ⟨dout, C⟩.
   double backward(StepContext& ctx, const Saved& saved, const float* v, std::int64_t ldv, std::int64_t batch,
                   std::int64_t t, const std::int32_t* lengths, const float* dout, std::int64_t lddo, float scale,
                   float* dv, std::int64_t lddv) const;
+
+  // Fixed taps: kernel_w [H, k] = softmax(W), copied into taps [rows, H, k].
+  void fixed_taps(const ParamStore& params, float* kernel_w, float* taps, std::int64_t rows) const;
 
   // Incremental decoding (causal cells): position t of n hypotheses.
   // v_now: [n] rows of stride ld_now, this position's v; v_cache: position s of
