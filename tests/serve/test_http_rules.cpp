@@ -11,7 +11,7 @@
 using attn::serve::HostRule;
 
 TEST_CASE("Host rule: loopback listener takes loopback addresses and localhost, with or without a port",
-          "[serve][host]") {
+          "[serve][host][nothing-lost-4]") {
   const HostRule rule("127.0.0.1", {});
   for (const std::string host : {"127.0.0.1", "127.0.0.1:8080", "localhost", "LOCALHOST:1", "[::1]", "[::1]:8080",
                                  "[0:0:0:0:0:0:0:1]:80", "127.1.2.3"}) {
@@ -20,7 +20,7 @@ TEST_CASE("Host rule: loopback listener takes loopback addresses and localhost, 
   }
 }
 
-TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS rebinding)", "[serve][host]") {
+TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS rebinding)", "[serve][host][nothing-lost-4]") {
   const HostRule rule("127.0.0.1", {"attn.example"});
   for (const std::string host : {"127.0.0.1.attacker.example",
                                  "127.0.0.1.attacker.example:8080",
@@ -54,7 +54,7 @@ TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS
   CHECK(rule.accepts("ATTN.example:443"));
 }
 
-TEST_CASE("Host rule: a wildcard listener takes any address of the machine, never a name", "[serve][host]") {
+TEST_CASE("Host rule: a wildcard listener takes any address of the machine, never a name", "[serve][host][nothing-lost-4]") {
   const HostRule rule("0.0.0.0", {});
   CHECK(rule.accepts("10.1.2.3:8080"));
   CHECK(rule.accepts("[fe80::1]"));
@@ -63,7 +63,7 @@ TEST_CASE("Host rule: a wildcard listener takes any address of the machine, neve
   CHECK_FALSE(rule.accepts("[fe80::1].evil"));
 }
 
-TEST_CASE("Host rule: a named listener takes its own name exactly", "[serve][host]") {
+TEST_CASE("Host rule: a named listener takes its own name exactly", "[serve][host][nothing-lost-4]") {
   const HostRule rule("192.0.2.7", {});
   CHECK(rule.accepts("192.0.2.7:80"));
   CHECK_FALSE(rule.accepts("192.0.2.7.evil"));
