@@ -20,7 +20,8 @@ TEST_CASE("Host rule: loopback listener takes loopback addresses and localhost, 
   }
 }
 
-TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS rebinding)", "[serve][host][nothing-lost-4]") {
+TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS rebinding)",
+          "[serve][host][nothing-lost-4]") {
   const HostRule rule("127.0.0.1", {"attn.example"});
   for (const std::string host : {"127.0.0.1.attacker.example",
                                  "127.0.0.1.attacker.example:8080",
@@ -54,7 +55,8 @@ TEST_CASE("Host rule: a name that starts with a loopback address is refused (DNS
   CHECK(rule.accepts("ATTN.example:443"));
 }
 
-TEST_CASE("Host rule: a wildcard listener takes any address of the machine, never a name", "[serve][host][nothing-lost-4]") {
+TEST_CASE("Host rule: a wildcard listener takes any address of the machine, never a name",
+          "[serve][host][nothing-lost-4]") {
   const HostRule rule("0.0.0.0", {});
   CHECK(rule.accepts("10.1.2.3:8080"));
   CHECK(rule.accepts("[fe80::1]"));
