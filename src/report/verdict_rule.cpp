@@ -11,10 +11,11 @@ std::string level(double alpha) { return "Holm p < " + format_number(alpha); }
 // Which of the two tests do something, in words: "both tests reject", "neither test rejects", ...
 std::string which(bool pooled, bool seed, bool pooled_present, bool seed_present, const std::string& verb) {
   if (pooled && seed) return "both tests " + verb;
-  if (!pooled && !seed) return "neither test " + verb + "s";
+  const std::string verbs = verb + (verb.ends_with("ch") ? "es" : "s");  // one test reaches, rejects
+  if (!pooled && !seed) return "neither test " + verbs;
   const std::string one = pooled ? "the pooled test" : "the seed-level test";
   const bool other_present = pooled ? seed_present : pooled_present;
-  return "only " + one + " " + verb + "s" +
+  return "only " + one + " " + verbs +
          (other_present ? ""
           : pooled      ? " (there is no seed-level test)"
                         : " (there is no pooled test)");
