@@ -1,6 +1,7 @@
 # attn — build, test, benchmark, demo.
 #   make            build ./attn (installs missing Debian packages when run as root)
 #   make test       build and run the Catch2 suite (SANITIZE=1: with ASan + UBSan)
+#   make test-unit  the fast loop: the suite without the cases that start processes ([e2e]) or are model-sized
 #   make bench      speed against OpenBLAS (and the PyTorch twin, when installed); PARTS=list, PARTS=gemm,…
 #   make demo       train a small model on data/, translate, score, dump attention maps
 #   make fuzz       the libFuzzer targets in fuzz/, FUZZ_SECONDS each (clang)
@@ -153,6 +154,12 @@ TEST_JOBS ?= $(shell nproc)
 run-tests: $(BUILD)/attn_tests $(BUILD)/attn $(MPI_TEST_BIN)
 	@ATTN_BIN=$(BUILD)/attn ATTN_MPI_BIN=$(MPI_TEST_BIN) ATTN_TEST_JOBS=$(TEST_JOBS) \
 	  bash tools/run-tests.sh $(BUILD)/attn_tests $(TEST_ARGS)
+
+# The fast loop: every test case that starts no process (no attn binary, server,
+# script or browser: those are tagged [e2e]) and is not model-sized ([big]).
+.PHONY: test-unit
+test-unit: $(BUILD)/attn_tests
+	@ATTN_TEST_JOBS=$(TEST_JOBS) bash tools/run-tests.sh $(BUILD)/attn_tests '~[e2e]~[big]' $(TEST_ARGS)
 
 # Benchmarks: OpenBLAS is linked into the benchmark program only.
 BENCH_FLAGS := -I/usr/include/x86_64-linux-gnu/openblas-pthread

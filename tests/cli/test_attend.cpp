@@ -132,7 +132,7 @@ std::size_t count(const std::string& text, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("attend (cli): decode and forced runs write JSON and a page that keep the document's promises",
-          "[attend][cli]") {
+          "[attend][cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = make_model(dir, "m.attn", "convsan2d", "muse", 3);
   const std::string src = dir.write("test.src", lines_text(kSources)),
@@ -188,7 +188,7 @@ TEST_CASE("attend (cli): decode and forced runs write JSON and a page that keep 
   REQUIRE(n == kSources.size());
 }
 
-TEST_CASE("attend (cli): beam-mode maps equal forced-mode maps on the beam's printed output", "[attend][cli]") {
+TEST_CASE("attend (cli): beam-mode maps equal forced-mode maps on the beam's printed output", "[attend][cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = make_model(dir, "m.attn", "fastdisa", "", 5, true);
   std::vector<std::string> sources;
@@ -235,7 +235,7 @@ TEST_CASE("attend (cli): beam-mode maps equal forced-mode maps on the beam's pri
   REQUIRE(same == sources.size());
 }
 
-TEST_CASE("attend (cli): bad input gets one line, exit status 2 and no file", "[attend][cli]") {
+TEST_CASE("attend (cli): bad input gets one line, exit status 2 and no file", "[attend][cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = make_model(dir, "m.attn", "transformer", "", 7);
   const std::string src = dir.write("test.src", lines_text(kSources));
@@ -259,7 +259,7 @@ TEST_CASE("attend (cli): bad input gets one line, exit status 2 and no file", "[
 }
 
 TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to cells per component",
-          "[attend][cli][browser]") {
+          "[attend][cli][browser][e2e]") {
   const fs::path chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
@@ -362,7 +362,7 @@ TEST_CASE("attend (cli): headless chromium renders layers × heads × from × to
   }
 }
 
-TEST_CASE("translate: a model that emits line breaks still writes one line per input", "[cli][decode]") {
+TEST_CASE("translate: a model that emits line breaks still writes one line per input", "[cli][decode][e2e]") {
   test::ScratchDir dir;
   // Its favourite piece is the byte 0x0A: every hypothesis is a run of line breaks.
   const std::string model = make_model(dir, "newline.attn", "transformer", "", 11, true, "<0x0A>");
@@ -376,7 +376,7 @@ TEST_CASE("translate: a model that emits line breaks still writes one line per i
 }
 
 TEST_CASE("attend (cli): without --beam it decodes as translate does (beam 5), the maps of the best hypothesis",
-          "[attend][cli]") {
+          "[attend][cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = make_model(dir, "m.attn", "transformer", "", 5, true);
   const std::string src = dir.write("test.src", lines_text(kSources));

@@ -23,7 +23,7 @@ nlohmann::json stored_config(const std::filesystem::path& model) {
 
 }  // namespace
 
-TEST_CASE("cli: train --attention-dropout trains a model that stores it; bad values exit 2", "[cli][train]") {
+TEST_CASE("cli: train --attention-dropout trains a model that stores it; bad values exit 2", "[cli][train][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 200, 5);
   test::write_tiny_corpus(dir.path(), "valid", 10, 6);

@@ -84,7 +84,7 @@ std::size_t count_lines_starting(const std::string& text, const std::string& pre
 }  // namespace
 
 TEST_CASE("attn-stats (cli): a tiny model over data/toy: the table and JSON of every kind, layer and head",
-          "[attn-stats][cli]") {
+          "[attn-stats][cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = test::tiny_model(dir);
   const std::string src = head_lines(dir, kToy / "test.src", "test.src", 60),
@@ -120,7 +120,7 @@ TEST_CASE("attn-stats (cli): a tiny model over data/toy: the table and JSON of e
 }
 
 TEST_CASE("attn-stats (cli): Fast-DiSA's strict directions leave the first or last row of a head without keys",
-          "[attn-stats][cli]") {
+          "[attn-stats][cli][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 60, 5);
   test::write_tiny_corpus(dir.path(), "valid", 5, 6);
@@ -143,7 +143,7 @@ TEST_CASE("attn-stats (cli): Fast-DiSA's strict directions leave the first or la
   for (const json& h : doc["components"]["decoder"]["layers"][0]["heads"]) CHECK(h["single_key_rows"] == 5);
 }
 
-TEST_CASE("attn-stats (cli): bad input gets one line, exit status 2 and no file", "[attn-stats][cli]") {
+TEST_CASE("attn-stats (cli): bad input gets one line, exit status 2 and no file", "[attn-stats][cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = test::tiny_model(dir);
   const std::string src = (dir.path() / "valid.src").string(), tgt = (dir.path() / "valid.tgt").string();

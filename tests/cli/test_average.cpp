@@ -31,7 +31,8 @@ std::vector<float> save_random_model(const std::string& path, std::uint64_t seed
 
 }  // namespace
 
-TEST_CASE("average: --last N averages the newest N checkpoints of a run, parameter by parameter", "[cli][average]") {
+TEST_CASE("average: --last N averages the newest N checkpoints of a run, parameter by parameter",
+          "[cli][average][e2e]") {
   test::ScratchDir dir;
   const std::string run = dir.path().string();
   save_random_model(run + "/ckpt.5.attn", 1);
@@ -47,7 +48,7 @@ TEST_CASE("average: --last N averages the newest N checkpoints of a run, paramet
   for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(values[i] == Approx(0.5 * (a[i] + b[i])).margin(1e-7));
 }
 
-TEST_CASE("average: checkpoints of different models are refused, nothing written", "[cli][average]") {
+TEST_CASE("average: checkpoints of different models are refused, nothing written", "[cli][average][e2e]") {
   test::ScratchDir dir;
   const std::string run = dir.path().string();
   save_random_model(run + "/a.attn", 1, 8);

@@ -36,7 +36,7 @@ RunResult to_full_stdout(const std::string& args, const ScratchDir& dir) {
 
 }  // namespace
 
-TEST_CASE("checked writes: --help and --version to a full disk exit 2 with the reason", "[cli][io]") {
+TEST_CASE("checked writes: --help and --version to a full disk exit 2 with the reason", "[cli][io][e2e]") {
   if (!fs::exists("/dev/full")) ATTN_SKIP("no /dev/full on this machine");
   ScratchDir dir;
   for (const std::string args : {"--version", "--help", "translate --help", "train --help", "score --help"}) {
@@ -46,7 +46,7 @@ TEST_CASE("checked writes: --help and --version to a full disk exit 2 with the r
 }
 
 TEST_CASE("checked writes: train --log-json on a full disk stops with the reason, before training",
-          "[cli][io][train]") {
+          "[cli][io][train][e2e]") {
   if (!fs::exists("/dev/full")) ATTN_SKIP("no /dev/full on this machine");
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
@@ -57,7 +57,7 @@ TEST_CASE("checked writes: train --log-json on a full disk stops with the reason
   REQUIRE_FALSE(fs::exists(dir / "run"));  // nothing trained, nothing left
 }
 
-TEST_CASE("checked writes: attend's JSON to a full standard output leaves no page, and says ENOSPC", "[cli][io]") {
+TEST_CASE("checked writes: attend's JSON to a full standard output leaves no page, and says ENOSPC", "[cli][io][e2e]") {
   if (!fs::exists("/dev/full")) ATTN_SKIP("no /dev/full on this machine");
   ScratchDir dir;
   const std::string model = tiny_model(dir);
@@ -69,7 +69,7 @@ TEST_CASE("checked writes: attend's JSON to a full standard output leaves no pag
   REQUIRE_FALSE(fs::exists(dir / "maps.html"));
 }
 
-TEST_CASE("checked writes: attend's files on a full disk say ENOSPC, as the other commands do", "[cli][io]") {
+TEST_CASE("checked writes: attend's files on a full disk say ENOSPC, as the other commands do", "[cli][io][e2e]") {
   if (!fs::exists("/dev/full")) ATTN_SKIP("no /dev/full on this machine");
   ScratchDir dir;
   const std::string model = tiny_model(dir);
@@ -111,7 +111,7 @@ void require_json_lines(const std::string& text) {
 }  // namespace
 
 TEST_CASE("checked writes: a disk that fills while a log record is written leaves the log at its last whole line",
-          "[cli][io][train][nothing-lost-4]") {
+          "[cli][io][train][nothing-lost-4][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
   write_tiny_corpus(dir.path(), "valid", 5, 6);
@@ -140,7 +140,7 @@ TEST_CASE("checked writes: a disk that fills while a log record is written leave
 }
 
 TEST_CASE("checked writes: a log whose last line was cut (a kill, an older attn) is repaired before the run appends",
-          "[cli][io][train][nothing-lost-4]") {
+          "[cli][io][train][nothing-lost-4][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
   write_tiny_corpus(dir.path(), "valid", 5, 6);
@@ -168,7 +168,7 @@ TEST_CASE("checked writes: a log whose last line was cut (a kill, an older attn)
 }
 
 TEST_CASE("checked writes: a disk full before the start leaves no log, no lock and no save dir",
-          "[cli][io][train][nothing-lost-4]") {
+          "[cli][io][train][nothing-lost-4][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
   write_tiny_corpus(dir.path(), "valid", 5, 6);

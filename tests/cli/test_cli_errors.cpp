@@ -14,7 +14,7 @@ namespace {
 using Dir = attn::test::ScratchDir;
 }  // namespace
 
-TEST_CASE("cli: --help, --version and unknown flags", "[cli]") {
+TEST_CASE("cli: --help, --version and unknown flags", "[cli][e2e]") {
   auto r = run_attn("--version");
   REQUIRE(r.status == 0);
   REQUIRE(r.out.find("attn ") == 0);
@@ -26,7 +26,7 @@ TEST_CASE("cli: --help, --version and unknown flags", "[cli]") {
   require_user_error(run_attn("frobnicate"), "frobnicate");
 }
 
-TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
+TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli][e2e]") {
   Dir d;
   const std::string good = "a b c\nd e f\n";
   d.write("ok.src", good);
@@ -63,7 +63,8 @@ TEST_CASE("cli: bad training input gets one line and exit status 2", "[cli]") {
   REQUIRE_FALSE(fs::exists(d.path() / "run" / "last.attn"));
 }
 
-TEST_CASE("cli: a directory or a FIFO where a file belongs gets one line and exit status 2, never a hang", "[cli]") {
+TEST_CASE("cli: a directory or a FIFO where a file belongs gets one line and exit status 2, never a hang",
+          "[cli][e2e]") {
   Dir d;
   const std::string dir = d.path().string();
   require_user_error(run_attn("translate -m " + dir + "/none.attn -i " + dir), "none.attn");  // the model first
@@ -91,7 +92,7 @@ TEST_CASE("cli: a directory or a FIFO where a file belongs gets one line and exi
   require_user_error(run_attn("translate -m " + fifo, "hello\n", "timeout 20 "), "not a regular file");
 }
 
-TEST_CASE("cli: bad model files get one line and exit status 2", "[cli]") {
+TEST_CASE("cli: bad model files get one line and exit status 2", "[cli][e2e]") {
   Dir d;
   require_user_error(run_attn("translate -m " + (d.path() / "none.attn").string(), "hello\n"), "none.attn");
   const std::string junk = d.write("junk.attn", "this is not a model file at all");

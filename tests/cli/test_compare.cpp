@@ -74,7 +74,7 @@ int run_compare(const fs::path& data, const fs::path& out, const fs::path& log) 
 
 }  // namespace
 
-TEST_CASE("compare.sh: killed mid-training and rerun, it ends as an uninterrupted comparison", "[cli][compare]") {
+TEST_CASE("compare.sh: killed mid-training and rerun, it ends as an uninterrupted comparison", "[cli][compare][e2e]") {
   REQUIRE(std::getenv("ATTN_BIN") != nullptr);
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {  // compare.sh makes its probes with Python
     ATTN_SKIP("python3 is not installed (apt-get install python3)");

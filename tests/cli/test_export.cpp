@@ -316,12 +316,12 @@ std::set<std::string> entries(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("export (cli): model.bin holds every TransformerSpec variable with the model's values, shared ones once",
-          "[cli][export]") {
+          "[cli][export][e2e]") {
   const test::ScratchDir dir;
   check_export(dir, test::tiny_model(dir));
 }
 
-TEST_CASE("export (cli): post-norm, separate embeddings and other sizes map too", "[cli][export]") {
+TEST_CASE("export (cli): post-norm, separate embeddings and other sizes map too", "[cli][export][e2e]") {
   const test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 60, 5);
   test::write_tiny_corpus(dir.path(), "valid", 5, 6);
@@ -347,7 +347,7 @@ TEST_CASE("export (cli): post-norm, separate embeddings and other sizes map too"
   check_export(dir, model_file);
 }
 
-TEST_CASE("export (cli): an int8 model file is written in FP32, dequantized", "[cli][export]") {
+TEST_CASE("export (cli): an int8 model file is written in FP32, dequantized", "[cli][export][e2e]") {
   const test::ScratchDir dir;
   const std::string fp32 = test::tiny_model(dir), int8 = (dir.path() / "int8.attn").string();
   REQUIRE(test::run_attn("quantize " + fp32 + " -o " + int8).status == 0);
@@ -358,7 +358,8 @@ TEST_CASE("export (cli): an int8 model file is written in FP32, dequantized", "[
   CHECK(again.err.find("dequantized") != std::string::npos);
 }
 
-TEST_CASE("export (cli): other archs, bad targets and engines are one line, exit 2, nothing written", "[cli][export]") {
+TEST_CASE("export (cli): other archs, bad targets and engines are one line, exit 2, nothing written",
+          "[cli][export][e2e]") {
   const test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 60, 5);
   test::write_tiny_corpus(dir.path(), "valid", 5, 6);

@@ -35,7 +35,8 @@ std::vector<std::string> leftovers(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("faults: resuming a model of another arch is one line, exit status 2, the run untouched", "[cli][train]") {
+TEST_CASE("faults: resuming a model of another arch is one line, exit status 2, the run untouched",
+          "[cli][train][e2e]") {
   test::ScratchDir dir;
   train_tiny_model(dir);
   const fs::path last = dir.path() / "run" / "last.attn";
@@ -69,7 +70,7 @@ void rewrite_model(const fs::path& from, const fs::path& to, const std::string& 
 }
 
 TEST_CASE("faults: a model file missing a tensor, or with one of the wrong shape, is one line, exit status 2",
-          "[cli][io]") {
+          "[cli][io][e2e]") {
   test::ScratchDir dir;
   train_tiny_model(dir);
   const fs::path best = dir.path() / "run" / "best.attn";
@@ -85,7 +86,7 @@ TEST_CASE("faults: a model file missing a tensor, or with one of the wrong shape
   }
 }
 
-TEST_CASE("faults: a full disk is one line, exit status 2, and the old checkpoint stays", "[cli][train][io]") {
+TEST_CASE("faults: a full disk is one line, exit status 2, and the old checkpoint stays", "[cli][train][io][e2e]") {
   test::ScratchDir dir;
   train_tiny_model(dir);
   const fs::path last = dir.path() / "run" / "last.attn", best = dir.path() / "run" / "best.attn";
@@ -109,7 +110,7 @@ TEST_CASE("faults: a full disk is one line, exit status 2, and the old checkpoin
   }
 }
 
-TEST_CASE("faults: translate on stdin keeps one output line per input line, whatever the bytes", "[cli][decode]") {
+TEST_CASE("faults: translate on stdin keeps one output line per input line, whatever the bytes", "[cli][decode][e2e]") {
   test::ScratchDir dir;
   train_tiny_model(dir);
   std::string long_line;
@@ -128,7 +129,7 @@ TEST_CASE("faults: translate on stdin keeps one output line per input line, what
   REQUIRE(r.err.find("1 input lines are not valid UTF-8") != std::string::npos);
 }
 
-TEST_CASE("faults: every command that writes to a full standard output exits 2 and says so", "[cli]") {
+TEST_CASE("faults: every command that writes to a full standard output exits 2 and says so", "[cli][e2e]") {
   if (!fs::exists("/dev/full")) {
     ATTN_SKIP("no /dev/full on this machine");
   }

@@ -26,7 +26,7 @@ std::string gzip_file(const std::filesystem::path& file) {
 
 }  // namespace
 
-TEST_CASE("gzip inputs: train, translate, attend and score read .gz files as their content", "[cli][gzip]") {
+TEST_CASE("gzip inputs: train, translate, attend and score read .gz files as their content", "[cli][gzip][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
   write_tiny_corpus(dir.path(), "valid", 8, 6);
@@ -64,7 +64,8 @@ TEST_CASE("gzip inputs: train, translate, attend and score read .gz files as the
                      "cut.gz: damaged gzip data");
 }
 
-TEST_CASE("gzip inputs: --train PREFIX reads PREFIX.<lang>.gz when only the compressed file exists", "[cli][gzip]") {
+TEST_CASE("gzip inputs: --train PREFIX reads PREFIX.<lang>.gz when only the compressed file exists",
+          "[cli][gzip][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
   write_tiny_corpus(dir.path(), "valid", 8, 6);

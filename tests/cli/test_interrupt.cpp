@@ -45,7 +45,7 @@ int interrupt_at(const fs::path& dir, const std::string& run, const std::vector<
 }  // namespace
 
 TEST_CASE("interrupt (real signals): SIGINT mid-epoch and SIGTERM in a validation; the resumed run is bit-identical",
-          "[train][cli][signals]") {
+          "[train][cli][signals][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 1);
   test::write_tiny_corpus(dir.path(), "valid", 20, 2);
@@ -74,7 +74,7 @@ TEST_CASE("interrupt (real signals): SIGINT mid-epoch and SIGTERM in a validatio
 }
 
 TEST_CASE("interrupt (real signals): SIGKILL at any moment leaves last.attn and best.attn whole",
-          "[train][cli][signals]") {
+          "[train][cli][signals][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 3);
   test::write_tiny_corpus(dir.path(), "valid", 20, 4);
@@ -113,7 +113,7 @@ TEST_CASE("interrupt (real signals): SIGKILL at any moment leaves last.attn and 
 }
 
 TEST_CASE("save dir lock: a second training into a running one's save dir stops at once; SIGKILL leaves no stale lock",
-          "[train][cli][signals]") {
+          "[train][cli][signals][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 5);
   test::write_tiny_corpus(dir.path(), "valid", 20, 6);
@@ -148,7 +148,7 @@ TEST_CASE("save dir lock: a second training into a running one's save dir stops 
 }
 
 TEST_CASE("interrupt (real signals): SIGHUP (a closed terminal) saves a resumable checkpoint as SIGTERM does",
-          "[train][cli][signals]") {
+          "[train][cli][signals][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 300, 1);
   test::write_tiny_corpus(dir.path(), "valid", 20, 2);

@@ -128,7 +128,7 @@ TEST_CASE("mpi: 2 ranks train what 1 process trains with --update-freq 2; resume
 // The MPI build as one process (no mpirun) once summed the earlier batches of
 // an update twice when --update-freq > 1.
 TEST_CASE("mpi: world sizes 1 (no mpirun), 2 and 3 train what the default build trains, --update-freq 1 to 4",
-          "[mpi][train][slow]") {
+          "[mpi][train][slow][e2e]") {
   if (!mpi_binary()) {
     ATTN_SKIP(
         "no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");
@@ -171,7 +171,8 @@ TEST_CASE("mpi: world sizes 1 (no mpirun), 2 and 3 train what the default build 
   }
 }
 
-TEST_CASE("mpi: a rank that dies ends the job with a message naming it; last.attn stays whole", "[mpi][train][slow]") {
+TEST_CASE("mpi: a rank that dies ends the job with a message naming it; last.attn stays whole",
+          "[mpi][train][slow][e2e]") {
   if (!mpi_binary()) {
     ATTN_SKIP(
         "no MPI build: make test builds build/attn-mpi when mpicxx is installed (apt-get install libopenmpi-dev openmpi-bin), not under SANITIZE=1");

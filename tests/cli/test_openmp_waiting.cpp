@@ -24,7 +24,7 @@ std::string spin_counts(const std::string& err) {
 
 }  // namespace
 
-TEST_CASE("attn re-executes itself with GOMP_SPINCOUNT=10000 unless OpenMP's waiting was chosen", "[cli]") {
+TEST_CASE("attn re-executes itself with GOMP_SPINCOUNT=10000 unless OpenMP's waiting was chosen", "[cli][e2e]") {
   const std::string clean = "env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY OMP_DISPLAY_ENV=verbose ";
   RunResult r = run_attn("--version", "", clean);
   INFO(r.err);

@@ -48,7 +48,7 @@ std::string last_line(const std::string& out) { return out.substr(out.rfind('\n'
 
 }  // namespace
 
-TEST_CASE("outputs: -o through a symlink writes its target and keeps the link", "[cli][io]") {
+TEST_CASE("outputs: -o through a symlink writes its target and keeps the link", "[cli][io][e2e]") {
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   dir.write("in.txt", "red cat\nblue dog\n");
@@ -65,7 +65,8 @@ TEST_CASE("outputs: -o through a symlink writes its target and keeps the link", 
   REQUIRE(std::count(written.begin(), written.end(), '\n') == 2);
 }
 
-TEST_CASE("outputs: a failed output leaves no other new output; an unwritable -o fails before the work", "[cli][io]") {
+TEST_CASE("outputs: a failed output leaves no other new output; an unwritable -o fails before the work",
+          "[cli][io][e2e]") {
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   dir.write("in.txt", "red cat\n");
@@ -88,7 +89,7 @@ TEST_CASE("outputs: a failed output leaves no other new output; an unwritable -o
   REQUIRE(names_in(dir.path()) == expected);
 }
 
-TEST_CASE("outputs: SIGINT or SIGTERM during attend -o --html leaves no temporary file", "[cli][io]") {
+TEST_CASE("outputs: SIGINT or SIGTERM during attend -o --html leaves no temporary file", "[cli][io][e2e]") {
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   std::string many;
@@ -112,7 +113,7 @@ TEST_CASE("outputs: SIGINT or SIGTERM during attend -o --html leaves no temporar
   }
 }
 
-TEST_CASE("outputs: messages name the flags of the command that was run", "[cli]") {
+TEST_CASE("outputs: messages name the flags of the command that was run", "[cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   // A line far longer than the model's positions: cut, with a warning naming translate's own flag.
@@ -135,7 +136,7 @@ TEST_CASE("outputs: messages name the flags of the command that was run", "[cli]
                      "--vocab-size");
 }
 
-TEST_CASE("inputs: NUL bytes are read as bytes with a warning; a model of NaN weights is refused", "[cli]") {
+TEST_CASE("inputs: NUL bytes are read as bytes with a warning; a model of NaN weights is refused", "[cli][e2e]") {
   test::ScratchDir dir;
   const std::string model = tiny_model(dir);
   dir.write("nul.txt", std::string("red\0cat\nblue dog\n", 17));
@@ -157,7 +158,7 @@ TEST_CASE("inputs: NUL bytes are read as bytes with a warning; a model of NaN we
   }
 }
 
-TEST_CASE("outputs: -o /proc/self/fd/1 (what /dev/stdout leads to) is written in place", "[cli][io]") {
+TEST_CASE("outputs: -o /proc/self/fd/1 (what /dev/stdout leads to) is written in place", "[cli][io][e2e]") {
   // run_attn sends standard output to a regular file, which /proc/self/fd/1 leads to: a rename over it
   // would lose the output (and, as root, over /dev/stdout it replaced /dev/stdout itself; that path is
   // not used here so that a regression cannot damage the machine running the test).
@@ -186,7 +187,7 @@ TEST_CASE("tests: tools/run-tests.sh counts a skipped test as skipped, not passe
   REQUIRE(last_line(out) == "1 passed, 0 failed, 1 skipped\n");
 }
 
-TEST_CASE("outputs: out of memory is one line naming the running command's flags", "[cli]") {
+TEST_CASE("outputs: out of memory is one line naming the running command's flags", "[cli][e2e]") {
   if (test::under_address_sanitizer())
     ATTN_SKIP("AddressSanitizer reserves more address space than the limit this test sets (ulimit -v)");
   test::ScratchDir dir;

@@ -12,7 +12,7 @@ using namespace attn::test;
 namespace fs = std::filesystem;
 
 TEST_CASE("train --precision bf16 trains and resumes in fp32; translate and attend take --compute-type bf16|int8",
-          "[cli][train][bf16]") {
+          "[cli][train][bf16][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 100, 5);
   write_tiny_corpus(dir.path(), "valid", 10, 6);

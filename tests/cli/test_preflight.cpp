@@ -35,7 +35,7 @@ bool has_temporary(const fs::path& directory) {
 }  // namespace
 
 TEST_CASE("preflight: an output that is also an input is refused before any work, the input untouched",
-          "[cli][io][preflight]") {
+          "[cli][io][preflight][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string before = slurp(model);
@@ -58,7 +58,7 @@ TEST_CASE("preflight: an output that is also an input is refused before any work
 }
 
 TEST_CASE("preflight: -o or --html naming a directory is refused before the decode; attend writes neither file",
-          "[cli][io][preflight]") {
+          "[cli][io][preflight][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string in = dir.write("many.txt", many_lines(20000));
@@ -75,7 +75,8 @@ TEST_CASE("preflight: -o or --html naming a directory is refused before the deco
   }
 }
 
-TEST_CASE("preflight: a 255-byte output name works; a longer one is refused before the work", "[cli][io][preflight]") {
+TEST_CASE("preflight: a 255-byte output name works; a longer one is refused before the work",
+          "[cli][io][preflight][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string in = dir.write("in.txt", "red cat\nblue dog\n");
@@ -93,7 +94,7 @@ TEST_CASE("preflight: a 255-byte output name works; a longer one is refused befo
                      "the file name is 256 bytes");
 }
 
-TEST_CASE("outputs: replacing a file keeps its permissions", "[cli][io][preflight]") {
+TEST_CASE("outputs: replacing a file keeps its permissions", "[cli][io][preflight][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string in = dir.write("in.txt", "red cat\n");
@@ -107,7 +108,7 @@ TEST_CASE("outputs: replacing a file keeps its permissions", "[cli][io][prefligh
 }
 
 TEST_CASE("preflight: train's log named without a folder is taken as typed, from the working directory",
-          "[cli][io][preflight][train][nothing-lost-4]") {
+          "[cli][io][preflight][train][nothing-lost-4][e2e]") {
   ScratchDir dir;
   write_tiny_corpus(dir.path(), "train", 60, 5);
   write_tiny_corpus(dir.path(), "valid", 5, 6);
@@ -130,7 +131,7 @@ TEST_CASE("preflight: train's log named without a folder is taken as typed, from
 }
 
 TEST_CASE("preflight: no output of any command replaces a model file or a checkpoint, or takes a checkpoint's name",
-          "[cli][io][preflight][nothing-lost-4]") {
+          "[cli][io][preflight][nothing-lost-4][e2e]") {
   ScratchDir dir;
   const std::string last = tiny_model(dir);
   const fs::path run = dir / "run";

@@ -67,7 +67,7 @@ void rewrite(const std::string& from, const fs::path& to, const TensorChange& ch
 
 TEST_CASE(
     "quantize (cli): the int8 file is smaller, info says int8, translate and attend read it in every compute type",
-    "[cli][int8]") {
+    "[cli][int8][e2e]") {
   const QuantizedModels& m = quantized_models();
   REQUIRE(fs::file_size(m.int8) < fs::file_size(m.fp32));
   const test::RunResult info = test::run_attn("info " + m.int8);
@@ -96,7 +96,7 @@ TEST_CASE(
 }
 
 TEST_CASE("quantize (cli): a missing or damaged input, the input as output, a damaged int8 file: one line, exit 2",
-          "[cli][int8]") {
+          "[cli][int8][e2e]") {
   const QuantizedModels& m = quantized_models();
   test::ScratchDir dir;
   const std::string out = (dir.path() / "out.attn").string();

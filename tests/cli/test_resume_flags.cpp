@@ -45,7 +45,8 @@ void first_run(const fs::path& dir, const std::vector<std::string>& more) {
 
 }  // namespace
 
-TEST_CASE("resume: changed model flags are refused, naming each; changed training flags are logged", "[cli][train]") {
+TEST_CASE("resume: changed model flags are refused, naming each; changed training flags are logged",
+          "[cli][train][e2e]") {
   test::ScratchDir dir;
   first_run(dir.path(), {"--max-updates", "2"});
   test::RunResult r;
@@ -100,7 +101,7 @@ TEST_CASE("resume: changed model flags are refused, naming each; changed trainin
   REQUIRE(r.status == 0);
 }
 
-TEST_CASE("train: a run that cannot start leaves no new save dir, log or lock", "[cli][train]") {
+TEST_CASE("train: a run that cannot start leaves no new save dir, log or lock", "[cli][train][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 50, 5);
   test::write_tiny_corpus(dir.path(), "valid", 5, 6);
@@ -124,7 +125,7 @@ TEST_CASE("train: a run that cannot start leaves no new save dir, log or lock", 
 }
 
 TEST_CASE("resume: without --arch the checkpoint's arch resumes; only a typed --arch that differs is refused",
-          "[cli][train]") {
+          "[cli][train][e2e]") {
   test::ScratchDir dir;
   first_run(dir.path(), {"--arch", "convsan", "--max-updates", "2"});
   // The default arch (transformer) was compared as if typed.
@@ -138,7 +139,7 @@ TEST_CASE("resume: without --arch the checkpoint's arch resumes; only a typed --
                      "holds a 'convsan' model but --arch is 'transformer'");
 }
 
-TEST_CASE("resume: a refused flag is named once, with the checkpoint's value in words", "[cli][train]") {
+TEST_CASE("resume: a refused flag is named once, with the checkpoint's value in words", "[cli][train][e2e]") {
   test::ScratchDir dir;
   first_run(dir.path(), {"--max-updates", "2"});
   // --layers sets the encoder's and the decoder's: one difference, said once.
@@ -165,7 +166,7 @@ std::map<std::string, std::string> contents(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("train: a start that fails after the data are read leaves the save dir exactly as it found it",
-          "[cli][train][nothing-lost-4]") {
+          "[cli][train][nothing-lost-4][e2e]") {
   test::ScratchDir dir;
   first_run(dir.path(), {"--max-updates", "2"});
   const std::string best = (dir.path() / "run" / "best.attn").string();
@@ -192,7 +193,7 @@ TEST_CASE("train: a start that fails after the data are read leaves the save dir
 }
 
 TEST_CASE("resume: into a new save dir, the run writes last.attn and best.attn, with updates left or none",
-          "[cli][train][nothing-lost-4]") {
+          "[cli][train][nothing-lost-4][e2e]") {
   test::ScratchDir dir;
   first_run(dir.path(), {"--max-updates", "4"});
   const std::string last = (dir.path() / "run" / "last.attn").string();
@@ -216,7 +217,7 @@ TEST_CASE("resume: into a new save dir, the run writes last.attn and best.attn, 
 }
 
 TEST_CASE("resume: a model flag overridden by a narrower one is named with the value typed",
-          "[cli][train][nothing-lost-4]") {
+          "[cli][train][nothing-lost-4][e2e]") {
   test::ScratchDir dir;
   first_run(dir.path(), {"--max-updates", "2"});  // one layer each side
   // --layers 1 matches for the decoder; --enc-layers 2 is the difference.

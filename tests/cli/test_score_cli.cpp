@@ -50,7 +50,7 @@ const std::string kRef2 = "The dog had bit the man.\nNo one was surprised.\nThe 
 
 }  // namespace
 
-TEST_CASE("attn score prints sacreBLEU's JSON for BLEU and chrF", "[eval][cli]") {
+TEST_CASE("attn score prints sacreBLEU's JSON for BLEU and chrF", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("hyp.txt", kHyps);
   dir.write("r1.txt", kRef1);
@@ -68,7 +68,7 @@ TEST_CASE("attn score prints sacreBLEU's JSON for BLEU and chrF", "[eval][cli]")
   CHECK(std::abs(json[1]["score"].get<double>() - 59.73) < 0.005);
 }
 
-TEST_CASE("attn score reads stdin, repeats --ref, and prints text lines", "[eval][cli]") {
+TEST_CASE("attn score reads stdin, repeats --ref, and prints text lines", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("r1.txt", kRef1);
   dir.write("r2.txt", kRef2);
@@ -85,7 +85,7 @@ TEST_CASE("attn score reads stdin, repeats --ref, and prints text lines", "[eval
   CHECK(only.out == "48.5\n59.7\n");
 }
 
-TEST_CASE("attn score: a perfect hypothesis and CRLF files", "[eval][cli]") {
+TEST_CASE("attn score: a perfect hypothesis and CRLF files", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("ref.txt", "Ein Hund läuft.\r\nZwei Kinder spielen im Park.\r\n");
   dir.write("hyp.txt", "Ein Hund läuft.\nZwei Kinder spielen im Park.");  // no final newline
@@ -98,7 +98,7 @@ TEST_CASE("attn score: a perfect hypothesis and CRLF files", "[eval][cli]") {
   CHECK(run.out.find(" = 100.00\n") != std::string::npos);
 }
 
-TEST_CASE("attn score refuses bad input with one line and status 2", "[eval][cli]") {
+TEST_CASE("attn score refuses bad input with one line and status 2", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("hyp.txt", kHyps);
   dir.write("ref.txt", kRef1);
@@ -120,7 +120,8 @@ TEST_CASE("attn score refuses bad input with one line and status 2", "[eval][cli
   require_one_line_error(run_score(dir, "-r ref.txt -i hyp.txt --smooth-method add-n"), "unknown smoothing");
 }
 
-TEST_CASE("attn score: a blank reference line is scored as sacreBLEU scores it: an empty reference", "[eval][cli]") {
+TEST_CASE("attn score: a blank reference line is scored as sacreBLEU scores it: an empty reference",
+          "[eval][cli][e2e]") {
   // An empty hypothesis against an empty reference adds nothing to any corpus
   // statistic, so the score is that of the other lines alone.
   ScratchDir dir;
@@ -136,7 +137,7 @@ TEST_CASE("attn score: a blank reference line is scored as sacreBLEU scores it: 
   REQUIRE(with_blank.out == without.out);
 }
 
-TEST_CASE("attn score: one reference file is nrefs:1 in every signature, blank lines or not", "[eval][cli]") {
+TEST_CASE("attn score: one reference file is nrefs:1 in every signature, blank lines or not", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("hyp.txt", "the cat sat on the mat\n\na dog barks\n");
   dir.write("ref.txt", "the cat sat on a mat\n\na dog barked\n");
@@ -151,7 +152,7 @@ TEST_CASE("attn score: one reference file is nrefs:1 in every signature, blank l
   }
 }
 
-TEST_CASE("attn score adds TER, chrF++ and the intl tokenizer with sacreBLEU's names", "[eval][cli]") {
+TEST_CASE("attn score adds TER, chrF++ and the intl tokenizer with sacreBLEU's names", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("hyp.txt", "d e f g h a b c\n");
   dir.write("ref.txt", "a b c d e f g h\n");
@@ -169,7 +170,7 @@ TEST_CASE("attn score adds TER, chrF++ and the intl tokenizer with sacreBLEU's n
                                                       0) == 0);
 }
 
-TEST_CASE("attn score --sentence-level prints one JSON line per segment", "[eval][cli]") {
+TEST_CASE("attn score --sentence-level prints one JSON line per segment", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("ref.txt", "producţia de zahăr brut se exprimă în zahăr alb;\na b c d e f g h\n");
   dir.write("hyp.txt", "Producția de zahăr primă va fi exprimată în ceea ce privește zahărul alb;\nd e f g h a b c\n");
@@ -186,7 +187,7 @@ TEST_CASE("attn score --sentence-level prints one JSON line per segment", "[eval
   CHECK(rows[1]["TER"].get<double>() == 12.5);
 }
 
-TEST_CASE("attn score --paired-bs prints every system with CI and p-value", "[eval][cli]") {
+TEST_CASE("attn score --paired-bs prints every system with CI and p-value", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("ref.txt", kRef1);
   dir.write("base.txt", kHyps);
@@ -214,7 +215,7 @@ TEST_CASE("attn score --paired-bs prints every system with CI and p-value", "[ev
   CHECK(text.out.find("|ar:99|seed:12345|") != std::string::npos);
 }
 
-TEST_CASE("attn score --paired-bs agrees with tools/sacrebleu_ref.py paired on the same draws", "[eval][cli]") {
+TEST_CASE("attn score --paired-bs agrees with tools/sacrebleu_ref.py paired on the same draws", "[eval][cli][e2e]") {
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     ATTN_SKIP("python3 is not installed (apt-get install python3)");
   }
@@ -234,7 +235,7 @@ TEST_CASE("attn score --paired-bs agrees with tools/sacrebleu_ref.py paired on t
   }
 }
 
-TEST_CASE("attn score --by-length prints scores per reference-length bucket", "[eval][cli]") {
+TEST_CASE("attn score --by-length prints scores per reference-length bucket", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("ref.txt", "a b c\n" + std::string("w w w w w w w w w w w w\n"));
   dir.write("hyp.txt", "a b c\nw w w w w w w w w w w w\n");
@@ -252,7 +253,7 @@ TEST_CASE("attn score --by-length prints scores per reference-length bucket", "[
   CHECK(text.out.find("11-20") != std::string::npos);
 }
 
-TEST_CASE("attn score refuses contradicting modes with one line and status 2", "[eval][cli]") {
+TEST_CASE("attn score refuses contradicting modes with one line and status 2", "[eval][cli][e2e]") {
   ScratchDir dir;
   dir.write("ref.txt", kRef1);
   dir.write("a.txt", kHyps);

@@ -10,7 +10,7 @@
 using namespace attn;
 using namespace attn::test;
 
-TEST_CASE("translate --split-sentences: each sentence alone, joined again on its line", "[cli][split]") {
+TEST_CASE("translate --split-sentences: each sentence alone, joined again on its line", "[cli][split][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string alone = dir.write("alone.txt", "Red cat sits.\nBlue dog runs.\n");
@@ -35,7 +35,7 @@ TEST_CASE("translate --split-sentences: each sentence alone, joined again on its
                      "--split-sentences");
 }
 
-TEST_CASE("attend --split-sentences: one map per sentence, labelled with its line and place", "[cli][split]") {
+TEST_CASE("attend --split-sentences: one map per sentence, labelled with its line and place", "[cli][split][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   const std::string joined = dir.write("joined.txt", "Red cat sits. Blue dog runs.\nRed cat sits.\n");

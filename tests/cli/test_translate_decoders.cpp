@@ -21,7 +21,7 @@ std::string without_scores(const std::string& nbest) {
 
 }  // namespace
 
-TEST_CASE("translate: any --decoders count gives one decoder's output, line for line", "[cli][translate]") {
+TEST_CASE("translate: any --decoders count gives one decoder's output, line for line", "[cli][translate][e2e]") {
   ScratchDir dir;
   const std::string model = tiny_model(dir);
   // Lengths that sort into several batches of 2, an empty line among them:
@@ -51,7 +51,7 @@ TEST_CASE("translate: any --decoders count gives one decoder's output, line for 
 }
 
 TEST_CASE("translate: --decoders is capped by --threads, as attn serve caps it, and says so",
-          "[cli][translate][nothing-lost-4]") {
+          "[cli][translate][nothing-lost-4][e2e]") {
   if (under_address_sanitizer())
     ATTN_SKIP("AddressSanitizer reserves more address space than the limit this test sets (ulimit -v)");
   ScratchDir dir;

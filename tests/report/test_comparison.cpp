@@ -455,7 +455,7 @@ TEST_CASE("report comparison: an arch without some of the baseline's seeds is pa
 }
 
 TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs are one line and exit 2",
-          "[report][cli]") {
+          "[report][cli][e2e]") {
   Fixture f;
   const fs::path html = f.dir.path() / "cmp.html";
   const auto r =
@@ -516,7 +516,7 @@ TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs ar
 }
 
 TEST_CASE("report comparison (cli): headless chromium draws the arch table and a line per arch in the length charts",
-          "[report][cli][browser]") {
+          "[report][cli][browser][e2e]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }

@@ -20,7 +20,7 @@ using attn::test::write_model;
 namespace fs = std::filesystem;
 
 TEST_CASE("progress: the sentence counter's text, and translate and attend draw it on a terminal only",
-          "[report][cli]") {
+          "[report][cli][e2e]") {
   REQUIRE(count_progress_text("sentences", 1200, 3000, 40.0) ==
           "1,200/3,000 sentences (40%) | 30.0 sentences/s | ETA 0:01:00");
   REQUIRE(count_progress_text("sentences", 3000, 3000, 100.0) ==

@@ -109,7 +109,7 @@ fs::path output_dir(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("report: the table and the plotted points equal the logs of two synthetic runs", "[report]") {
+TEST_CASE("report: the table and the plotted points equal the logs of two synthetic runs", "[report][e2e]") {
   Synthetic s;
   const std::vector<report::RunSummary> runs = report::read_runs({s.alpha, s.beta});
   REQUIRE(runs.size() == 2);
@@ -226,7 +226,8 @@ TEST_CASE("report: runs not named seed<N> give no comparison, and the page and J
   REQUIRE(report::report_page(runs).find("id=\"comparison\"") == std::string::npos);
 }
 
-TEST_CASE("report (cli): a missing run directory is one line and exit status 2, nothing written", "[report][cli]") {
+TEST_CASE("report (cli): a missing run directory is one line and exit status 2, nothing written",
+          "[report][cli][e2e]") {
   Synthetic s;
   const fs::path html = s.dir.path() / "r.html";
   require_user_error(run_attn("report " + s.alpha.string() + " " + (s.dir.path() / "nope").string() + " -o " +
@@ -240,7 +241,7 @@ TEST_CASE("report (cli): a missing run directory is one line and exit status 2, 
 }
 
 TEST_CASE("report (cli): headless chromium renders one curve per run in each plot and one row per run",
-          "[report][cli][browser]") {
+          "[report][cli][browser][e2e]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }

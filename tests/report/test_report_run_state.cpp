@@ -58,7 +58,7 @@ TEST_CASE("report: the save dir's lock tells a live run from a killed one, whate
 }
 
 TEST_CASE("report: runs without validation, in progress, with corrupt, empty or no log get notes, not a crash",
-          "[report]") {
+          "[report][e2e]") {
   test::ScratchDir dir;
   auto make = [&](const std::string& name) {
     fs::create_directories(dir.path() / name);
@@ -196,7 +196,7 @@ TEST_CASE("report: in progress is decided by the lock alone; a run killed mid-tr
   REQUIRE(has_note(runs[1], "no process holds its attn.lock"));
 }
 
-TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line is skipped", "[report][io]") {
+TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line is skipped", "[report][io][e2e]") {
   test::ScratchDir dir;
   const fs::path fifo = dir.path() / "fifo", zero = dir.path() / "zero", long_line = dir.path() / "long";
   for (const fs::path& run : {fifo, zero, long_line}) {
@@ -221,7 +221,7 @@ TEST_CASE("report: a FIFO or a device as log.jsonl is not read; an endless line 
   REQUIRE(table["runs"][2]["updates"] == 1);
 }
 
-TEST_CASE("report: a folder that holds no run is said, exit status 2", "[report]") {
+TEST_CASE("report: a folder that holds no run is said, exit status 2", "[report][e2e]") {
   test::ScratchDir dir;
   fs::create_directories(dir.path() / "empty");
   write_file(dir.path() / "notes.txt", "not a run\n");
@@ -230,7 +230,7 @@ TEST_CASE("report: a folder that holds no run is said, exit status 2", "[report]
 }
 
 TEST_CASE("report: a run killed before its first logged update is noted as stopped without an end record",
-          "[report][train][nothing-lost-4]") {
+          "[report][train][nothing-lost-4][e2e]") {
   test::ScratchDir dir;
   test::write_tiny_corpus(dir.path(), "train", 60, 5);
   test::write_tiny_corpus(dir.path(), "valid", 5, 6);

@@ -30,7 +30,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 TEST_CASE("report (cli): two tiny runs trained by attn train, one resumed from an earlier checkpoint",
-          "[report][cli]") {
+          "[report][cli][e2e]") {
   test::ScratchDir dir;
   std::string train_src, train_tgt, valid_src, valid_tgt;
   {  // 200 training and 40 validation pairs of the toy corpus

@@ -344,7 +344,7 @@ TEST_CASE("verdicts: equivalence claims end to end — TOST over seeds and on th
 }
 
 TEST_CASE("verdicts (cli): --claims prints Markdown, --json carries them, -o the page; errors are one line",
-          "[verdicts][report][cli]") {
+          "[verdicts][report][cli][e2e]") {
   test::ScratchDir dir;
   const fs::path claims = dir.path() / "x.claims";
   {

@@ -66,7 +66,7 @@ std::string chunked_post_head(const std::string& path) {
 }  // namespace
 
 TEST_CASE("serve hostile: a chunked body over --max-body is refused as it is read, and memory stays flat",
-          "[serve][hostile]") {
+          "[serve][hostile][e2e]") {
   ServeProcess server({"--max-body", "1048576"});
   HealthProbe probe(server.port());
   const long before = resident_kb(server.child().pid());
@@ -87,7 +87,7 @@ TEST_CASE("serve hostile: a chunked body over --max-body is refused as it is rea
   REQUIRE(probe.quantile(0.99) <= 100.0);
 }
 
-TEST_CASE("serve hostile: 200,000 header fields or 10 MB of header are refused, not read", "[serve][hostile]") {
+TEST_CASE("serve hostile: 200,000 header fields or 10 MB of header are refused, not read", "[serve][hostile][e2e]") {
   ServeProcess server;
   HealthProbe probe(server.port());
   RawConnection c(server.port());
@@ -110,7 +110,7 @@ TEST_CASE("serve hostile: 200,000 header fields or 10 MB of header are refused, 
   REQUIRE(probe.quantile(0.99) <= 100.0);
 }
 
-TEST_CASE("serve hostile: two Content-Length headers, or one beside chunked, are refused", "[serve][hostile]") {
+TEST_CASE("serve hostile: two Content-Length headers, or one beside chunked, are refused", "[serve][hostile][e2e]") {
   ServeProcess server;
   const std::string body = R"({"model": "muse", "sentences": ["red cat"]})";
   const std::string head = "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
@@ -127,7 +127,7 @@ TEST_CASE("serve hostile: two Content-Length headers, or one beside chunked, are
 }
 
 TEST_CASE("serve hostile: pipelined requests are all answered, in order, and keep-alive lasts past 5 requests",
-          "[serve][hostile]") {
+          "[serve][hostile][e2e]") {
   ServeProcess server;
   RawConnection c(server.port());
   const std::string translate = http_post("/v1/translate", R"({"model": "muse", "sentences": ["red cat"]})");
@@ -147,7 +147,7 @@ TEST_CASE("serve hostile: pipelined requests are all answered, in order, and kee
   }
 }
 
-TEST_CASE("serve hostile: slow clients are cut at --read-timeout and cannot hold the server", "[serve][hostile]") {
+TEST_CASE("serve hostile: slow clients are cut at --read-timeout and cannot hold the server", "[serve][hostile][e2e]") {
   ServeProcess server({"--connections", "64", "--read-timeout", "1"});
   HealthProbe probe(server.port());
   // Four clients sending a byte every 200 ms (a per-read timeout would never fire) …
@@ -177,7 +177,7 @@ TEST_CASE("serve hostile: slow clients are cut at --read-timeout and cannot hold
   REQUIRE(fine->status == 200);
 }
 
-TEST_CASE("serve hostile: attend's model list is bounded and names each model once", "[serve][hostile]") {
+TEST_CASE("serve hostile: attend's model list is bounded and names each model once", "[serve][hostile][e2e]") {
   ServeProcess server;
   json names = json::array();
   for (int i = 0; i < 300; ++i) names.push_back(i % 2 ? "muse" : "csan");
@@ -193,7 +193,7 @@ TEST_CASE("serve hostile: attend's model list is bounded and names each model on
 }
 
 TEST_CASE("serve hostile: a request's work (beam × length × sentences × models) is bounded by --max-work",
-          "[serve][hostile]") {
+          "[serve][hostile][e2e]") {
   ServeProcess server({"--max-work", "20000"});
   // Beam 16 and outputs up to 100 × the source: refused before any decoding.
   const std::string big =
@@ -211,7 +211,7 @@ TEST_CASE("serve hostile: a request's work (beam × length × sentences × model
   REQUIRE(fine->status == 200);
 }
 
-TEST_CASE("serve hostile: decoding stops when its client leaves or its deadline passes", "[serve][hostile]") {
+TEST_CASE("serve hostile: decoding stops when its client leaves or its deadline passes", "[serve][hostile][e2e]") {
   SECTION("the client leaves") {
     ServeProcess server(kHeavyFlags);
     HealthProbe probe(server.port());
@@ -240,7 +240,7 @@ TEST_CASE("serve hostile: decoding stops when its client leaves or its deadline 
   }
 }
 
-TEST_CASE("serve hostile: one large request does not stall the other clients", "[serve][hostile]") {
+TEST_CASE("serve hostile: one large request does not stall the other clients", "[serve][hostile][e2e]") {
   // One decoder: the large request's pieces alternate with the others' requests.
   std::vector<std::string> flags = kHeavyFlags;
   flags.insert(flags.end(), {"--decoders", "1", "--max-batch", "2", "--max-wait-ms", "1"});
@@ -272,7 +272,7 @@ TEST_CASE("serve hostile: one large request does not stall the other clients", "
 
 TEST_CASE(
     "serve hostile: while others wait, a large request is decoded one small piece at a time, whatever --max-batch",
-    "[serve][hostile]") {
+    "[serve][hostile][e2e]") {
   // One decoder, busy with a first request while a large one (16 sentences,
   // fewer than --max-batch) and a small one queue behind it: the small one
   // must not wait for all 16 — an abandoned-and-resent large request would
@@ -301,7 +301,7 @@ TEST_CASE(
 }
 
 TEST_CASE("serve hostile: Host must name this server; JSON must say so; answers carry CSP, frame and nosniff headers",
-          "[serve][hostile]") {
+          "[serve][hostile][e2e]") {
   ServeProcess server({"--allow-host", "attn.example"});
   const int port = server.port();
   require_error(ask(port, http_get("/v1/models", "evil.example:" + std::to_string(port))), 403, "--allow-host");
@@ -331,7 +331,8 @@ TEST_CASE("serve hostile: Host must name this server; JSON must say so; answers 
   REQUIRE(ask(port, http_get("/"))->header("Content-Security-Policy").find("connect-src 'self'") != std::string::npos);
 }
 
-TEST_CASE("serve hostile: /v1/models names model files without their paths unless --show-paths", "[serve][hostile]") {
+TEST_CASE("serve hostile: /v1/models names model files without their paths unless --show-paths",
+          "[serve][hostile][e2e]") {
   const ServeModels& models = serve_models();
   const std::string name = std::filesystem::path(models.muse).filename().string();
   {
@@ -349,7 +350,7 @@ TEST_CASE("serve hostile: /v1/models names model files without their paths unles
   REQUIRE(json::parse(ask(shown.port(), http_get("/v1/models"))->body)["models"][0]["file"] == models.muse);
 }
 
-TEST_CASE("serve hostile: a method an endpoint does not take gets 405 with Allow", "[serve][hostile]") {
+TEST_CASE("serve hostile: a method an endpoint does not take gets 405 with Allow", "[serve][hostile][e2e]") {
   ServeProcess server;
   for (const auto& [method, path, allow] :
        {std::tuple<std::string, std::string, std::string>{"PUT", "/v1/translate", "POST"},
@@ -372,7 +373,7 @@ TEST_CASE("serve hostile: a method an endpoint does not take gets 405 with Allow
 }
 
 TEST_CASE("serve hostile: numbers out of range are a 400 naming the field; integers as JSON Schema has them",
-          "[serve][hostile]") {
+          "[serve][hostile][e2e]") {
   ServeProcess server({"--max-beam", "12"});
   const auto translate = [&](const std::string& fields) {
     return ask(server.port(),
@@ -395,7 +396,7 @@ TEST_CASE("serve hostile: numbers out of range are a 400 naming the field; integ
 
 TEST_CASE(
     "serve hostile: the drain answers new clients 503, ends at --drain-timeout, and a second signal exits at once",
-    "[serve][hostile]") {
+    "[serve][hostile][e2e]") {
   SECTION("drain deadline and 503 for new clients") {
     std::vector<std::string> flags = kHeavyFlags;
     flags.insert(flags.end(), {"--drain-timeout", "1"});
@@ -433,7 +434,7 @@ TEST_CASE(
 }
 
 TEST_CASE("serve hostile: every request pending at the drain deadline gets 503, never a 500 (SIGTERM or SIGHUP)",
-          "[serve][hostile][nothing-lost-4]") {
+          "[serve][hostile][nothing-lost-4][e2e]") {
   // One decoder, one sentence per batch and a beam of its own per request
   // (two sentences each): when the deadline passes one request is searched
   // and about twenty wait their turn. Each must be answered 503 (a waiting one used to reach a
@@ -467,7 +468,7 @@ TEST_CASE("serve hostile: every request pending at the drain deadline gets 503, 
 }
 
 TEST_CASE("serve hostile: any byte after the JSON value but whitespace is a 400, a NUL and what follows it too",
-          "[serve][hostile][nothing-lost-4]") {
+          "[serve][hostile][nothing-lost-4][e2e]") {
   ServeProcess server;
   const std::string body = R"({"model": "muse", "sentences": ["red cat"]})";
   const std::string nul(1, '\0');
@@ -493,7 +494,7 @@ TEST_CASE("serve hostile: any byte after the JSON value but whitespace is a 400,
 
 TEST_CASE("serve hostile: a transfer coding other than chunked alone is 501, a content coding 415, an expectation "
           "other than 100-continue 417",
-          "[serve][hostile][nothing-lost-4]") {
+          "[serve][hostile][nothing-lost-4][e2e]") {
   ServeProcess server;
   const std::string body = R"({"model": "muse", "sentences": ["red cat"]})";
   const std::string head = "POST /v1/translate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
@@ -538,7 +539,7 @@ TEST_CASE("serve hostile: a transfer coding other than chunked alone is 501, a c
 }
 
 TEST_CASE("serve hostile: every hostile client at once beside 16 ordinary ones: none of theirs fails, /healthz answers",
-          "[serve][hostile]") {
+          "[serve][hostile][e2e]") {
   ServeProcess server({"--max-work", "20000"});
   const long before = resident_kb(server.child().pid());
   attn::bench::LoadOptions load;

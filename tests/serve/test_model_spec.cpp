@@ -90,7 +90,7 @@ TEST_CASE("serve -m: a file whose name holds ':' or '=' is that file when it exi
 }
 
 TEST_CASE("serve -m: the command refuses a bad type in one line, exit 2, and serves a file named with ':' and '='",
-          "[serve][nothing-lost-4]") {
+          "[serve][nothing-lost-4][e2e]") {
   ScratchDir dir;
   const ServeModels& models = serve_models();
   const std::filesystem::path colon = dir.path() / "muse:v2.attn", equals = dir.path() / "lr=3" / "muse.attn";

@@ -101,7 +101,7 @@ TEST_CASE("serve page: one self-contained document with the controls the tests a
 }
 
 TEST_CASE("serve page (cli): headless chromium draws a panel per model from the API's documents",
-          "[serve][cli][browser]") {
+          "[serve][cli][browser][e2e]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }
@@ -203,7 +203,7 @@ TEST_CASE("serve page (cli): headless chromium draws a panel per model from the 
 // component, layer and head are.
 TEST_CASE("serve page (cli): at 1,280 px three panels share a row, their maps start at one height, the contrast is "
           "in the URL",
-          "[serve][cli][browser][nothing-lost-4]") {
+          "[serve][cli][browser][nothing-lost-4][e2e]") {
   if (!fs::exists(test::kChromium)) {
     ATTN_SKIP("chromium is not installed (apt-get install chromium)");
   }

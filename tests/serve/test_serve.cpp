@@ -50,7 +50,7 @@ void require_refused(const httplib::Result& r, int status, const std::string& ne
 
 }  // namespace
 
-TEST_CASE("serve: translations and maps equal attn translate's and attn attend's", "[serve]") {
+TEST_CASE("serve: translations and maps equal attn translate's and attn attend's", "[serve][e2e]") {
   // --show-paths: the documents name the model file as attn attend does.
   ServeProcess server({"--show-paths"});
   auto c = server.client();
@@ -147,7 +147,7 @@ TEST_CASE("serve: translations and maps equal attn translate's and attn attend's
   REQUIRE(json::parse(default_maps->body)["results"][0]["document"] == json::parse(attend_default.out));
 }
 
-TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its own type", "[serve][int8]") {
+TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its own type", "[serve][int8][e2e]") {
   const ServeModels& models = serve_models();
   ServeProcess server({"--show-paths"},
                       {"q=" + models.muse + ":int8", "f=" + models.muse, "b=" + models.muse + ":bf16"});
@@ -200,7 +200,7 @@ TEST_CASE("serve: one model in int8 beside another in FP32, each answered in its
 
 // Both endpoints take "models" (an array of names) and "sentences" (an array of
 // strings); the first version's "model" and "sentence" are still read.
-TEST_CASE("serve: translate and attend name models and sentences alike; the old keys still work", "[serve]") {
+TEST_CASE("serve: translate and attend name models and sentences alike; the old keys still work", "[serve][e2e]") {
   ServeProcess server;
   auto c = server.client();
   const auto answer = [&](const char* path, const json& request) {
@@ -232,7 +232,7 @@ TEST_CASE("serve: translate and attend name models and sentences alike; the old 
   require_refused(post(*c, "/v1/attend", R"({"sentence": "red", "sentences": ["red"]})"), 400, "not both");
 }
 
-TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives on", "[serve]") {
+TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives on", "[serve][e2e]") {
   ServeProcess server({"--max-sentences", "3", "--max-input-len", "20"});
   auto c = server.client();
   require_refused(post(*c, "/v1/translate", "{\"model\": \"muse\", \"sentences\": [\"red"), 400, "not valid JSON");
@@ -271,7 +271,7 @@ TEST_CASE("serve: bad requests get a JSON error and a 4xx, and the server lives 
 }
 
 TEST_CASE("serve: a sentence over --max-input-len is named as the client sent it: from 1, its length, the limit",
-          "[serve][nothing-lost-4]") {
+          "[serve][nothing-lost-4][e2e]") {
   ServeProcess server({"--max-input-len", "20"});
   auto c = server.client();
   // Each character of an unknown word is one subword (byte fallback), so the counts are known.
@@ -301,7 +301,7 @@ TEST_CASE("serve: a sentence over --max-input-len is named as the client sent it
                   413, "sentence 1 has more than 200 subwords");
 }
 
-TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[serve]") {
+TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[serve][e2e]") {
   // A lone sentence waits 3 s for company, longer than the 0.5 s a request may wait.
   ServeProcess server({"--max-queue", "2", "--max-wait-ms", "3000", "--timeout", "0.5"});
   auto first = std::async(std::launch::async, [&] {
@@ -321,7 +321,7 @@ TEST_CASE("serve: a full queue answers 429 and a request over its time 503", "[s
   require_refused(first.get(), 503, "--timeout");
 }
 
-TEST_CASE("serve: SIGTERM or SIGHUP (a closed terminal) answers the requests in flight, then exits 0", "[serve]") {
+TEST_CASE("serve: SIGTERM or SIGHUP (a closed terminal) answers the requests in flight, then exits 0", "[serve][e2e]") {
   for (const int stop : {SIGTERM, SIGHUP}) {
     INFO("signal " << stop);
     // Requests wait up to 1.5 s for company, so one is in flight when the signal comes.
@@ -350,7 +350,7 @@ TEST_CASE("serve: SIGTERM or SIGHUP (a closed terminal) answers the requests in 
   }
 }
 
-TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer right", "[serve][load]") {
+TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer right", "[serve][load][e2e]") {
   ServeProcess server;
   attn::bench::LoadOptions load;
   load.port = server.port();
@@ -397,7 +397,7 @@ TEST_CASE("serve: 16 clients for 20 s, one sentence per request, every answer ri
 }
 
 TEST_CASE("serve: in headless Chromium the page translates a sentence and draws every model's maps",
-          "[serve][browser]") {
+          "[serve][browser][e2e]") {
   if (!std::filesystem::exists(kChromium)) ATTN_SKIP("Chromium is not installed (apt-get install chromium)");
   if (!std::filesystem::exists("/usr/bin/python3")) ATTN_SKIP("python3 is not installed");
   ServeProcess server;
@@ -419,7 +419,7 @@ TEST_CASE("serve: in headless Chromium the page translates a sentence and draws 
   REQUIRE(page->body.find("attnMapsDrawer") != std::string::npos);
 }
 
-TEST_CASE("serve: in headless Firefox the page draws every model's maps too", "[serve][browser]") {
+TEST_CASE("serve: in headless Firefox the page draws every model's maps too", "[serve][browser][e2e]") {
   if (!std::filesystem::exists("/usr/bin/firefox-esr"))
     ATTN_SKIP("Firefox is not installed (apt-get install firefox-esr)");
   if (!std::filesystem::exists("/usr/bin/python3")) ATTN_SKIP("python3 is not installed");

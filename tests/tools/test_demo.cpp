@@ -14,7 +14,8 @@ namespace {
 const std::filesystem::path kRepo = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
 }
 
-TEST_CASE("demo: attn report finds the demo run's test score; the demo ends with what to try next", "[tools][demo]") {
+TEST_CASE("demo: attn report finds the demo run's test score; the demo ends with what to try next",
+          "[tools][demo][e2e]") {
   const char* bin = std::getenv("ATTN_BIN");
   REQUIRE(bin != nullptr);  // set by `make test`
   const std::filesystem::path attn = std::filesystem::absolute(bin);

@@ -19,7 +19,7 @@ namespace {
 const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
 }
 
-TEST_CASE("format: the sources match .clang-format (dev/format.sh --check)", "[tools][format]") {
+TEST_CASE("format: the sources match .clang-format (dev/format.sh --check)", "[tools][format][e2e]") {
   const fs::path log = fs::temp_directory_path() / ("attn-test-format." + std::to_string(::getpid()) + ".log");
   const std::string cmd = "bash " + (kRepo / "dev" / "format.sh").string() + " --check >" + log.string() + " 2>&1";
   const int raw_status = std::system(cmd.c_str());

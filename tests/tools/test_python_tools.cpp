@@ -14,7 +14,7 @@ const std::filesystem::path kRepo = std::filesystem::path(__FILE__).parent_path(
 }
 
 TEST_CASE("tools: compare_verdicts.py prints the tables and attn report's verdicts of a claims file",
-          "[tools][verdicts]") {
+          "[tools][verdicts][e2e]") {
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     ATTN_SKIP("python3 is not installed (apt-get install python3)");
   }
@@ -41,7 +41,7 @@ TEST_CASE("tools: compare_verdicts.py prints the tables and attn report's verdic
 }
 
 TEST_CASE("tools: attn_stats_chart.py's unit tests pass (a line per model and layer, bad input)",
-          "[tools][attn-stats]") {
+          "[tools][attn-stats][e2e]") {
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) {
     ATTN_SKIP("python3 is not installed (apt-get install python3)");
   }

@@ -13,7 +13,7 @@
 
 using namespace attn;
 
-TEST_CASE("corpus: BOM, CRLF, empty lines and over-long lines", "[train][io]") {
+TEST_CASE("corpus: BOM, CRLF, empty lines and over-long lines", "[train][io][e2e]") {
   test::ScratchDir dir;
   std::string long_line;
   for (int i = 0; i < 40; ++i) long_line += "red dog ";

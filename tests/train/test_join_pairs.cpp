@@ -167,7 +167,7 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   REQUIRE(validations == 2);  // at updates 5 and 10
 }
 
-TEST_CASE("attn train --join-pairs: a bad K is one line and exit 2", "[train][cli]") {
+TEST_CASE("attn train --join-pairs: a bad K is one line and exit 2", "[train][cli][e2e]") {
   test::ScratchDir tmp;
   test::write_tiny_corpus(tmp.path(), "train", 30, 1);
   test::write_tiny_corpus(tmp.path(), "valid", 5, 2);

@@ -35,7 +35,8 @@ std::string script_body(const std::string& block) {
 
 }  // namespace
 
-TEST_CASE("head stats (page): the pages' statistics of a map equal attn-stats' for every arch", "[attn-stats][web]") {
+TEST_CASE("head stats (page): the pages' statistics of a map equal attn-stats' for every arch",
+          "[attn-stats][web][e2e]") {
   if (std::system("node --version >/dev/null 2>&1") != 0) ATTN_SKIP("node is not installed (apt-get install nodejs)");
   test::ScratchDir dir;
   const std::string program =
