@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "attn/version.h"
+#include "attn/decode/document_header.h"
 
 namespace attn::decode {
 
@@ -113,18 +113,9 @@ json stats_header(const model::Seq2Seq& model, const std::string& model_file, bo
                 {"lenpen", search.lenpen},
                 {"max_len_a", search.max_len_a},
                 {"max_len_b", search.max_len_b}};
-  return {{"format", kStatsFormat},
-          {"version", kStatsFormatVersion},
-          {"attn_version", ATTN_VERSION},
-          {"model",
-           {{"file", model_file},
-            {"config", model.config().to_json()},
-            {"encoder_mixers", model.encoder_mixer_kinds()},
-            {"decoder_mixers", model.decoder_mixer_kinds()}}},
-          {"mode", forced             ? "forced"
-                   : search.beam <= 1 ? "greedy"
-                                      : "beam"},
-          {"search", searched}};
+  json header = document_header(kStatsFormat, kStatsFormatVersion, model, model_file, forced, search);
+  header["search"] = searched;
+  return header;
 }
 
 AttentionStats::AttentionStats(const model::Seq2Seq& model, std::int64_t within)

@@ -6,10 +6,10 @@
 #include <stdexcept>
 
 #include "attn/core/error.h"
+#include "attn/decode/document_header.h"
 #include "attn/nn/map_json.h"
 #include "attn/nn/mechanism.h"
 #include "attn/text/vocab.h"
-#include "attn/version.h"
 
 namespace attn::decode {
 
@@ -255,25 +255,15 @@ json maps_header(const model::Seq2Seq& model, const std::string& model_file, boo
                  const MapsSelection& selection) {
   json components = json::array();
   for (MapComponent c : selection.components) components.push_back(component_name(c));
-  return {{"format", kMapsFormat},
-          {"version", kMapsFormatVersion},
-          {"attn_version", ATTN_VERSION},
-          {"model",
-           {{"file", model_file},
-            {"config", model.config().to_json()},
-            {"encoder_mixers", model.encoder_mixer_kinds()},
-            {"decoder_mixers", model.decoder_mixer_kinds()}}},
-          {"mode", forced             ? "forced"
-                   : search.beam <= 1 ? "greedy"
-                                      : "beam"},
-          {"search",
-           {{"beam", search.beam},
-            {"lenpen", search.lenpen},
-            {"max_len_a", search.max_len_a},
-            {"max_len_b", search.max_len_b},
-            {"no_repeat_ngram_size", search.no_repeat_ngram}}},
-          {"precision", selection.precision},
-          {"components", components}};
+  json header = document_header(kMapsFormat, kMapsFormatVersion, model, model_file, forced, search);
+  header["search"] = {{"beam", search.beam},
+                      {"lenpen", search.lenpen},
+                      {"max_len_a", search.max_len_a},
+                      {"max_len_b", search.max_len_b},
+                      {"no_repeat_ngram_size", search.no_repeat_ngram}};
+  header["precision"] = selection.precision;
+  header["components"] = components;
+  return header;
 }
 
 std::string sentence_json(const AttendedSentence& s, std::int64_t index, const std::string& source_line,

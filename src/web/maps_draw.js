@@ -105,7 +105,17 @@ function attnMapsDrawer(view, precision) {
   }
   // What the mechanism draws over a map of F × T cells of s px at (x0, y0) (hook outline), beside a
   // head's name (hook badge) and under a layer's label (hook layerSummary).
-  function outline(L, F, T, s, x0, y0) { const h = hooks(L); return h.outline ? h.outline(L.extras || {}, F, T, s, x0, y0) : ""; }
+  function outline(L, F, T, s, x0, y0) { const h = hooks(L); return h.outline ? h.outline(L.extras || {}, F, T, s, x0, y0, drawer) : ""; }
+  // The outline of a band window [i − left, i + right] (clipped to 0..T−1) over rows 0..F−1 of such a
+  // map: ConvSAN's window and LightConv's taps draw it.
+  function bandOutline(left, right, F, T, s, x0, y0) {
+    const lo = (i) => Math.max(0, i - left), hi = (i) => Math.min(T, i + right + 1);
+    let d = "M" + (x0 + lo(0) * s) + " " + y0;
+    for (let i = 0; i < F; ++i) d += "H" + (x0 + lo(i) * s) + "V" + (y0 + (i + 1) * s);
+    d += "H" + (x0 + hi(F - 1) * s);
+    for (let i = F - 1; i >= 0; --i) d += "V" + (y0 + (i + 1) * s) + "H" + (x0 + hi(i) * s) + "V" + (y0 + i * s);
+    return '<path class="win" d="' + d + 'Z"></path>';
+  }
   function badge(L, hi) { const h = hooks(L); return h.badge ? h.badge(L.extras || {}, hi) : ""; }
   function layerSummary(L) { const h = hooks(L); return h.layerSummary ? h.layerSummary(L.extras || {}, drawer) : ""; }
   // Side strips aligned with the F rows (s px) of the large map of layer li, head hi, under a
@@ -225,7 +235,7 @@ function attnMapsDrawer(view, precision) {
   }
 
   const drawer = { NAMES, MASKED, esc, fmt, label, tokens, color, rampGradient, mechLabel, noteFor, pick, allowedFn, headStats, cells,
-                   outline, badge, layerSummary, sideStrips, gridBasis, gridHTML, detailCell, detailHTML, hover };
+                   outline, bandOutline, badge, layerSummary, sideStrips, gridBasis, gridHTML, detailCell, detailHTML, hover };
   return drawer;
 }
 

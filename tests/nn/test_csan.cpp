@@ -2,6 +2,7 @@
 // reference in double, the mixer's gradients against finite differences,
 // causality and incremental decoding, edge cases (docs/mechanisms-spec.md §4.1, §4.2, §5).
 #include "grad_check.h"
+#include "mixer_checks.h"
 
 #include <cmath>
 #include <cstring>
@@ -544,9 +545,7 @@ TEST_CASE("csan mixer: export_maps expands the band into full rows, with the hea
   for (std::int64_t b = 0; b < B; ++b) {
     const MixerMaps maps = mixer.export_maps(*saved, b);
     const std::int64_t L = lengths[b];
-    REQUIRE(maps.heads == H);
-    REQUIRE(maps.length == L);
-    REQUIRE(maps.weights.size() == static_cast<std::size_t>(H * L * L));
+    test::require_map_shape(maps, H, L);
     REQUIRE(maps.extras["window"] == 3);
     REQUIRE(maps.extras["left"] == 1);
     REQUIRE(maps.extras["right"] == 1);

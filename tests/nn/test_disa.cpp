@@ -3,6 +3,7 @@
 // tensors themselves, finite-difference gradients, rows with no key,
 // saturated compatibilities, causality and incremental decoding, padding.
 #include "grad_check.h"
+#include "mixer_checks.h"
 
 #include <cstring>
 #include <memory>
@@ -16,6 +17,8 @@ using namespace attn;
 using namespace attn::nn;
 using attn::test::check_all_parameters;
 using attn::test::check_gradient;
+using attn::test::require_valid_rows_close;
+using attn::test::zero_padded_rows;
 
 namespace {
 
@@ -23,11 +26,6 @@ using Fixture = attn::test::LayerFixture;
 
 MixerSpec disa_spec(std::int64_t d, std::int64_t heads, bool causal) {
   return test::mixer_spec("disa", d, heads, causal);
-}
-
-bool allowed(const MixerSpec& spec, std::int64_t h, std::int64_t i, std::int64_t j) {
-  if (spec.causal) return j <= i;
-  return h < spec.heads / 2 ? j < i : j > i;
 }
 
 // The whole mixer in double, written from DiSAN's equations:
@@ -92,7 +90,7 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
           // The feature's softmax over keys, with the −∞ of the mask as "not a term".
           double den = 0;
           for (std::int64_t j = 0; j < L; ++j) {
-            if (!allowed(spec, h, i, j)) continue;
+            if (!test::directional_allowed(spec, h, i, j)) continue;
             const double a = w1v[i * dh + k] + w2v[j * dh + k] + bf[h * dh + k];
             ref.a_max_abs = std::max(ref.a_max_abs, std::abs(a));
             ref.tanh[at(i, j, k)] = std::tanh(a / c_scale);
@@ -100,7 +98,7 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
             den += ref.p[at(i, j, k)];
           }
           for (std::int64_t j = 0; j < L; ++j)
-            if (allowed(spec, h, i, j)) {
+            if (test::directional_allowed(spec, h, i, j)) {
               ref.p[at(i, j, k)] /= den;
               o[k] += ref.p[at(i, j, k)] * vh(j, k);
             }
@@ -129,25 +127,6 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
       }
   }
   return ref;
-}
-
-// Valid rows of got against want: |got − want| ≤ atol + rtol·|want|.
-void require_valid_rows_close(const float* got, const std::vector<double>& want, std::int64_t B, std::int64_t T,
-                              std::int64_t d, const std::vector<std::int32_t>& lengths, double atol, double rtol) {
-  for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t i = 0; i < lengths[b]; ++i)
-      for (std::int64_t c = 0; c < d; ++c) {
-        const std::int64_t at = (b * T + i) * d + c;
-        INFO("row " << b * T + i << " column " << c << ": got " << got[at] << ", want " << want[at]);
-        REQUIRE(std::abs(got[at] - want[at]) <= atol + rtol * std::abs(want[at]));
-      }
-}
-
-std::vector<float> zero_padded_rows(std::vector<float> w, std::int64_t B, std::int64_t T, std::int64_t d,
-                                    const std::vector<std::int32_t>& lengths) {
-  for (std::int64_t b = 0; b < B; ++b)
-    std::fill(w.begin() + (b * T + lengths[b]) * d, w.begin() + (b + 1) * T * d, 0.0f);
-  return w;
 }
 
 }  // namespace
@@ -188,9 +167,7 @@ TEST_CASE("disa: the mixer equals the naive double reference, and holds the T×T
       for (std::int64_t b = 0; b < B; ++b) {
         const MixerMaps maps = mixer.export_maps(*saved, b);
         const std::int64_t L = lengths[b];
-        REQUIRE(maps.heads == H);
-        REQUIRE(maps.length == L);
-        REQUIRE(maps.weights.size() == static_cast<std::size_t>(H * L * L));
+        test::require_map_shape(maps, H, L);
         REQUIRE(maps.extras["averaged_over_features"] == true);
         for (std::int64_t h = 0; h < H; ++h) {
           REQUIRE(maps.extras["directions"][h] == (cs.causal || h < H / 2 ? "forward" : "backward"));
@@ -200,8 +177,8 @@ TEST_CASE("disa: the mixer equals the naive double reference, and holds the T×T
             for (std::int64_t j = 0; j < L; ++j) {
               const float got = maps.weights[(h * L + i) * L + j];
               REQUIRE(std::abs(got - ref.maps[((b * H + h) * T + i) * T + j]) <= 1e-6);
-              if (!allowed(spec, h, i, j)) REQUIRE(got == 0.0f);
-              any |= allowed(spec, h, i, j);
+              if (!test::directional_allowed(spec, h, i, j)) REQUIRE(got == 0.0f);
+              any |= test::directional_allowed(spec, h, i, j);
               row += got;
             }
             REQUIRE(std::abs(row - (any ? 1.0 : 0.0)) <= 1e-5);
@@ -325,34 +302,8 @@ TEST_CASE("disa causal: the future never leaks and step() equals the full forwar
   Fixture f;
   DisaMixer mixer(f.params, "dec", disa_spec(8, 2, true));
   f.ready(17);
-  const std::int64_t N = 2, T = 7, d = 8;
-  const std::vector<std::int32_t> lengths{7, 7};
-  std::vector<float> x = test::random_vector(N * T * d, 51), y(N * T * d), y2(N * T * d);
-  mixer.forward(f.ctx, x.data(), y.data(), N, T, lengths.data());
-  // Changing token t + 1 leaves rows ≤ t bitwise as they were and changes row t + 1.
-  for (std::int64_t t = 0; t + 1 < T; ++t) {
-    std::vector<float> x2 = x;
-    for (std::int64_t c = 0; c < d; ++c) x2[(t + 1) * d + c] += 3.0f;
-    f.arena.reset();
-    mixer.forward(f.ctx, x2.data(), y2.data(), N, T, lengths.data());
-    for (std::int64_t i = 0; i <= t; ++i)
-      for (std::int64_t c = 0; c < d; ++c) REQUIRE(y2[i * d + c] == y[i * d + c]);
-    double change = 0;
-    for (std::int64_t c = 0; c < d; ++c) change += std::abs(y2[(t + 1) * d + c] - y[(t + 1) * d + c]);
-    REQUIRE(change > 1e-3);
-  }
-  // Incremental decoding, N hypotheses at once.
-  std::vector<float> cache(N * T * mixer.cache_width(), NAN), xt(N * d), yt(N * d);
-  for (std::int64_t t = 0; t < T; ++t) {
-    for (std::int64_t n = 0; n < N; ++n) std::memcpy(&xt[n * d], &x[(n * T + t) * d], sizeof(float) * d);
-    f.arena.reset();
-    mixer.step(f.ctx, xt.data(), yt.data(), N, t, cache.data(), T);
-    for (std::int64_t n = 0; n < N; ++n)
-      for (std::int64_t c = 0; c < d; ++c) {
-        INFO("t " << t << " n " << n << " c " << c);
-        REQUIRE(std::abs(yt[n * d + c] - y[(n * T + t) * d + c]) <= 1e-5);
-      }
-  }
+  // Changing token t + 1 leaves rows ≤ t bitwise as they were.
+  test::require_causal_and_steps(f, mixer, 0.0);
 }
 
 TEST_CASE("disa: a sequence alone equals itself in a padded batch", "[disa]") {
@@ -361,34 +312,6 @@ TEST_CASE("disa: a sequence alone equals itself in a padded batch", "[disa]") {
     Fixture f;
     DisaMixer mixer(f.params, "disa", disa_spec(8, 2, causal));
     f.ready(19);
-    const std::int64_t d = 8, L = 4, B = 3, T = 7;
-    const std::vector<float> alone = test::random_vector(L * d, 61);
-    std::vector<float> batch = test::random_vector(B * T * d, 62);
-    const std::vector<std::int32_t> lengths{7, static_cast<std::int32_t>(L), 2}, one{static_cast<std::int32_t>(L)};
-    std::copy(alone.begin(), alone.end(), batch.begin() + T * d);
-    for (std::int64_t i = L; i < T; ++i)  // padding holds large, but finite, junk
-      for (std::int64_t c = 0; c < d; ++c) batch[(T + i) * d + c] = 50.0f;
-    const std::vector<float> dy_alone = test::random_vector(L * d, 63);
-    std::vector<float> dy_batch(B * T * d, 0.0f);
-    std::copy(dy_alone.begin(), dy_alone.end(), dy_batch.begin() + T * d);
-
-    std::vector<float> y1(L * d), dx1(L * d, 0.0f), y2(B * T * d), dx2(B * T * d, 0.0f);
-    f.params.zero_grads();
-    auto s1 = mixer.forward(f.ctx, alone.data(), y1.data(), 1, L, one.data());
-    mixer.backward(f.ctx, *s1, dy_alone.data(), dx1.data());
-    const std::vector<float> grads1(f.params.grads().begin(), f.params.grads().end());
-    f.arena.reset();
-    f.params.zero_grads();
-    auto s2 = mixer.forward(f.ctx, batch.data(), y2.data(), B, T, lengths.data());
-    mixer.backward(f.ctx, *s2, dy_batch.data(), dx2.data());
-    for (std::int64_t n = 0; n < L * d; ++n) {
-      REQUIRE(std::abs(y1[n] - y2[T * d + n]) <= 1e-6);
-      REQUIRE(std::abs(dx1[n] - dx2[T * d + n]) <= 1e-6);
-    }
-    for (std::int64_t n = L * d; n < T * d; ++n) REQUIRE(dx2[T * d + n] == 0.0f);  // padding gets no gradient
-    REQUIRE(kernels::all_finite(y2.data(), B * T * d));
-    const auto grads2 = f.params.grads();
-    for (std::size_t n = 0; n < grads1.size(); ++n)
-      REQUIRE(std::abs(grads1[n] - grads2[n]) <= 1e-5 * (1.0 + std::abs(grads1[n])));
+    test::require_alone_equals_padded_with_gradients(f, mixer);
   }
 }

@@ -2,6 +2,7 @@
 // computation in double, finite-difference gradients, empty rows, large
 // logits, causality and incremental decoding, padding.
 #include "grad_check.h"
+#include "mixer_checks.h"
 
 #include <cstring>
 #include <memory>
@@ -15,6 +16,8 @@ using namespace attn;
 using namespace attn::nn;
 using attn::test::check_all_parameters;
 using attn::test::check_gradient;
+using attn::test::require_valid_rows_close;
+using attn::test::zero_padded_rows;
 using attn::test::weighted_sum;
 
 namespace {
@@ -23,11 +26,6 @@ using Fixture = attn::test::LayerFixture;
 
 MixerSpec disa_spec(std::int64_t d, std::int64_t heads, bool causal, bool gate, const std::string& t2t) {
   return test::mixer_spec("fastdisa", d, heads, causal, {{"disa_gate", gate}, {"disa_t2t", t2t}});
-}
-
-bool allowed(const MixerSpec& spec, std::int64_t h, std::int64_t i, std::int64_t j) {
-  if (spec.causal) return j <= i;
-  return h < spec.heads / 2 ? j < i : j > i;
 }
 
 double log_sigmoid(double z) { return z >= 0 ? -std::log1p(std::exp(-z)) : z - std::log1p(std::exp(z)); }
@@ -109,14 +107,14 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
         for (std::int64_t c = 0; c < dh; ++c) {
           double fmax = -INFINITY;
           for (std::int64_t j = 0; j < L; ++j)
-            if (allowed(spec, h, i, j)) {
+            if (test::directional_allowed(spec, h, i, j)) {
               const double t2t = spec.options.at("disa_t2t") == "exp" ? R[i * L + j] : log_sigmoid(R[i * L + j]);
               fmax = std::max(fmax, t2t + S[j * dh + c]);
             }
           if (fmax == -INFINITY) continue;  // no key: P = 0, O = 0
           double den = 0;
           for (std::int64_t j = 0; j < L; ++j)
-            if (allowed(spec, h, i, j)) {
+            if (test::directional_allowed(spec, h, i, j)) {
               const double t2t = spec.options.at("disa_t2t") == "exp" ? R[i * L + j] : log_sigmoid(R[i * L + j]);
               P[(i * L + j) * dh + c] = std::exp(t2t + S[j * dh + c] - fmax);
               den += P[(i * L + j) * dh + c];
@@ -156,25 +154,6 @@ Reference reference(const Fixture& f, const std::string& name, const MixerSpec& 
   return ref;
 }
 
-// Valid rows of got against want: |got − want| ≤ atol + rtol·|want|.
-void require_valid_rows_close(const float* got, const std::vector<double>& want, std::int64_t B, std::int64_t T,
-                              std::int64_t d, const std::vector<std::int32_t>& lengths, double atol, double rtol) {
-  double worst = 0;
-  std::int64_t worst_at = 0;
-  for (std::int64_t b = 0; b < B; ++b)
-    for (std::int64_t i = 0; i < lengths[b]; ++i)
-      for (std::int64_t c = 0; c < d; ++c) {
-        const std::int64_t at = (b * T + i) * d + c;
-        const double err = std::abs(got[at] - want[at]) / (atol + rtol * std::abs(want[at]));
-        if (!(err <= worst)) {
-          worst = err;
-          worst_at = at;
-        }
-      }
-  INFO("worst at " << worst_at << ": got " << got[worst_at] << ", want " << want[worst_at]);
-  REQUIRE(worst <= 1.0);
-}
-
 // Multiplies the named parameters by factor (S is linear in W_s2, b_s2; R quadratic in q's and k's).
 void scale_params(Fixture& f, std::initializer_list<const char*> names, double factor) {
   for (const char* p : names) {
@@ -182,13 +161,6 @@ void scale_params(Fixture& f, std::initializer_list<const char*> names, double f
     for (std::int64_t i = 0; i < f.params.info(id).shape.numel(); ++i)
       f.params.value(id)[i] *= static_cast<float>(factor);
   }
-}
-
-std::vector<float> zero_padded_rows(std::vector<float> w, std::int64_t B, std::int64_t T, std::int64_t d,
-                                    const std::vector<std::int32_t>& lengths) {
-  for (std::int64_t b = 0; b < B; ++b)
-    std::fill(w.begin() + (b * T + lengths[b]) * d, w.begin() + (b + 1) * T * d, 0.0f);
-  return w;
 }
 
 }  // namespace
@@ -285,9 +257,7 @@ TEST_CASE("fast-disa: the mixer equals the direct double reference (encoder and 
       for (std::int64_t b = 0; b < B; ++b) {
         const MixerMaps maps = mixer.export_maps(*saved, b);
         const std::int64_t L = lengths[b];
-        REQUIRE(maps.heads == H);
-        REQUIRE(maps.length == L);
-        REQUIRE(maps.weights.size() == static_cast<std::size_t>(H * L * L));
+        test::require_map_shape(maps, H, L);
         for (std::int64_t h = 0; h < H; ++h)
           for (std::int64_t i = 0; i < L; ++i) {
             double row = 0;
@@ -295,8 +265,8 @@ TEST_CASE("fast-disa: the mixer equals the direct double reference (encoder and 
             for (std::int64_t j = 0; j < L; ++j) {
               const float got = maps.weights[(h * L + i) * L + j];
               REQUIRE(std::abs(got - ref.maps[((b * H + h) * T + i) * T + j]) <= 1e-5);
-              if (!allowed(spec, h, i, j)) REQUIRE(got == 0.0f);
-              any |= allowed(spec, h, i, j);
+              if (!test::directional_allowed(spec, h, i, j)) REQUIRE(got == 0.0f);
+              any |= test::directional_allowed(spec, h, i, j);
               row += got;
             }
             REQUIRE(std::abs(row - (any ? 1.0 : 0.0)) <= 1e-5);
@@ -430,35 +400,9 @@ TEST_CASE("fast-disa causal: the future never leaks and step() equals the full f
       Fixture f;
       FastDisaMixer mixer(f.params, "dec", disa_spec(8, 2, true, gate, t2t));
       f.ready(17);
-      const std::int64_t N = 2, T = 7, d = 8;
-      const std::vector<std::int32_t> lengths{7, 7};
-      std::vector<float> x = test::random_vector(N * T * d, 51), y(N * T * d), y2(N * T * d);
-      mixer.forward(f.ctx, x.data(), y.data(), N, T, lengths.data());
-      // Changing token t + 1 leaves rows ≤ t (up to the rounding of the per-feature
-      // shift of S, which spans the whole sequence) and changes row t + 1.
-      for (std::int64_t t = 0; t + 1 < T; ++t) {
-        std::vector<float> x2 = x;
-        for (std::int64_t c = 0; c < d; ++c) x2[(t + 1) * d + c] += 3.0f;
-        f.arena.reset();
-        mixer.forward(f.ctx, x2.data(), y2.data(), N, T, lengths.data());
-        for (std::int64_t i = 0; i <= t; ++i)
-          for (std::int64_t c = 0; c < d; ++c) REQUIRE(std::abs(y2[i * d + c] - y[i * d + c]) <= 1e-6);
-        double change = 0;
-        for (std::int64_t c = 0; c < d; ++c) change += std::abs(y2[(t + 1) * d + c] - y[(t + 1) * d + c]);
-        REQUIRE(change > 1e-3);
-      }
-      // Incremental decoding, N hypotheses at once.
-      std::vector<float> cache(N * T * mixer.cache_width(), NAN), xt(N * d), yt(N * d);
-      for (std::int64_t t = 0; t < T; ++t) {
-        for (std::int64_t n = 0; n < N; ++n) std::memcpy(&xt[n * d], &x[(n * T + t) * d], sizeof(float) * d);
-        f.arena.reset();
-        mixer.step(f.ctx, xt.data(), yt.data(), N, t, cache.data(), T);
-        for (std::int64_t n = 0; n < N; ++n)
-          for (std::int64_t c = 0; c < d; ++c) {
-            INFO("t " << t << " n " << n << " c " << c);
-            REQUIRE(std::abs(yt[n * d + c] - y[(n * T + t) * d + c]) <= 1e-5);
-          }
-      }
+      // Changing token t + 1 leaves rows ≤ t up to the rounding of the per-feature
+      // shift of S, which spans the whole sequence.
+      test::require_causal_and_steps(f, mixer, 1e-6);
     }
 }
 
@@ -468,35 +412,7 @@ TEST_CASE("fast-disa: a sequence alone equals itself in a padded batch", "[disa]
     Fixture f;
     FastDisaMixer mixer(f.params, "disa", disa_spec(8, 2, causal, true, "sigmoid"));
     f.ready(19);
-    const std::int64_t d = 8, L = 4, B = 3, T = 7;
-    const std::vector<float> alone = test::random_vector(L * d, 61);
-    std::vector<float> batch = test::random_vector(B * T * d, 62);
-    const std::vector<std::int32_t> lengths{7, static_cast<std::int32_t>(L), 2}, one{static_cast<std::int32_t>(L)};
-    std::copy(alone.begin(), alone.end(), batch.begin() + T * d);
-    for (std::int64_t i = L; i < T; ++i)  // padding holds large, but finite, junk
-      for (std::int64_t c = 0; c < d; ++c) batch[(T + i) * d + c] = 50.0f;
-    const std::vector<float> dy_alone = test::random_vector(L * d, 63);
-    std::vector<float> dy_batch(B * T * d, 0.0f);
-    std::copy(dy_alone.begin(), dy_alone.end(), dy_batch.begin() + T * d);
-
-    std::vector<float> y1(L * d), dx1(L * d, 0.0f), y2(B * T * d), dx2(B * T * d, 0.0f);
-    f.params.zero_grads();
-    auto s1 = mixer.forward(f.ctx, alone.data(), y1.data(), 1, L, one.data());
-    mixer.backward(f.ctx, *s1, dy_alone.data(), dx1.data());
-    const std::vector<float> grads1(f.params.grads().begin(), f.params.grads().end());
-    f.arena.reset();
-    f.params.zero_grads();
-    auto s2 = mixer.forward(f.ctx, batch.data(), y2.data(), B, T, lengths.data());
-    mixer.backward(f.ctx, *s2, dy_batch.data(), dx2.data());
-    for (std::int64_t n = 0; n < L * d; ++n) {
-      REQUIRE(std::abs(y1[n] - y2[T * d + n]) <= 1e-6);
-      REQUIRE(std::abs(dx1[n] - dx2[T * d + n]) <= 1e-6);
-    }
-    for (std::int64_t n = L * d; n < T * d; ++n) REQUIRE(dx2[T * d + n] == 0.0f);  // padding gets no gradient
-    REQUIRE(kernels::all_finite(y2.data(), B * T * d));
-    const auto grads2 = f.params.grads();
-    for (std::size_t n = 0; n < grads1.size(); ++n)
-      REQUIRE(std::abs(grads1[n] - grads2[n]) <= 1e-5 * (1.0 + std::abs(grads1[n])));
+    test::require_alone_equals_padded_with_gradients(f, mixer);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "attn/nn/mechanism.h"
 #include "attn/nn/mechanisms/lightconv/lightconv_mixer.h"
 #include "grad_check.h"
+#include "mixer_checks.h"
 
 using namespace attn;
 using namespace attn::nn;
@@ -190,19 +191,9 @@ TEST_CASE("lightconv mixer: causal outputs never see later tokens", "[lightconv]
     LightConvMixer mixer(f.params, "mix", conv_spec(dynamic, d, H, 4, true),
                          dynamic ? TapSource::predicted : TapSource::fixed);
     f.ready(51);
-    std::vector<float> x = test::random_vector(T * d, 52), y1(T * d), y2(T * d);
-    mixer.forward(f.ctx, x.data(), y1.data(), 1, T, lengths.data());
-    for (std::int64_t t = 0; t + 1 < T; ++t) {
-      std::vector<float> x2 = x;
-      for (std::int64_t j = 0; j < d; ++j) x2[(t + 1) * d + j] += 1.5f;
-      f.arena.reset();
-      mixer.forward(f.ctx, x2.data(), y2.data(), 1, T, lengths.data());
-      for (std::int64_t i = 0; i < (t + 1) * d; ++i) REQUIRE(y1[i] == y2[i]);
-      bool changed = false;
-      for (std::int64_t i = (t + 1) * d; i < (t + 2) * d; ++i) changed |= y1[i] != y2[i];
-      REQUIRE(changed);
-    }
+    test::require_causal(f, mixer, d, T);
     // The encoder's centred window does see the next token.
+    std::vector<float> x = test::random_vector(T * d, 52), y1(T * d), y2(T * d);
     Fixture g;
     LightConvMixer enc(g.params, "mix", conv_spec(dynamic, d, H, 3, false),
                        dynamic ? TapSource::predicted : TapSource::fixed);
@@ -229,25 +220,12 @@ TEST_CASE("lightconv mixer: step() with only the last k − 1 cached inputs equa
         LightConvMixer mixer(f.params, "dec", conv_spec(dynamic, d, H, K, true),
                              dynamic ? TapSource::predicted : TapSource::fixed);
         f.ready(61);
-        const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
-        std::vector<float> x = test::random_vector(n * T * d, 62 + T), y(n * T * d);
-        mixer.forward(f.ctx, x.data(), y.data(), n, T, lengths.data());
+        // Entries older than the window are poisoned: a read of one would show as NaN.
         const float nan = std::numeric_limits<float>::quiet_NaN();
-        std::vector<float> cache(n * T * mixer.cache_width(), nan), xs(n * d), ys(n * d);
-        for (std::int64_t t = 0; t < T; ++t) {
-          // Entries older than the window are poisoned: a read of one would show as NaN.
+        test::require_steps_equal_forward(f, mixer, n, T, d, nan, [&](std::int64_t t, std::vector<float>& cache) {
           for (std::int64_t i = 0; i < n; ++i)
             for (std::int64_t s = 0; s <= t - K; ++s) std::fill_n(cache.begin() + (i * T + s) * d, d, nan);
-          f.arena.reset();
-          for (std::int64_t i = 0; i < n; ++i) std::copy_n(x.begin() + (i * T + t) * d, d, xs.begin() + i * d);
-          mixer.step(f.ctx, xs.data(), ys.data(), n, t, cache.data(), T);
-          for (std::int64_t i = 0; i < n; ++i)
-            for (std::int64_t j = 0; j < d; ++j) {
-              INFO("t " << t << " hyp " << i << " feature " << j);
-              const float want = y[(i * T + t) * d + j];
-              REQUIRE(std::abs(ys[i * d + j] - want) <= 1e-5f * (1.0f + std::abs(want)));
-            }
-        }
+        });
       }
 }
 
@@ -260,16 +238,7 @@ TEST_CASE("lightconv mixer: a sentence alone equals the same sentence in a padde
       LightConvMixer mixer(f.params, "mix", conv_spec(dynamic, d, H, 7, causal),
                            dynamic ? TapSource::predicted : TapSource::fixed);
       f.ready(71);
-      std::vector<float> alone = test::random_vector(L * d, 72), y_alone(L * d);
-      const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
-      mixer.forward(f.ctx, alone.data(), y_alone.data(), 1, L, len_alone.data());
-      std::vector<float> batch = test::random_vector(2 * T * d, 73, -30.0f, 30.0f), y_batch(2 * T * d);
-      std::copy(alone.begin(), alone.end(), batch.begin() + T * d);
-      const std::vector<std::int32_t> len_batch{static_cast<std::int32_t>(T), static_cast<std::int32_t>(L)};
-      f.arena.reset();
-      mixer.forward(f.ctx, batch.data(), y_batch.data(), 2, T, len_batch.data());
-      for (std::int64_t i = 0; i < L * d; ++i)
-        REQUIRE(std::abs(y_batch[T * d + i] - y_alone[i]) <= 1e-5f * (1.0f + std::abs(y_alone[i])));
+      test::require_alone_equals_padded(f, mixer, d, L, T);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "attn/nn/mechanisms/muse/dynamic_conv.h"
 #include "attn/nn/mechanisms/muse/muse_mixer.h"
 #include "grad_check.h"
+#include "mixer_checks.h"
 
 using namespace attn;
 using namespace attn::nn;
@@ -360,23 +361,11 @@ TEST_CASE("muse mixer: V gets its gradient from attention, the conv data path an
 }
 
 TEST_CASE("muse mixer: causal outputs never see later tokens", "[muse]") {
-  const std::int64_t B = 1, T = 9, d = 8, H = 2;
-  const std::vector<std::int32_t> lengths{9};
+  const std::int64_t T = 9, d = 8, H = 2;
   Fixture f;
   MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, true));
   f.ready(51);
-  std::vector<float> x = test::random_vector(B * T * d, 52), y1(B * T * d), y2(B * T * d);
-  mixer.forward(f.ctx, x.data(), y1.data(), B, T, lengths.data());
-  for (std::int64_t t = 0; t + 1 < T; ++t) {
-    std::vector<float> x2 = x;
-    for (std::int64_t j = 0; j < d; ++j) x2[(t + 1) * d + j] += 1.5f;
-    f.arena.reset();
-    mixer.forward(f.ctx, x2.data(), y2.data(), B, T, lengths.data());
-    for (std::int64_t i = 0; i < (t + 1) * d; ++i) REQUIRE(y1[i] == y2[i]);
-    bool changed = false;
-    for (std::int64_t i = (t + 1) * d; i < (t + 2) * d; ++i) changed |= y1[i] != y2[i];
-    REQUIRE(changed);
-  }
+  test::require_causal(f, mixer, d, T);
 }
 
 TEST_CASE("muse mixer: step() equals the full causal forward at every position (also MUSE-separate)", "[muse]") {
@@ -390,21 +379,7 @@ TEST_CASE("muse mixer: step() equals the full causal forward at every position (
         Fixture f;
         MuseMixer mixer(f.params, "dec", muse_spec(d, H, kernels, true, 0.0f, separate));
         f.ready(61);
-        const std::vector<std::int32_t> lengths(n, static_cast<std::int32_t>(T));
-        std::vector<float> x = test::random_vector(n * T * d, 62 + T), y(n * T * d);
-        mixer.forward(f.ctx, x.data(), y.data(), n, T, lengths.data());
-        std::vector<float> cache(n * T * mixer.cache_width(), -99.0f), xs(n * d), ys(n * d);
-        for (std::int64_t t = 0; t < T; ++t) {
-          f.arena.reset();
-          for (std::int64_t i = 0; i < n; ++i) std::copy_n(x.begin() + (i * T + t) * d, d, xs.begin() + i * d);
-          mixer.step(f.ctx, xs.data(), ys.data(), n, t, cache.data(), T);
-          for (std::int64_t i = 0; i < n; ++i)
-            for (std::int64_t j = 0; j < d; ++j) {
-              INFO("t " << t << " hyp " << i << " feature " << j);
-              const float want = y[(i * T + t) * d + j];
-              REQUIRE(std::abs(ys[i * d + j] - want) <= 1e-5f * (1.0f + std::abs(want)));
-            }
-        }
+        test::require_steps_equal_forward(f, mixer, n, T, d, -99.0f);
       }
   }
 }
@@ -417,17 +392,7 @@ TEST_CASE("muse mixer: a sentence alone equals the same sentence in a padded bat
       Fixture f;
       MuseMixer mixer(f.params, "mix", muse_spec(d, H, {3, 15}, causal, 0.0f, separate));
       f.ready(71);
-      std::vector<float> alone = test::random_vector(L * d, 72), y_alone(L * d);
-      const std::vector<std::int32_t> len_alone{static_cast<std::int32_t>(L)};
-      mixer.forward(f.ctx, alone.data(), y_alone.data(), 1, L, len_alone.data());
-      // Batch: the short sentence second, right-padded with large junk; a longer one first.
-      std::vector<float> batch = test::random_vector(2 * T * d, 73, -30.0f, 30.0f), y_batch(2 * T * d);
-      std::copy(alone.begin(), alone.end(), batch.begin() + T * d);
-      const std::vector<std::int32_t> len_batch{static_cast<std::int32_t>(T), static_cast<std::int32_t>(L)};
-      f.arena.reset();
-      mixer.forward(f.ctx, batch.data(), y_batch.data(), 2, T, len_batch.data());
-      for (std::int64_t i = 0; i < L * d; ++i)
-        REQUIRE(std::abs(y_batch[T * d + i] - y_alone[i]) <= 1e-5f * (1.0f + std::abs(y_alone[i])));
+      test::require_alone_equals_padded(f, mixer, d, L, T);
     }
 }
 

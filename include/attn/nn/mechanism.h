@@ -102,7 +102,9 @@ class Mechanism {
   //     "decoder" or "cross")
   //   mask(e, hi) → (i, j) → whether query i may attend to key j, or null
   //     (the decoder's causal mask is the pages' own)
-  //   outline(e, F, T, s, x0, y0) → SVG over a map of F × T cells of s px at (x0, y0)
+  //   outline(e, F, T, s, x0, y0, drawer) → SVG over a map of F × T cells of s
+  //     px at (x0, y0) (drawer.bandOutline(left, right, F, T, s, x0, y0): a
+  //     band window's)
   //   badge(e, hi) → HTML beside the head's name
   //   layerSummary(e, drawer) → HTML under the layer's name in the grid
   //   strips(e, hi, k) → the large map's side strips, F rows of s px, made with

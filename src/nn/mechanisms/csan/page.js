@@ -7,15 +7,7 @@
     (e.head_policy === "wrap" ? "keys wrap around the heads and values clamp to 0…H−1, as in the authors' code" : "heads outside 0…H−1 are dropped") + "), the map shows each key's weight summed over those heads and the strip the weight each neighbouring head received." : "."),
   mask: (e) => ("left" in e ? (i, j) => !(j < i - e.left || j > i + e.right) : null),
   // The window's outline over rows 0..F−1 of a map at (x0, y0).
-  outline: (e, F, T, s, x0, y0) => {
-    if (!("left" in e)) return "";
-    const lo = (i) => Math.max(0, i - e.left), hi = (i) => Math.min(T, i + e.right + 1);
-    let d = "M" + (x0 + lo(0) * s) + " " + y0;
-    for (let i = 0; i < F; ++i) d += "H" + (x0 + lo(i) * s) + "V" + (y0 + (i + 1) * s);
-    d += "H" + (x0 + hi(F - 1) * s);
-    for (let i = F - 1; i >= 0; --i) d += "V" + (y0 + (i + 1) * s) + "H" + (x0 + hi(i) * s) + "V" + (y0 + i * s);
-    return '<path class="win" d="' + d + 'Z"></path>';
-  },
+  outline: (e, F, T, s, x0, y0, k) => ("left" in e ? k.bandOutline(e.left, e.right, F, T, s, x0, y0) : ""),
   stripColumns: (e, f) => (e.head_weights && e.head_window > 1 ? e.head_window * f + 2 : 0),
   strips: (e, hi, k) => (e.head_weights && e.head_window > 1
     ? k.strip("head area<br>h−" + (e.head_window - 1) / 2 + "…h+" + (e.head_window - 1) / 2, e.head_window, e.head_weights[hi], "area") : ""),

@@ -107,9 +107,7 @@ MixerMaps DisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
         out[j] = static_cast<float>(mean / static_cast<double>(dh));
       }
     }
-  maps.extras["directions"] = directional::direction_names(causal_, H);
-  maps.extras["averaged_over_features"] = true;
-  maps.extras["fusion_gate"] = gate_.feature_means(s.gate + b * T * d, len);
+  maps.extras = directional::map_extras(causal_, H, gate_.feature_means(s.gate + b * T * d, len));
   return maps;
 }
 

@@ -83,9 +83,8 @@ MixerMaps FastDisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_
                            for (std::int64_t j = 0; j < n; ++j) out[i * len + first + j] += p[j] / dh;
                          });
   }
-  maps.extras["directions"] = directional::direction_names(causal_, H);
-  maps.extras["averaged_over_features"] = true;
-  maps.extras["fusion_gate"] = gated_ ? gate_.feature_means(s.gate + b * T * d, len) : nlohmann::json(nullptr);
+  maps.extras = directional::map_extras(
+      causal_, H, gated_ ? gate_.feature_means(s.gate + b * T * d, len) : nlohmann::json(nullptr));
   return maps;
 }
 

@@ -72,15 +72,25 @@ KeyWindow band_of(const json& raw, bool causal) {
 constexpr MapKind kLightKinds[] = {{"lightconv", "LightConv (fixed kernels)"}};
 constexpr MapKind kDynamicKinds[] = {{"dynamicconv", "DynamicConv (kernels per token)"}};
 
-class LightConv final : public Mechanism {
+// LightConv and DynamicConv differ only in where the taps come from; the maps,
+// their extras and the page are the same. DynamicConv takes LightConv's options.
+class ConvMechanism final : public Mechanism {
  public:
-  std::string_view name() const override { return "lightconv"; }
-  std::string_view label() const override { return "LightConv: lightweight depth-wise convolution"; }
-  std::span<const OptionField> options() const override { return kOptions; }
-  std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
-    return std::make_unique<LightConvMixer>(params, name, spec, TapSource::fixed);
+  explicit ConvMechanism(TapSource taps) : taps_(taps) {}
+  std::string_view name() const override { return fixed() ? "lightconv" : "dynamicconv"; }
+  std::string_view label() const override {
+    return fixed() ? "LightConv: lightweight depth-wise convolution"
+                   : "DynamicConv: depth-wise convolution with per-token kernels";
   }
-  std::span<const MapKind> map_kinds() const override { return kLightKinds; }
+  std::span<const OptionField> options() const override {
+    return fixed() ? std::span<const OptionField>(kOptions) : std::span<const OptionField>();
+  }
+  std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
+    return std::make_unique<LightConvMixer>(params, name, spec, taps_);
+  }
+  std::span<const MapKind> map_kinds() const override {
+    return fixed() ? std::span<const MapKind>(kLightKinds) : std::span<const MapKind>(kDynamicKinds);
+  }
   json document_extras(json& raw, bool /*causal*/, const std::vector<std::int64_t>& heads,
                        int precision) const override {
     return document_taps(raw, heads, precision);
@@ -90,37 +100,21 @@ class LightConv final : public Mechanism {
   }
   json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_lightconv_extras_schema)); }
   std::string_view page_script() const override { return ATTN_EMBEDDED(attn_lightconv_page_js); }
-};
 
-class DynamicConv final : public Mechanism {
- public:
-  std::string_view name() const override { return "dynamicconv"; }
-  std::string_view label() const override { return "DynamicConv: depth-wise convolution with per-token kernels"; }
-  std::span<const OptionField> options() const override { return {}; }  // LightConv's
-  std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
-    return std::make_unique<LightConvMixer>(params, name, spec, TapSource::predicted);
-  }
-  std::span<const MapKind> map_kinds() const override { return kDynamicKinds; }
-  json document_extras(json& raw, bool /*causal*/, const std::vector<std::int64_t>& heads,
-                       int precision) const override {
-    return document_taps(raw, heads, precision);
-  }
-  KeyWindow key_window(const json& raw, bool causal, std::int64_t /*head*/) const override {
-    return band_of(raw, causal);
-  }
-  json extras_schema() const override { return json::parse(ATTN_EMBEDDED(attn_lightconv_extras_schema)); }
-  std::string_view page_script() const override { return ATTN_EMBEDDED(attn_lightconv_page_js); }
+ private:
+  bool fixed() const { return taps_ == TapSource::fixed; }
+  TapSource taps_;
 };
 
 }  // namespace
 
 const Mechanism& mechanism_lightconv() {
-  static const LightConv m;
+  static const ConvMechanism m(TapSource::fixed);
   return m;
 }
 
 const Mechanism& mechanism_dynamicconv() {
-  static const DynamicConv m;
+  static const ConvMechanism m(TapSource::predicted);
   return m;
 }
 

@@ -7,15 +7,7 @@
     "] (outlined), one kernel per head (LightConv: the same for every token; DynamicConv: predicted from the token). Taps that fall outside the sentence read zeros; the map renormalises the others to sum to 1, the strip shows the taps as used.",
   mask: (e) => ("left" in e ? (i, j) => !(j < i - e.left || j > i + e.right) : null),
   // The window's outline over rows 0..F−1 of a map at (x0, y0).
-  outline: (e, F, T, s, x0, y0) => {
-    if (!("left" in e)) return "";
-    const lo = (i) => Math.max(0, i - e.left), hi = (i) => Math.min(T, i + e.right + 1);
-    let d = "M" + (x0 + lo(0) * s) + " " + y0;
-    for (let i = 0; i < F; ++i) d += "H" + (x0 + lo(i) * s) + "V" + (y0 + (i + 1) * s);
-    d += "H" + (x0 + hi(F - 1) * s);
-    for (let i = F - 1; i >= 0; --i) d += "V" + (y0 + (i + 1) * s) + "H" + (x0 + hi(i) * s) + "V" + (y0 + i * s);
-    return '<path class="win" d="' + d + 'Z"></path>';
-  },
+  outline: (e, F, T, s, x0, y0, k) => ("left" in e ? k.bandOutline(e.left, e.right, F, T, s, x0, y0) : ""),
   layerSummary: (e) => (e.kernel ? '<div title="this layer\'s kernel size (it grows with depth)">k = ' + e.kernel + "</div>" : ""),
   stripColumns: (e, f) => (e.taps ? e.kernel * f + 2 : 0),
   strips: (e, hi, k) => (e.taps ? k.strip("conv taps<br>k=" + e.kernel, e.kernel, e.taps[hi], "taps") : ""),

@@ -7,6 +7,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,15 @@ inline nlohmann::json direction_names(bool causal, std::int64_t heads) {
   nlohmann::json directions = nlohmann::json::array();
   for (std::int64_t h = 0; h < heads; ++h) directions.push_back(causal || h < heads / 2 ? "forward" : "backward");
   return directions;
+}
+
+// The maps' extras DiSA and Fast-DiSA share: "directions", then
+// "averaged_over_features" (true: their weights are P_ijk averaged over the
+// d_h features) and "fusion_gate" (FusionGate::feature_means, or null).
+inline nlohmann::json map_extras(bool causal, std::int64_t heads, nlohmann::json fusion_gate) {
+  return {{"directions", direction_names(causal, heads)},
+          {"averaged_over_features", true},
+          {"fusion_gate", std::move(fusion_gate)}};
 }
 
 }  // namespace attn::nn::directional
