@@ -25,8 +25,7 @@ void add_search_options(CLI::App& sub, decode::SearchOptions& search) {
       ->capture_default_str()
       ->check(bounded(within(0, 100000)));
   sub.add_option("--no-repeat-ngram-size", search.no_repeat_ngram,
-                 "no output repeats an n-gram (of subwords) of its own; 0: off. Stops the run-ons of a model "
-                 "that does not end a source without final punctuation")
+                 "no output repeats an n-gram (of subwords) of its own, as fairseq's flag; 0: off")
       ->capture_default_str()
       ->check(bounded(within(0, 1000)));
 }
