@@ -134,8 +134,10 @@ inline std::string http_post(const std::string& path, const std::string& body,
 class HealthProbe {
  public:
   explicit HealthProbe(int port, std::chrono::milliseconds period = std::chrono::milliseconds(25)) {
+    // At least one probe, however soon finish() comes: a short test on a busy
+    // machine could otherwise end before the thread first ran, with nothing measured.
     thread_ = std::thread([this, port, period] {
-      while (!stop_) {
+      do {
         const auto sent = std::chrono::steady_clock::now();
         RawConnection c(port);
         bool ok = c.open() && c.send(http_get("/healthz"));
@@ -147,8 +149,8 @@ class HealthProbe {
           std::lock_guard<std::mutex> lock(mutex_);
           ms_.push_back(ms);
         }
-        std::this_thread::sleep_for(period);
-      }
+        if (!stop_) std::this_thread::sleep_for(period);
+      } while (!stop_);
     });
   }
   ~HealthProbe() { finish(); }
