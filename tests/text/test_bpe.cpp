@@ -49,7 +49,7 @@ const std::vector<std::string>& small_corpus() {
       "Zwei Hunde spielen im Schnee.",
       "Two dogs are playing in the snow.",
       "Eine Frau in einem roten Kleid läuft die Straße entlang.",
-      "A woman in a red dress walks down the street.",
+      "A woman in a red dress walks along the old street.",
       "Kinder spielen Fußball auf einer großen Wiese.",
       "Children play soccer on a large meadow.",
       "Ein älterer Mann sitzt auf einer Bank und liest die Zeitung.",

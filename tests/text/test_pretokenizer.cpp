@@ -59,10 +59,10 @@ TEST_CASE("pretokenizer: invalid bytes are single pre-tokens and never lost", "[
 }
 
 TEST_CASE("pretokenizer: pre-tokens rebuild the whitespace-normalised line", "[text]") {
-  const char* lines[] = {"Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche.",
+  const char* lines[] = {"Zwei junge weiße Katzen schlafen draußen neben großen Büschen.",
                          "  A man's 2nd \"best\" friend -- at 10:30pm!  ",
                          "x\t\ty\u3000z 😀😀 \xF0\x9F\x87\xA9\xF0\x9F\x87\xAA"};
-  const char* expected[] = {"Zwei junge weiße Männer sind im Freien in der Nähe vieler Büsche.",
+  const char* expected[] = {"Zwei junge weiße Katzen schlafen draußen neben großen Büschen.",
                             "A man's 2nd \"best\" friend -- at 10:30pm!",
                             "x y\u3000z 😀😀 \xF0\x9F\x87\xA9\xF0\x9F\x87\xAA"};
   for (int i = 0; i < 3; ++i) {
