@@ -130,6 +130,7 @@ PairedResult paired_bootstrap(const SegmentStats& baseline, const SegmentStats& 
   for (std::size_t s = 0; s < system_scores.size(); ++s) differences[s] = system_scores[s] - baseline_scores[s];
   result.diff_ci = estimate_ci(differences);
   result.p_value = centred_bootstrap_p(differences, result.score - baseline_score);
+  result.differences = std::move(differences);
   return result;
 }
 

@@ -29,6 +29,7 @@ SeedPairing pair_seeds(std::span<const int> seeds, std::span<const eval::Segment
   pairing.p_pooled = pooled.p_value;
   pairing.pooled_score = pooled.score;
   pairing.pooled_baseline_score = score(pooled_baseline.sum());
+  pairing.pooled_differences = pooled.differences;
   return pairing;
 }
 

@@ -106,17 +106,8 @@ void judge_output(ClaimVerdict& v, const ArchSummary& a, const ArchSummary& b, c
   p.b_value = pairing.pooled_baseline_score;
   p.difference = p.a_value - p.b_value;
   p.p = pairing.p_pooled;
-  if (c.equivalence()) {
-    // The same resamples as the paired bootstrap's (NumPy's draws), differences A* − B*.
-    const eval::SegmentStats pooled_a = concatenate(a_stats), pooled_b = concatenate(b_stats);
-    const std::vector<std::uint32_t> indices =
-        eval::bootstrap_indices(pooled_a.segments(), options.bootstrap_samples, options.bootstrap_seed);
-    const std::vector<double> ra = eval::resampled_scores(pooled_a, bleu, indices);
-    const std::vector<double> rb = eval::resampled_scores(pooled_b, bleu, indices);
-    std::vector<double> differences(ra.size());
-    for (std::size_t s = 0; s < ra.size(); ++s) differences[s] = ra[s] - rb[s];
-    p.equivalence = eval::bootstrap_equivalence(differences, *c.margin);
-  }
+  // On the paired bootstrap's own resamples (NumPy's draws), differences A* − B*.
+  if (c.equivalence()) p.equivalence = eval::bootstrap_equivalence(pairing.pooled_differences, *c.margin);
   v.pooled = p;
 }
 

@@ -55,6 +55,7 @@ struct PairedResult {
   double p_value = 1.0;                       // against the baseline
   std::optional<ConfidenceInterval> ci;       // bootstrap: the system's score
   std::optional<ConfidenceInterval> diff_ci;  // bootstrap: system minus baseline (not printed by sacreBLEU)
+  std::vector<double> differences;            // bootstrap: each resample's system − baseline score
 };
 
 // sacreBLEU's paired-bootstrap p-value from resampled differences (system −

@@ -21,8 +21,9 @@ struct SeedPairing {
   std::vector<int> seeds;          // the common seeds, ascending
   std::vector<double> p_per_seed;  // [seeds]
   double p_pooled = 1.0;
-  double pooled_score = 0.0;           // the arch's score on the concatenated sample
-  double pooled_baseline_score = 0.0;  // the baseline's
+  double pooled_score = 0.0;               // the arch's score on the concatenated sample
+  double pooled_baseline_score = 0.0;      // the baseline's
+  std::vector<double> pooled_differences;  // the pooled bootstrap's resamples: arch − baseline, each
 };
 
 // The rows of several corpora one after another (all with the same fields).
