@@ -124,9 +124,8 @@ int run(const StatsFlags& f) {
   if (json_file) {
     json_file->write(json_text);
     json_file->commit();
-  }
-  if (json_file)
     std::fprintf(stderr, "attn: attention statistics of %zu sentences written to %s\n", lines.size(), f.output.c_str());
+  }
   return 0;
 }
 
