@@ -15,6 +15,7 @@ rm -rf "$work" && mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 head -n 20 data/toy/test.src >"$work/test.src"
 variants=("transformer" "muse" "muse-simple" "muse-separate" "convsan" "convsan2d" "fastdisa"
+          "disa" "lightconv" "dynamicconv"
           "transformer --decoder-mixer csan" "transformer --decoder-mixer fastdisa" "transformer --decoder-mixer muse")
 for v in "${variants[@]}"; do
   read -r arch rest <<<"$v"
