@@ -171,7 +171,7 @@ class Trainer::Session {
   TrainResult loop() {
     bool stop = false;
     while (!stop && (o_.max_epochs <= 0 || state_.epoch <= o_.max_epochs) && !limits_reached()) {
-      if (o_.join_pairs > 1) joined_ = join_pairs(train_, o_.join_pairs, o_.max_len, o_.seed, state_.epoch);
+      if (epoch_shape_.reshapes()) joined_ = join_pairs(train_, epoch_shape_, o_.seed, state_.epoch);
       const auto batches = plan_batches(epoch_examples(), o_.max_tokens, o_.seed, state_.epoch, true);
       const auto n_batches = static_cast<std::int64_t>(batches.size());
       while (state_.batch_in_epoch < n_batches) {
@@ -298,6 +298,7 @@ class Trainer::Session {
     log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) + " parameters");
     train_ = encode_corpus(train_text_, bpe_, o_.max_len);
     valid_ = encode_corpus(valid_text_, bpe_, o_.max_len);
+    epoch_shape_ = EpochShape{o_.join_pairs, o_.max_len, o_.drop_final_stop, final_stop_ids(bpe_)};
     if (o_.join_pairs > 1) {
       valid_joined_text_ = join_lines(valid_text_, o_.join_pairs);
       valid_joined_ = encode_corpus(valid_joined_text_, bpe_, o_.max_len);
@@ -608,8 +609,9 @@ class Trainer::Session {
 
   ParallelText train_text_, valid_text_, valid_joined_text_;
   EncodedCorpus train_, valid_, valid_joined_;
-  std::vector<Example> joined_;  // this epoch's examples joined from train_, with --join-pairs above 1
-  const std::vector<Example>& epoch_examples() const { return o_.join_pairs > 1 ? joined_ : train_.examples; }
+  EpochShape epoch_shape_;       // how an epoch's examples are made from train_
+  std::vector<Example> joined_;  // this epoch's examples, when epoch_shape_ reshapes train_
+  const std::vector<Example>& epoch_examples() const { return epoch_shape_.reshapes() ? joined_ : train_.examples; }
   std::unique_ptr<model::Seq2Seq> model_;
   text::Bpe bpe_;
   TrainState state_;
