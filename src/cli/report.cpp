@@ -136,9 +136,10 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
                             ->capture_default_str();
   sub->add_flag("--json", f.json,
                 "print the table (and the verdicts) as JSON on stdout (and write the page only when -o is given)");
-  sub->add_option("--refs", f.refs,
-                  "folder of references <set>.<tgt-lang> (experiments/compare.sh's OUT/refs): seed runs' translations are "
-                  "scored against them, with paired bootstrap p-values and BLEU by reference length");
+  sub->add_option(
+      "--refs", f.refs,
+      "folder of references <set>.<tgt-lang> (experiments/compare.sh's OUT/refs): seed runs' translations are "
+      "scored against them, with paired bootstrap p-values and BLEU by reference length");
   sub->add_option("--tgt-lang", f.tgt_lang, "the references' suffix in --refs")->capture_default_str();
   sub->add_option("--baseline", f.baseline, "the arch the others are compared with (Δ BLEU, p-values)")
       ->capture_default_str();

@@ -166,9 +166,9 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
                : "<td class=\"na\">—</td>";
     out += r.median_tokens_per_s ? "<td>" + format_count(std::llround(*r.median_tokens_per_s)) + "</td>"
                                  : "<td class=\"na\">—</td>";
-    out += r.peak_rss_mb ? "<td title=\"peak_rss_mb in log.jsonl\">" + format_count(std::llround(*r.peak_rss_mb)) +
-                               " MB</td>"
-                         : "<td class=\"na\" title=\"no record of log.jsonl has peak_rss_mb\">not recorded</td>";
+    out += r.peak_rss_mb
+               ? "<td title=\"peak_rss_mb in log.jsonl\">" + format_count(std::llround(*r.peak_rss_mb)) + " MB</td>"
+               : "<td class=\"na\" title=\"no record of log.jsonl has peak_rss_mb\">not recorded</td>";
     out += cell(r.best_valid_bleu, 2, is_top(runs, valid_bleu, r.best_valid_bleu));
     out += cell(r.valid_chrf_at_best, 2);
     out += r.best_update

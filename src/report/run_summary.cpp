@@ -479,9 +479,7 @@ nlohmann::json runs_json(const std::vector<RunSummary>& runs) {
     j["updates"] = opt(r.updates);
     j["elapsed_s"] = opt(r.elapsed_s);
     if (r.test)
-      j["test"] = {{"set", r.test->set},
-                   {"best", score(r.test->best)},
-                   {"avg5", score(r.test->avg5)}};
+      j["test"] = {{"set", r.test->set}, {"best", score(r.test->best)}, {"avg5", score(r.test->avg5)}};
     else
       j["test"] = nullptr;
     j["in_progress"] = r.in_progress;

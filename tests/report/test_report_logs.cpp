@@ -92,8 +92,7 @@ TEST_CASE("report: median tokens/s, score files, axis ticks", "[report]") {
   const auto single = report::parse_score_file(R"({"name": "BLEU", "score": 12.5})");
   REQUIRE((single && *single->bleu == 12.5 && !single->chrf));
   // Only attn score's JSON: its text lines and --score-only are not read.
-  REQUIRE_FALSE(
-      report::parse_score_file("BLEU|nrefs:1|tok:13a = 37.6 72.1/47.8 (BP = 0.948)\nchrF2|nrefs:1 = 57.8\n"));
+  REQUIRE_FALSE(report::parse_score_file("BLEU|nrefs:1|tok:13a = 37.6 72.1/47.8 (BP = 0.948)\nchrF2|nrefs:1 = 57.8\n"));
   REQUIRE_FALSE(report::parse_score_file("37.6\n57.8\n"));
   REQUIRE_FALSE(report::parse_score_file("[garbage"));
   REQUIRE_FALSE(report::parse_score_file(R"([{"name": "TER", "score": 50.0}])"));

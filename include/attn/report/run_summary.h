@@ -101,7 +101,7 @@ struct RunSummary {
   std::string arch;
   std::optional<std::int64_t> parameters;
   std::optional<double> median_tokens_per_s;  // target tokens/s, train lines after the first 10% of updates
-  std::optional<double> peak_rss_mb;  // the log's largest peak_rss_mb; nullopt: not recorded
+  std::optional<double> peak_rss_mb;          // the log's largest peak_rss_mb; nullopt: not recorded
   std::optional<double> best_valid_bleu, valid_chrf_at_best;
   std::optional<std::int64_t> best_update;
   std::optional<double> best_elapsed_s;
