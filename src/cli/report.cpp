@@ -117,9 +117,9 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
   CLI::App* sub = app.add_subcommand(
       "report", "Compare training runs: curves and a table of speed, memory and scores on one HTML page");
   sub->footer(
-      "Each RUN_DIR is a run directory (docs/report.md): attn train --save-dir's log.jsonl, translations\n"
-      "in hyp/<set>.<model>.txt (attn translate -o) and their scores in score/<set>.<model>.json\n"
-      "(attn score --format json); nothing else is read.\n"
+      "Each RUN_DIR is a run directory as attn writes it (docs/report.md): attn train --save-dir's\n"
+      "log.jsonl and checkpoints, translations in hyp/<set>.<model>.txt (attn translate -o) and their\n"
+      "scores in score/<set>.<model>.json (attn score --format json).\n"
       "Run directories named seed<N> (OUT/<arch>/seed<S>) are grouped by arch: mean and sd over\n"
       "the seeds of the scores in score/, or of the translations in hyp/ scored against --refs,\n"
       "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length\n"
@@ -136,10 +136,9 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
                             ->capture_default_str();
   sub->add_flag("--json", f.json,
                 "print the table (and the verdicts) as JSON on stdout (and write the page only when -o is given)");
-  sub->add_option(
-      "--refs", f.refs,
-      "folder of references <set>.<tgt-lang> (experiments/compare.sh's OUT/refs): seed runs' translations are "
-      "scored against them, with paired bootstrap p-values and BLEU by reference length");
+  sub->add_option("--refs", f.refs,
+                  "folder of references <set>.<tgt-lang>: seed runs' translations in hyp/ are scored against "
+                  "them, with paired bootstrap p-values and BLEU by reference length");
   sub->add_option("--tgt-lang", f.tgt_lang, "the references' suffix in --refs")->capture_default_str();
   sub->add_option("--baseline", f.baseline, "the arch the others are compared with (Δ BLEU, p-values)")
       ->capture_default_str();
