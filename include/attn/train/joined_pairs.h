@@ -4,7 +4,7 @@
 // The sizes are drawn afresh each epoch from (seed, epoch): a pure function,
 // so a resumed run rebuilds the same epoch. Joining the subword ids equals
 // encoding the sentences joined by one space (BPE never crosses a space),
-// which is how the long test sets are made (tools/make_long_test.py).
+// which is how the long test sets are made (experiments/make_long_test.py).
 #pragma once
 #include <cstdint>
 
@@ -21,7 +21,7 @@ std::vector<Example> join_pairs(const EncodedCorpus& corpus, std::int64_t max_pa
                                 std::uint64_t seed, std::int64_t epoch);
 
 // The joined validation set: lines k·i … k·i+k−1 joined by one space on both
-// sides; only whole groups (as tools/make_long_test.py writes them).
+// sides; only whole groups (as experiments/make_long_test.py writes them).
 ParallelText join_lines(const ParallelText& text, std::int64_t k);
 
 }  // namespace attn::train

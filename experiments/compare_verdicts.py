@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The comparison's tables from a finished (or partial) tools/compare.sh run, and its verdicts from attn.
+"""The comparison's tables from a finished (or partial) experiments/compare.sh run, and its verdicts from attn.
 
-    tools/compare_verdicts.py RUNS_DIR REFS_DIR [--claims FILE] [--attn build/attn] [--order "A B ..."]
+    experiments/compare_verdicts.py RUNS_DIR REFS_DIR [--claims FILE] [--attn build/attn] [--order "A B ..."]
                               [--speed ARCH_SPEED.txt] [--memory A:B] [--param-match A:B]
                               [--long LONG_RUNS_DIR [--long-refs DIR] [--long-claims FILE]] [--threads N] > section.md
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The long-input probe: join K consecutive lines of a test set, on both sides.
 
-    tools/make_long_test.py K IN_PREFIX OUT_PREFIX [--langs=de,en]
+    experiments/make_long_test.py K IN_PREFIX OUT_PREFIX [--langs=de,en]
 
 reads IN_PREFIX.de and IN_PREFIX.en (other suffixes with --langs=SRC,TGT) and writes
 OUT_PREFIX.de and OUT_PREFIX.en, where output line i is input lines

@@ -4,7 +4,7 @@
 # same number for every arch: isolates the mechanism) or minutes (the same wall
 # time: includes its speed) — and the same thread count, then is scored with
 # beam 5 on test2016 and on its long-input probes (test2016 joined 2, 4 and 6
-# sentences at a time, tools/make_long_test.py), with best.attn and with the
+# sentences at a time, experiments/make_long_test.py), with best.attn and with the
 # average of the last 5 checkpoints. attn report OUT/*/seed* --refs OUT/refs draws the result.
 #
 # Re-running the same command continues: a finished step is never redone (each
@@ -13,7 +13,7 @@
 # sittings, and --jobs can change between them. Runs go seed by seed, so the
 # runs finished at any moment cover whole seeds.
 #
-#   tools/compare.sh [--data DIR] [--out DIR] [--seeds "1 2 3"] (--updates N | --minutes M)
+#   experiments/compare.sh [--data DIR] [--out DIR] [--seeds "1 2 3"] (--updates N | --minutes M)
 #                    [--threads T] [--jobs J] [--commit SHA] [--archive DIR] [--probes "2 4 6"] [--beam B]
 #                    [ARCH...] [-- EXTRA TRAIN FLAGS]
 #
@@ -24,9 +24,11 @@
 # --commit  train and translate with the attn of that commit, built in a worktree
 #           of its own (OUT/attn-SHA), so a comparison spread over days stays fair
 #           while the code moves on
-# --archive keep each finished run small in DIR/<arch>/seed<S> (tools/archive_run.py:
-#           log, translations, scores; no model files) to commit; a run archived
-#           there counts as done, so a comparison can continue on a fresh checkout
+# --archive keep each finished run small in DIR/<arch>/seed<S> (experiments/archive_run.py:
+#           log, translations, scores in the run layout of docs/report.md; no model
+#           files) to commit; a run archived there counts as done, so a comparison
+#           can continue on a fresh checkout; a finished run not archived yet is
+#           archived by the next call
 # Without archs: transformer muse muse-simple muse-separate convsan convsan2d fastdisa.
 # An arch may be a named variant, NAME=ARCH,FLAG=VALUE,...: ARCH trained with
 # those flags (in place of the common ones they name), in OUT/NAME/seed<S> (attn report names
@@ -54,7 +56,7 @@ while [ $# -gt 0 ]; do
     --probes) probes=$2; shift 2 ;;
     --beam) beam=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -*) echo "compare: unknown option $1 (see the header of tools/compare.sh)" >&2; exit 2 ;;
+    -*) echo "compare: unknown option $1 (see the header of experiments/compare.sh)" >&2; exit 2 ;;
     *) archs+=("$1"); shift ;;
   esac
 done
@@ -95,7 +97,7 @@ sets=("$test")
 mkdir -p "$out/data"
 for k in $probes; do
   [ -f "$out/data/$test.join$k.$tgt" ] ||
-    python3 tools/make_long_test.py "$k" "$data/$test" "$out/data/$test.join$k" --langs="$src,$tgt"
+    python3 experiments/make_long_test.py "$k" "$data/$test" "$out/data/$test.join$k" --langs="$src,$tgt"
   sets+=("$test.join$k")
 done
 set_prefix() { if [ "$1" = "$test" ]; then echo "$data/$1"; else echo "$out/data/$1"; fi; }
@@ -127,6 +129,14 @@ variant_name() { echo "${1%%=*}"; }
 variant_arch() { local rest=${1#*=}; echo "${rest%%,*}"; }
 variant_flags() { [[ "$1" == *=*,* ]] && tr ',' '\n' <<<"${1#*,}" || true; }
 
+# A finished run kept small in the archive: its log, translations and scores in
+# the run layout (docs/report.md), the attn that made it, and `done` last.
+archive_one() {
+  python3 experiments/archive_run.py "$1" "$2" --attn "$attn"
+  echo "attn ${sha:-of $attn}; experiments/compare.sh of $(git -C "$repo" rev-parse --short=12 HEAD)" >"$2/commit"
+  touch "$2/done"
+}
+
 # One (arch, seed) run, every step skipped when its file exists.
 run_one() {
   local name arch seed=$2
@@ -151,7 +161,11 @@ run_one() {
   mkdir -p "$run"
   exec 9>"$run/.lock"
   if ! flock -n 9; then echo "== $name seed $seed: in progress elsewhere, skipped"; return 0; fi
-  if [ -f "$run/done" ]; then echo "== $name seed $seed: done"; return 0; fi
+  if [ -f "$run/done" ]; then
+    echo "== $name seed $seed: done"
+    [ -z "$kept" ] || archive_one "$run" "$kept"
+    return 0
+  fi
   local budget
   if [ -n "$updates" ]; then budget=(--max-updates "$updates"); else budget=(--max-time "$minutes"); fi
   if [ ! -f "$run/train.done" ]; then
@@ -192,11 +206,7 @@ run_one() {
     done
   done
   touch "$run/done"
-  if [ -n "$kept" ]; then
-    python3 tools/archive_run.py "$run" "$kept" --attn "$attn"
-    echo "attn ${sha:-of $attn}; tools/compare.sh of $(git -C "$repo" rev-parse --short=12 HEAD)" >"$kept/commit"
-    touch "$kept/done"
-  fi
+  [ -z "$kept" ] || archive_one "$run" "$kept"
   echo "== $name seed $seed: done; $test BLEU $(python3 -c "import json,sys; print(round(json.load(open(sys.argv[1]))[0]['score'], 2))" "$run/score/$test.best.json" 2>/dev/null || echo '?')"
 }
 
