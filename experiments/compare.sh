@@ -17,7 +17,7 @@
 #                    [--threads T] [--jobs J] [--commit SHA] [--archive DIR] [--probes "2 4 6"] [--beam B]
 #                    [ARCH...] [-- EXTRA TRAIN FLAGS]
 #
-# --data    corpus folder with train/valid/test2016 .de/.en (default ../shared/data/multi30k)
+# --data    corpus folder with train/valid/test2016 .de/.en (default data/multi30k, tools/prepare_multi30k.sh)
 # --out     where the runs go: OUT/<arch>/seed<S>/ (default runs/compare)
 # --threads threads of each run (default 1: results depend on it, keep it for a comparison)
 # --jobs    runs at a time (default 1; 2 on an idle 2-core machine)
@@ -40,7 +40,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-data=../shared/data/multi30k out=runs/compare seeds="1 2 3" updates="" minutes="" threads=1 jobs=1
+data=data/multi30k out=runs/compare seeds="1 2 3" updates="" minutes="" threads=1 jobs=1
 commit="" archive="" probes="2 4 6" beam=5 archs=() extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
