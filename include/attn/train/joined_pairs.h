@@ -4,13 +4,15 @@
 // The sizes are drawn afresh each epoch from (seed, epoch): a pure function,
 // so a resumed run rebuilds the same epoch. Joining the subword ids equals
 // encoding the sentences joined by one space (BPE never crosses a space),
-// which is how the long test sets are made (tools/make_long_test.py).
+// which is how the long test sets are made (experiments/make_long_test.py).
 //
 // With --drop-final-stop P, a share P of an epoch's examples (drawn from
-// (seed, epoch) too, in a stream of their own: the groups stay the same) lose their source's final stop: a model
-// trained on joined pairs has otherwise only seen a source end at a stop, and on a source without one it ends its
-// sentence and begins another (docs/claims.md, "Run-ons"). The target keeps its stop, as Multi30k's references do, so
-// the model learns to finish the sentence and stop where the source ends.
+// (seed, epoch) too, in a stream of their own: the groups stay the same)
+// lose their source's final stop: a model trained on joined pairs has
+// otherwise only seen a source end at a stop, and on a source without one it
+// ends its sentence and begins another (docs/claims.md, "Run-ons"). The
+// target keeps its stop, as Multi30k's references do, so the model learns to
+// finish the sentence and stop where the source ends.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -46,7 +48,7 @@ std::vector<std::int32_t> final_stop_ids(const text::Bpe& bpe);
 bool drop_final_stop(std::vector<std::int32_t>& src, std::span<const std::int32_t> stop_ids);
 
 // The joined validation set: lines k·i … k·i+k−1 joined by one space on both
-// sides; only whole groups (as tools/make_long_test.py writes them).
+// sides; only whole groups (as experiments/make_long_test.py writes them).
 ParallelText join_lines(const ParallelText& text, std::int64_t k);
 
 }  // namespace attn::train
