@@ -235,16 +235,15 @@ void FieldReader::operator()(const Field& f, bool& out) {
 
 void FieldReader::operator()(const Field& f, std::vector<std::string>& out) {
   const json* v = given(f);
-  json items;
   std::string name(f.name);
+  json old_spelling;  // [X] for the old spelling's X
   if (v) {
     if (!v->is_array()) throw Refusal{400, in_quotes(name) + " must be " + array_shape(f)};
-    items = *v;
   } else if (!f.old_name.empty() && request_.contains(f.old_name)) {
     name = f.old_name;
-    const json& one = request_[name];
-    if (!one.is_string()) throw Refusal{400, in_quotes(name) + " must be a string"};
-    items = json::array({one});
+    if (!request_[name].is_string()) throw Refusal{400, in_quotes(name) + " must be a string"};
+    old_spelling = json::array({request_[name]});
+    v = &old_spelling;
   } else {
     if (f.required)
       throw Refusal{400, "the request needs " + in_quotes(f.name) + ": " + array_shape(f) + ", " +
@@ -252,12 +251,14 @@ void FieldReader::operator()(const Field& f, std::vector<std::string>& out) {
     out.clear();  // absent: the description says what that means
     return;
   }
+  const json& items = *v;
   const double n = static_cast<double>(items.size());
   if ((f.minimum && n < resolve(*f.minimum)) || (f.maximum && n > resolve(*f.maximum)))
     throw Refusal{400, in_quotes(name) + " holds " + std::to_string(items.size()) + " item" +
                            (items.size() == 1 ? "" : "s") + "; give " + array_shape(f) + ", " +
                            std::string(f.description)};
   out.clear();
+  out.reserve(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!items[i].is_string()) throw Refusal{400, in_quotes(name) + "[" + std::to_string(i) + "] is not a string"};
     out.push_back(items[i].get<std::string>());
