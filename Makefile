@@ -97,10 +97,11 @@ $(foreach L,0 1 2 3 4,$(eval $(call isa_rule,$(L))))
 
 # Files built in with .incbin (include/attn/core/embed.h), which the compiler's
 # dependency files do not list: the pages' files (src/web/), the attention
-# schema's fixed part, and each mechanism's drawing and extras' schema
+# and serve schemas' fixed parts, and each mechanism's drawing and extras' schema
 # (src/nn/mechanisms/<name>/page.js, extras.schema.json).
 $(BUILD)/src/web/assets.o: $(wildcard src/web/*.css src/web/*.js src/web/*.html)
 $(BUILD)/src/decode/attention_schema.o: src/decode/attention_schema_base.json
+$(BUILD)/src/serve/requests.o: src/serve/serve_schema_base.json
 $(foreach f,$(wildcard src/nn/mechanisms/*/page.js src/nn/mechanisms/*/extras.schema.json),$(eval $(BUILD)/$(dir $(f))mechanism.o: $(f)))
 
 $(LIB): $(CORE_OBJ) $(ISA_OBJ)

@@ -239,27 +239,27 @@ namespace {
 
 // SAX pass run before building the DOM: rejects what nlohmann::json would
 // silently accept (a repeated key keeps only one value; unbounded nesting).
-class HeaderSyntaxCheck {
+class HeaderSyntaxCheck : public nlohmann::json_sax<json> {
  public:
   std::string problem;  // empty when the header is fine
 
-  bool null() { return true; }
-  bool boolean(bool) { return true; }
-  bool number_integer(json::number_integer_t) { return true; }
-  bool number_unsigned(json::number_unsigned_t) { return true; }
-  bool number_float(json::number_float_t, const json::string_t&) { return true; }
-  bool string(json::string_t&) { return true; }
-  bool binary(json::binary_t&) { return true; }
-  bool start_object(std::size_t) { return open(); }
-  bool start_array(std::size_t) { return open(); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
-  bool key(json::string_t& key) {
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return open(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& key) override {
     if (keys_.back().insert(key).second) return true;
     problem = "the key " + shown(key) + " appears twice";
     return false;
   }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception&) {
+  bool parse_error(std::size_t position, const std::string&, const json::exception&) override {
     problem = "its header is not valid JSON (at byte " + std::to_string(position) + " of the header)";
     return false;
   }

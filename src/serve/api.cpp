@@ -1,14 +1,12 @@
 #include "attn/serve/api.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cmath>
 #include <filesystem>
-#include <set>
 
 #include "attn/core/error.h"
 #include "attn/core/rng.h"
 #include "attn/decode/maps.h"
+#include "attn/serve/requests.h"
 #include "attn/text/sentence_split.h"
 
 namespace attn::serve {
@@ -17,186 +15,29 @@ namespace {
 
 using json = nlohmann::json;
 
-// A request the client must change: its status and message.
-struct Refusal {
-  int status;
-  std::string message;
-};
-
-// The DOM builder of nlohmann::json, remembering the last key it met: a number
-// too large for a double (1e400) is then refused naming its field.
-class FieldNamingParser : public nlohmann::detail::json_sax_dom_parser<json> {
- public:
-  explicit FieldNamingParser(json& out) : json_sax_dom_parser(out, false) {}
-  bool key(json::string_t& k) {
-    last_key = k;
-    return json_sax_dom_parser::key(k);
-  }
-  template <class Exception>
-  bool parse_error(std::size_t, const std::string&, const Exception& e) {
-    error = e.what();
-    overflow = e.id == 406;  // out_of_range.406: number overflow
-    return false;
-  }
-  std::string last_key, error;
-  bool overflow = false;
-};
-
-json parse_body(const std::string& body) {
-  if (body.empty()) throw Refusal{400, "the request has no body; send a JSON object (docs/serve.md)"};
-  // nlohmann's lexer takes a NUL byte for the end of the input, so a valid
-  // value, a NUL and anything after it would pass. JSON allows a raw NUL
-  // nowhere (in a string it is written \u0000): any is refused here.
-  if (const std::size_t nul = body.find('\0'); nul != std::string::npos)
-    throw Refusal{400, "the body is not valid JSON: byte " + std::to_string(nul + 1) +
-                           " is a NUL (0x00), which JSON allows nowhere; write it \\u0000 inside a string"};
-  json request;
-  FieldNamingParser parser(request);
-  if (!json::sax_parse(body, &parser) || !parser.error.empty()) {
-    if (parser.overflow) {
-      const std::size_t quote = parser.error.find('\'');  // the number, as nlohmann quotes it
-      const std::string number = quote == std::string::npos ? "" : " (" + parser.error.substr(quote) + ")";
-      throw Refusal{400, (parser.last_key.empty() ? std::string("the body") : "\"" + parser.last_key + "\"") +
-                             " holds a number out of range" + number + "; see docs/serve.md for the field's range"};
-    }
-    // nlohmann's message names the byte and what it expected (invalid UTF-8 included).
-    throw Refusal{400, "the body is not valid JSON: " + parser.error};
-  }
-  if (!request.is_object()) throw Refusal{400, "the body is JSON but not an object; send {\"…\": …} (docs/serve.md)"};
-  return request;
-}
-
-void refuse_unknown_fields(const json& request, const std::set<std::string>& fields) {
-  for (const auto& [key, value] : request.items()) {
-    if (fields.count(key)) continue;
-    std::string list;
-    for (const std::string& f : fields) list += (list.empty() ? "" : ", ") + f;
-    throw Refusal{400, "unknown field \"" + key + "\"; the fields are " + list};
-  }
-}
-
-// An integer as JSON Schema defines one: any number with no fractional part
-// (5 and 5.0 alike), checked against the range before it is converted.
-std::int64_t int_field(const json& request, const std::string& key, std::int64_t fallback, std::int64_t lo,
-                       std::int64_t hi) {
-  if (!request.contains(key)) return fallback;
-  const json& v = request[key];
-  const std::string range = "an integer between " + std::to_string(lo) + " and " + std::to_string(hi);
-  if (!v.is_number()) throw Refusal{400, "\"" + key + "\" must be " + range};
-  const auto out_of_range = [&] { return Refusal{400, "\"" + key + "\" is " + v.dump() + "; give " + range}; };
-  if (v.is_number_unsigned()) {
-    if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) throw out_of_range();
-  } else if (v.is_number_float()) {
-    const double x = v.get<double>();
-    if (x != std::floor(x)) throw Refusal{400, "\"" + key + "\" is " + v.dump() + "; give " + range};
-    if (!(x >= static_cast<double>(lo) && x <= static_cast<double>(hi))) throw out_of_range();
-    return static_cast<std::int64_t>(x);
-  }
-  const std::int64_t x = v.get<std::int64_t>();
-  if (x < lo || x > hi) throw out_of_range();
-  return x;
-}
-
-float number_field(const json& request, const std::string& key, float fallback, float lo, float hi) {
-  if (!request.contains(key)) return fallback;
-  const json& v = request[key];
-  const auto range = json(lo).dump() + " and " + json(hi).dump();
-  if (!v.is_number()) throw Refusal{400, "\"" + key + "\" must be a number between " + range};
-  const double x = v.get<double>();
-  if (!(x >= lo && x <= hi)) throw Refusal{400, "\"" + key + "\" is " + v.dump() + "; give a number between " + range};
-  return static_cast<float>(x);
-}
-
-bool bool_field(const json& request, const std::string& key, bool fallback) {
-  if (!request.contains(key)) return fallback;
-  if (!request[key].is_boolean()) throw Refusal{400, "\"" + key + "\" must be true or false"};
-  return request[key].get<bool>();
-}
-
-// Both endpoints search as attn translate and attn attend do by default (SearchOptions' defaults: beam 5).
-decode::SearchOptions search_fields(const json& request, const Limits& limits) {
-  decode::SearchOptions search;
-  search.beam = static_cast<int>(int_field(request, "beam", search.beam, 1, limits.max_beam));
-  search.lenpen = number_field(request, "lenpen", search.lenpen, 0.0f, 10.0f);
-  search.max_len_a = number_field(request, "max_len_a", search.max_len_a, 0.0f, 100.0f);
-  search.max_len_b = number_field(request, "max_len_b", search.max_len_b, 0.0f, 1000.0f);
-  search.nbest = static_cast<int>(int_field(request, "nbest", search.nbest, 1, search.beam));
-  return search;
-}
-
 std::string loaded_names(const std::vector<ServedModel>& models) {
   std::string list;
   for (const ServedModel& m : models) list += (list.empty() ? "" : ", ") + m.name;
   return list;
 }
 
-std::size_t find_model(const std::vector<ServedModel>& models, const json& name) {
-  if (!name.is_string())
-    throw Refusal{400, "a model name must be a string; the loaded models are " + loaded_names(models)};
-  for (std::size_t i = 0; i < models.size(); ++i)
-    if (models[i].name == name.get<std::string>()) return i;
-  throw Refusal{404, "no model named " + name.dump() + "; the loaded models are " + loaded_names(models) +
-                         " (GET /v1/models)"};
-}
-
-// Both endpoints name things the same way: "models", an array of model names,
-// and "sentences", an array of strings. The keys of the first version,
-// "model" (one name) and "sentence" (one string), are still read (deprecated).
-
-// The model names of a request: "models", or the deprecated "model"; none given: empty.
-std::vector<std::size_t> model_fields(const json& request, const std::vector<ServedModel>& models) {
-  if (request.contains("model") && request.contains("models"))
-    throw Refusal{400, "give \"models\" (or the deprecated \"model\"), not both"};
-  std::vector<std::size_t> chosen;
-  if (request.contains("model")) {
-    chosen.push_back(find_model(models, request["model"]));
-    return chosen;
-  }
-  if (!request.contains("models")) return chosen;
-  const json& names = request["models"];
-  if (!names.is_array() || names.empty())
-    throw Refusal{400, "\"models\" must be a non-empty array of model names: " + loaded_names(models)};
-  // Each model at most once, so the list is as long as the loaded models at most.
+// The loaded models a request names, in its order, each once.
+std::vector<std::size_t> named_models(const std::vector<std::string>& names, const std::vector<ServedModel>& models) {
   if (names.size() > models.size())
     throw Refusal{400, "\"models\" lists " + std::to_string(names.size()) + " names; " + std::to_string(models.size()) +
                            " models are loaded, each may be named once: " + loaded_names(models)};
-  for (const json& name : names) {
-    const std::size_t m = find_model(models, name);
+  std::vector<std::size_t> chosen;
+  for (const std::string& name : names) {
+    const auto found = std::find_if(models.begin(), models.end(), [&](const ServedModel& m) { return m.name == name; });
+    if (found == models.end())
+      throw Refusal{404, "no model named " + json(name).dump() + "; the loaded models are " + loaded_names(models) +
+                             " (GET /v1/models)"};
+    const auto m = static_cast<std::size_t>(found - models.begin());
     if (std::find(chosen.begin(), chosen.end(), m) != chosen.end())
-      throw Refusal{400, "\"models\" names " + name.dump() + " twice; name each model once"};
+      throw Refusal{400, "\"models\" names " + json(name).dump() + " twice; name each model once"};
     chosen.push_back(m);
   }
   return chosen;
-}
-
-// The sentences of a request: "sentences" (an array of strings), or the deprecated
-// "sentence" (one string). one_only: the endpoint takes exactly one.
-std::vector<std::string> sentence_fields(const json& request, const Limits& limits, bool one_only) {
-  std::vector<std::string> out;
-  if (request.contains("sentence") && request.contains("sentences"))
-    throw Refusal{400, "give \"sentences\" (or the deprecated \"sentence\"), not both"};
-  if (request.contains("sentence")) {
-    if (!request["sentence"].is_string()) throw Refusal{400, "\"sentence\" must be a string"};
-    out.push_back(request["sentence"].get<std::string>());
-    return out;
-  }
-  if (!request.contains("sentences"))
-    throw Refusal{400, one_only
-                           ? "the request needs \"sentences\": an array of one string, the text to translate and show"
-                           : "the request needs \"sentences\": an array of strings"};
-  const json& list = request["sentences"];
-  if (!list.is_array()) throw Refusal{400, "\"sentences\" must be an array of strings"};
-  if (one_only && list.size() != 1)
-    throw Refusal{400, "\"sentences\" holds " + std::to_string(list.size()) +
-                           " strings; the maps are of one sentence: give an array of one"};
-  if (static_cast<std::int64_t>(list.size()) > limits.max_sentences)
-    throw Refusal{413, "the request holds " + std::to_string(list.size()) + " sentences; the limit is " +
-                           std::to_string(limits.max_sentences) + " per request (--max-sentences); split it"};
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_string()) throw Refusal{400, "\"sentences\"[" + std::to_string(i) + "] is not a string"};
-    out.push_back(list[i].get<std::string>());
-  }
-  return out;
 }
 
 // A unit refused for its length, in the client's terms: its place in the
@@ -274,6 +115,20 @@ void check_work(std::int64_t work, const Limits& limits) {
                            " (--max-work); lower beam or max_len_a/max_len_b, or send fewer sentences"};
 }
 
+// The units decoded: the lines, or with split_sentences the sentences within
+// each; more than --max-sentences either way is 413.
+text::SentenceUnits units_within(const std::vector<std::string>& lines, bool split, const Limits& limits) {
+  const auto over = [&](std::size_t n, const std::string& what) {
+    if (static_cast<std::int64_t>(n) > limits.max_sentences)
+      throw Refusal{413, what + " " + std::to_string(n) + " sentences; the limit is " +
+                             std::to_string(limits.max_sentences) + " per request (--max-sentences); split it"};
+  };
+  over(lines.size(), "the request holds");
+  text::SentenceUnits units = text::sentence_units(lines, split);
+  over(units.texts.size(), lines.size() == 1 ? "the line holds" : "the request's lines hold");
+  return units;
+}
+
 std::string shown_file(const ServedModel& m, const Limits& limits) {
   return limits.show_paths ? m.file : std::filesystem::path(m.file).filename().string();
 }
@@ -299,6 +154,79 @@ Response answer(Handler&& handler) {
   } catch (const std::exception& e) {
     return error_response(500, std::string("internal error: ") + e.what() + " (please report it)");
   }
+}
+
+// The best translations of each unit; an empty unit translates to nothing and is not queued.
+std::vector<Hypotheses> decode_units(DecodeQueue& queue, std::size_t model,
+                                     const std::vector<std::vector<std::int32_t>>& ids,
+                                     const decode::SearchOptions& search, const RequestContext& context,
+                                     std::chrono::steady_clock::time_point deadline, const Limits& limits) {
+  std::vector<std::vector<std::int32_t>> queued;
+  std::vector<std::size_t> queued_unit;
+  for (std::size_t u = 0; u < ids.size(); ++u)
+    if (!ids[u].empty()) {
+      queued.push_back(ids[u]);
+      queued_unit.push_back(u);
+    }
+  std::vector<Hypotheses> found(ids.size());
+  if (queued.empty()) return found;
+  std::optional<DecodeQueue::Submitted> job = queue.translate(model, std::move(queued), search, context.client);
+  if (!job) throw queue_full(queue);
+  wait_for(job->result, job->abandoned, context, deadline, queue, limits.timeout);
+  std::vector<Hypotheses> decoded = job->result.get();
+  for (std::size_t k = 0; k < decoded.size(); ++k) found[queued_unit[k]] = std::move(decoded[k]);
+  return found;
+}
+
+// One entry per line: its units' best translations joined, their mean score,
+// and with nbest each unit's n best.
+json translations_of(const text::Bpe& bpe, const TranslateRequest& request, const text::SentenceUnits& units,
+                     const std::vector<Hypotheses>& found) {
+  const bool nbest = request.search.nbest > 1;
+  json translations = json::array();
+  for (std::size_t i = 0, u = 0; i < request.sentences.size(); ++i) {
+    std::string text;
+    double score_sum = 0;
+    std::int64_t parts = 0;
+    json hypotheses = json::array();
+    for (; u < units.texts.size() && units.places[u].line == static_cast<std::int64_t>(i); ++u) {
+      if (found[u].empty()) continue;  // an empty unit
+      if (!text.empty()) text += ' ';
+      text += bpe.decode_line(found[u][0].tokens);
+      score_sum += found[u][0].score;
+      ++parts;
+      if (nbest)
+        for (const decode::Hypothesis& h : found[u])
+          hypotheses.push_back({{"text", bpe.decode_line(h.tokens)}, {"score", h.score}});
+    }
+    json entry{{"text", text}, {"score", parts ? score_sum / static_cast<double>(parts) : 0.0}};
+    if (request.split_sentences) entry["sentences"] = parts;
+    if (nbest) entry["nbest"] = hypotheses;
+    translations.push_back(entry);
+  }
+  return translations;
+}
+
+// The document attn attend writes for these units with this model, as one JSON text.
+std::string attend_document(const ServedModel& served, const text::SentenceUnits& units,
+                            const std::vector<std::vector<std::int32_t>>& sources, const decode::SearchOptions& search,
+                            const decode::MapsSelection& selection, bool split, const Limits& limits) {
+  model::Seq2Seq& model = *served.loaded.model;
+  thread_local Arena arena;
+  arena.reset();
+  Rng rng(0);
+  nn::StepContext ctx{model.params(), arena, rng, false};
+  decode::AttendInput input;
+  input.source_lines = &units.texts;
+  input.sources = &sources;
+  if (split) input.places = &units.places;
+  std::string sentences;
+  decode::run_attend(ctx, model, served.loaded.bpe, input, search, selection,
+                     [&](std::int64_t, const std::string& s) { sentences += (sentences.empty() ? "" : ",") + s; });
+  std::string head = decode::maps_header(model, shown_file(served, limits), false, search, selection)
+                         .dump(-1, ' ', false, json::error_handler_t::replace);
+  head.pop_back();  // the closing brace
+  return head + ",\"sentences\":[" + sentences + "]}";
 }
 
 }  // namespace
@@ -345,73 +273,23 @@ Response Api::translate(const std::string& body, const RequestContext& context) 
   const auto deadline = context.deadline.value_or(std::chrono::steady_clock::now() + limits_.timeout);
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
-    const json request = parse_body(body);
-    refuse_unknown_fields(request, {"models", "sentences", "model", "sentence", "beam", "lenpen", "nbest", "max_len_a",
-                                    "max_len_b", "split_sentences"});
-    const std::vector<std::size_t> named = model_fields(request, models_);
+    const TranslateRequest request = read_translate(body, limits_);
+    const std::vector<std::size_t> named = named_models(request.models, models_);
     if (named.empty() && models_.size() > 1)
       throw Refusal{400,
                     "several models are loaded; name one with \"models\": [\"NAME\"], one of " + loaded_names(models_)};
-    if (named.size() > 1)
-      throw Refusal{400, "\"models\" names " + std::to_string(named.size()) +
-                             " models; translate answers with one: give an array of one (attend compares several)"};
-    const std::size_t which = named.empty() ? 0 : named.front();
-    const ServedModel& served = models_[which];
-    const decode::SearchOptions search = search_fields(request, limits_);
-    const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
-    if (split && search.nbest > 1)
+    if (request.split_sentences && request.search.nbest > 1)
       throw Refusal{
           400, "\"split_sentences\" joins each line's best translations; it cannot be used with \"nbest\" above 1"};
-    const std::vector<std::string> lines = sentence_fields(request, limits_, false);
-
-    // The units decoded: the sentences, or with split_sentences the sentences within each.
-    const text::SentenceUnits split_units = text::sentence_units(lines, split);
-    const std::vector<std::string>& units = split_units.texts;
-    if (static_cast<std::int64_t>(units.size()) > limits_.max_sentences)
-      throw Refusal{413, "the request's lines hold " + std::to_string(units.size()) + " sentences; the limit is " +
-                             std::to_string(limits_.max_sentences) + " per request (--max-sentences); split it"};
-    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, split_units, split, limits_);
-    check_work(search_work(search, ids, served.loaded.model->config().max_positions), limits_);
-    // Empty units translate to nothing and are not queued.
-    std::vector<std::vector<std::int32_t>> queued;
-    std::vector<std::size_t> queued_unit;
-    for (std::size_t u = 0; u < ids.size(); ++u)
-      if (!ids[u].empty()) {
-        queued.push_back(ids[u]);
-        queued_unit.push_back(u);
-      }
-    std::vector<Hypotheses> found(units.size());
-    if (!queued.empty()) {
-      std::optional<DecodeQueue::Submitted> job = queue_.translate(which, std::move(queued), search, context.client);
-      if (!job) throw queue_full(queue_);
-      wait_for(job->result, job->abandoned, context, deadline, queue_, limits_.timeout);
-      std::vector<Hypotheses> decoded = job->result.get();
-      for (std::size_t k = 0; k < decoded.size(); ++k) found[queued_unit[k]] = std::move(decoded[k]);
-    }
-
-    const text::Bpe& bpe = served.loaded.bpe;
-    json translations = json::array();
-    for (std::size_t i = 0, u = 0; i < lines.size(); ++i) {
-      std::string text;
-      double score_sum = 0;
-      std::int64_t parts = 0;
-      json hypotheses = json::array();
-      for (; u < units.size() && split_units.places[u].line == static_cast<std::int64_t>(i); ++u) {
-        if (found[u].empty()) continue;  // an empty unit
-        text += (text.empty() ? "" : " ") + bpe.decode_line(found[u][0].tokens);
-        score_sum += found[u][0].score;
-        ++parts;
-        if (search.nbest > 1)
-          for (const decode::Hypothesis& h : found[u])
-            hypotheses.push_back({{"text", bpe.decode_line(h.tokens)}, {"score", h.score}});
-      }
-      json entry{{"text", text}, {"score", parts ? score_sum / static_cast<double>(parts) : 0.0}};
-      if (split) entry["sentences"] = parts;
-      if (search.nbest > 1) entry["nbest"] = hypotheses;
-      translations.push_back(entry);
-    }
-    return {200, json{{"model", served.name}, {"translations", translations}}.dump(-1, ' ', false,
-                                                                                   json::error_handler_t::replace)};
+    const std::size_t which = named.empty() ? 0 : named.front();
+    const ServedModel& served = models_[which];
+    const text::SentenceUnits units = units_within(request.sentences, request.split_sentences, limits_);
+    const std::vector<std::vector<std::int32_t>> ids = encode_units(served, units, request.split_sentences, limits_);
+    check_work(search_work(request.search, ids, served.loaded.model->config().max_positions), limits_);
+    const std::vector<Hypotheses> found = decode_units(queue_, which, ids, request.search, context, deadline, limits_);
+    return {200,
+            json{{"model", served.name}, {"translations", translations_of(served.loaded.bpe, request, units, found)}}
+                .dump(-1, ' ', false, json::error_handler_t::replace)};
   });
 }
 
@@ -419,20 +297,13 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
   const auto deadline = context.deadline.value_or(std::chrono::steady_clock::now() + limits_.timeout);
   return answer([&]() -> Response {
     if (closed_) throw Refusal{503, "the server is shutting down; retry on another instance"};
-    const json request = parse_body(body);
-    refuse_unknown_fields(request, {"models", "sentences", "model", "sentence", "beam", "lenpen", "max_len_a",
-                                    "max_len_b", "split_sentences", "precision"});
-    std::vector<std::size_t> chosen = model_fields(request, models_);
+    const AttendRequest request = read_attend(body, limits_);
+    std::vector<std::size_t> chosen = named_models(request.models, models_);
     if (chosen.empty())
       for (std::size_t i = 0; i < models_.size(); ++i) chosen.push_back(i);
-    decode::SearchOptions search = search_fields(request, limits_);
-    const bool split = bool_field(request, "split_sentences", limits_.split_sentences);
+    const bool split = request.split_sentences;
     decode::MapsSelection selection;
-    selection.precision = static_cast<int>(int_field(request, "precision", 4, 1, 9));
-    const text::SentenceUnits units = text::sentence_units(sentence_fields(request, limits_, true), split);
-    if (static_cast<std::int64_t>(units.texts.size()) > limits_.max_sentences)
-      throw Refusal{413, "the line holds " + std::to_string(units.texts.size()) + " sentences; the limit is " +
-                             std::to_string(limits_.max_sentences) + " (--max-sentences)"};
+    selection.precision = request.precision;
     // What the decoder thread works on; shared, as a request that times out
     // returns while its work may still be running.
     struct AttendWork {
@@ -441,42 +312,25 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
       std::vector<std::string> documents;                           // [model]
     };
     auto shared = std::make_shared<AttendWork>();
-    shared->units = units;
+    shared->units = units_within(request.sentences, split, limits_);
     std::int64_t work = 0;
     for (std::size_t m : chosen) {
-      shared->sources.push_back(encode_units(models_[m], units, split, limits_));
-      work += search_work(search, shared->sources.back(), models_[m].loaded.model->config().max_positions);
+      shared->sources.push_back(encode_units(models_[m], shared->units, split, limits_));
+      work += search_work(request.search, shared->sources.back(), models_[m].loaded.model->config().max_positions);
     }
     check_work(work, limits_);
     shared->documents.resize(chosen.size());
     // The maps' search stops when the request is given up on.
     auto stop = std::make_shared<std::atomic<bool>>(false);
+    decode::SearchOptions search = request.search;
     search.stop = [stop, &queue = queue_] { return stop->load() || queue.cancelled(); };
     const auto run = [shared, chosen, search, selection, split, &models = models_, limits = limits_] {
-      for (std::size_t k = 0; k < chosen.size(); ++k) {
-        const ServedModel& served = models[chosen[k]];
-        model::Seq2Seq& model = *served.loaded.model;
-        thread_local Arena arena;
-        arena.reset();
-        Rng rng(0);
-        nn::StepContext ctx{model.params(), arena, rng, false};
-        decode::AttendInput input;
-        input.source_lines = &shared->units.texts;
-        input.sources = &shared->sources[k];
-        if (split) input.places = &shared->units.places;
-        std::string sentences;
-        decode::run_attend(ctx, model, served.loaded.bpe, input, search, selection,
-                           [&](std::int64_t, const std::string& s) {
-                             sentences += (sentences.empty() ? "" : ",") + s;
-                           });
-        std::string head = decode::maps_header(model, shown_file(served, limits), false, search, selection)
-                               .dump(-1, ' ', false, json::error_handler_t::replace);
-        head.pop_back();  // the closing brace
-        shared->documents[k] = head + ",\"sentences\":[" + sentences + "]}";
-      }
+      for (std::size_t k = 0; k < chosen.size(); ++k)
+        shared->documents[k] =
+            attend_document(models[chosen[k]], shared->units, shared->sources[k], search, selection, split, limits);
     };
     std::optional<DecodeQueue::SubmittedTask> task =
-        queue_.run(static_cast<std::int64_t>(units.texts.size() * chosen.size()), run, context.client);
+        queue_.run(static_cast<std::int64_t>(shared->units.texts.size() * chosen.size()), run, context.client);
     if (!task) throw queue_full(queue_);
     try {
       wait_for(task->done, task->abandoned, context, deadline, queue_, limits_.timeout);
@@ -485,11 +339,10 @@ Response Api::attend(const std::string& body, const RequestContext& context) {
       throw;
     }
     task->done.get();
-    const std::vector<std::string>& documents = shared->documents;
     std::string out = "{\"results\":[";
     for (std::size_t k = 0; k < chosen.size(); ++k)
       out += std::string(k ? "," : "") + "{\"model\":" + json(models_[chosen[k]].name).dump() +
-             ",\"document\":" + documents[k] + "}";
+             ",\"document\":" + shared->documents[k] + "}";
     return {200, out + "]}"};
   });
 }

@@ -15,8 +15,12 @@ bool same_search(const decode::SearchOptions& a, const decode::SearchOptions& b)
          a.nbest == b.nbest && a.no_repeat_ngram == b.no_repeat_ngram;
 }
 
-DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options)
-    : models_(std::move(models)), options_(options) {
+DecodeQueue::DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options, BatchSearch search)
+    : models_(std::move(models)), options_(options), search_(std::move(search)) {
+  if (!search_)
+    search_ = [](nn::StepContext& ctx, const model::Seq2Seq& model,
+                 const std::vector<std::vector<std::int32_t>>& sources, const decode::SearchOptions& options,
+                 const decode::SentenceDone& done) { decode::beam_search(ctx, model, sources, options, done); };
   // The decoders share the threads --threads gave the caller.
   const int threads = num_threads();
   const int decoders = std::clamp(options_.decoders, 1, threads);  // num_threads() is at least 1
@@ -189,12 +193,16 @@ std::vector<DecodeQueue::Job> DecodeQueue::take_batch(std::unique_lock<std::mute
 }
 
 void DecodeQueue::decode_batch(std::vector<Job>& batch) {
-  // Longest first, as translate does: similar lengths pad least.
+  // A job given up on before its turn is answered now, not when the batch ends.
   std::vector<std::pair<std::size_t, std::size_t>> where;  // (job, sentence) of each decoded source
-  for (std::size_t j = 0; j < batch.size(); ++j)
-    if (!batch[j].abandoned->load() && !cancelled_)
+  for (std::size_t j = 0; j < batch.size(); ++j) {
+    if (batch[j].abandoned->load() || cancelled_)
+      answer_with(batch[j], std::make_exception_ptr(decode::Cancelled()));
+    else
       for (std::size_t s = 0; s < batch[j].sources.size(); ++s) where.emplace_back(j, s);
+  }
   if (where.empty()) return;
+  // Longest first, as translate does: similar lengths pad least.
   std::stable_sort(where.begin(), where.end(), [&](const auto& a, const auto& b) {
     return batch[a.first].sources[a.second].size() > batch[b.first].sources[b.second].size();
   });
@@ -211,20 +219,32 @@ void DecodeQueue::decode_batch(std::vector<Job>& batch) {
   std::vector<std::size_t> left(batch.size(), 0);
   for (std::size_t j = 0; j < batch.size(); ++j) results[j].resize(batch[j].sources.size());
   for (const auto& [j, s] : where) ++left[j];
-  // A job given up on leaves the batch at the next step: its sentences no longer
-  // cost the others' steps, and a search whose every job was given up on ends
-  // there. Only the drain's deadline cancels the search (every job fails): a job
-  // already answered may be one piece of a request whose other pieces still wait.
+  // A job given up on leaves the batch at the next step, answered Cancelled
+  // there: its sentences no longer cost the others' steps, and a search whose
+  // every job was given up on ends there. Only the drain's deadline cancels the
+  // search (every job fails): a job already answered may be one piece of a
+  // request whose other pieces still wait.
+  const auto cancelled = std::make_exception_ptr(decode::Cancelled());
   decode::SearchOptions search = batch.front().search;
   search.stop = [&] { return cancelled_.load(); };
-  search.drop = [&](std::size_t k) { return batch[where[k].first].abandoned->load(); };
-  decode::beam_search(ctx, model, sources, search, [&](std::size_t k, const Hypotheses& best) {
+  search.drop = [&](std::size_t k) {
+    Job& job = batch[where[k].first];
+    if (!job.abandoned->load()) return false;
+    answer_with(job, cancelled);
+    return true;
+  };
+  search_(ctx, model, sources, search, [&](std::size_t k, const Hypotheses& best) {
     const auto [j, s] = where[k];
+    Job& job = batch[j];
     results[j][s] = best;
-    if (--left[j] == 0 && !batch[j].abandoned->load()) {
-      batch[j].gather->deliver(batch[j].offset, std::move(results[j]));
-      batch[j].answered = true;
+    if (--left[j] > 0 || job.answered) return;
+    if (job.abandoned->load()) {
+      answer_with(job, cancelled);
+      return;
     }
+    unqueue(job);
+    job.answered = true;
+    job.gather->deliver(job.offset, std::move(results[j]));
   });
 }
 
@@ -242,8 +262,9 @@ void DecodeQueue::loop() {
         decode_batch(batch);
       } else if (!batch.front().abandoned->load() && !cancelled_) {
         batch.front().work();
-        batch.front().work_done.set_value();
+        unqueue(batch.front());
         batch.front().answered = true;
+        batch.front().work_done.set_value();
       }
     } catch (...) {
       // Every job of the batch learns what went wrong; the server answers 500, the queue goes on.
@@ -262,17 +283,25 @@ void DecodeQueue::loop() {
 void DecodeQueue::answer_with(Job& job, std::exception_ptr error) {
   if (job.answered) return;
   job.answered = true;
-  if (job.is_translation)
-    job.gather->fail(error);  // the request's other pieces are then dropped unanswered
-  else
+  unqueue(job);
+  if (job.is_translation) {
+    // Its request has its answer (the error): the other pieces are skipped, not decoded for no one.
+    job.abandoned->store(true);
+    job.gather->fail(error);
+  } else {
     job.work_done.set_exception(error);
+  }
+}
+
+void DecodeQueue::unqueue(const Job& job) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queued_ -= job.sentences;
 }
 
 void DecodeQueue::settle(const std::vector<Job>& batch, double seconds) {
   std::int64_t hypotheses = 0;
   for (const Job& j : batch) hypotheses += j.hypotheses();
   for (const Job& j : batch) {
-    queued_ -= j.sentences;
     charged_[j.client] += seconds * static_cast<double>(j.hypotheses()) /
                           static_cast<double>(std::max<std::int64_t>(1, hypotheses));
     if (--busy_[j.client] == 0) busy_.erase(j.client);

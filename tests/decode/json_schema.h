@@ -1,5 +1,5 @@
 // A small JSON Schema validator for the tests: the subset of draft 2020-12
-// that docs/attention.schema.json uses. A keyword it does not know is an
+// that docs/attention.schema.json and docs/serve.schema.json use. A keyword it does not know is an
 // error, so the schema cannot use more than what is checked here.
 #pragma once
 #include <cmath>
@@ -58,7 +58,8 @@ class SchemaValidator {
   }
 
   void check(const json& schema, const json& v, const std::string& at, std::vector<std::string>& errors) const {
-    static const std::set<std::string> annotations{"$schema", "$id", "title", "description", "$defs", "$comment"};
+    static const std::set<std::string> annotations{"$schema", "$id",      "title",   "description",
+                                                   "$defs",   "$comment", "default", "deprecated"};
     auto fail = [&](const std::string& what) {
       if (errors.size() < 50) errors.push_back((at.empty() ? "/" : at) + ": " + what);
     };
@@ -114,6 +115,8 @@ class SchemaValidator {
         for (std::size_t i = 0; i < v.size(); ++i) check(s, v[i], at + "/" + std::to_string(i), errors);
       } else if (key == "minItems") {
         if (v.is_array() && v.size() < s.get<std::size_t>()) fail("has fewer than " + s.dump() + " items");
+      } else if (key == "maxItems") {
+        if (v.is_array() && v.size() > s.get<std::size_t>()) fail("has more than " + s.dump() + " items");
       } else if (key == "minimum") {
         if (v.is_number() && v.get<double>() < s.get<double>()) fail(v.dump() + " is below " + s.dump());
       } else if (key == "maximum") {
@@ -124,6 +127,8 @@ class SchemaValidator {
         bool ok = false;
         for (const json& sub : s) ok = ok || valid(sub, v);
         if (!ok) fail("matches none of anyOf");
+      } else if (key == "not") {
+        if (valid(s, v)) fail("matches what \"not\" excludes: " + s.dump());
       } else if (key == "if") {
         if (valid(s, v) && schema.contains("then")) check(schema["then"], v, at, errors);
       } else {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -25,14 +26,17 @@ struct TinyQueue {
   int saved_threads = num_threads();
   model::Seq2Seq model{model::tiny_config("pre", false, false)};
   std::unique_ptr<DecodeQueue> queue;
-  TinyQueue() {
+  explicit TinyQueue(BatchOptions options = one_decoder(), BatchSearch search = {}) {
     set_threads(1);
     Rng init(1);
     model.initialize(init);
+    queue = std::make_unique<DecodeQueue>(std::vector<model::Seq2Seq*>{&model}, options, std::move(search));
+  }
+  static BatchOptions one_decoder() {
     BatchOptions options;
     options.decoders = 1;
     options.max_wait = std::chrono::microseconds(0);
-    queue = std::make_unique<DecodeQueue>(std::vector<model::Seq2Seq*>{&model}, options);
+    return options;
   }
   ~TinyQueue() {
     queue.reset();
@@ -64,6 +68,53 @@ struct Blocker {
   ~Blocker() { release(); }
   bool released = false;
 };
+
+// A stand-in for the beam search that takes one step when the test says so
+// (step() returns once it is taken): it drops the sentences whose job was given
+// up on, as the search does, then finishes the lowest-numbered one left.
+class SteppedSearch {
+ public:
+  BatchSearch function() {
+    return [this](nn::StepContext&, const model::Seq2Seq&, const std::vector<std::vector<std::int32_t>>& sources,
+                  const decode::SearchOptions& options, const decode::SentenceDone& done) {
+      std::vector<std::size_t> left(sources.size());
+      for (std::size_t k = 0; k < left.size(); ++k) left[k] = k;
+      while (!left.empty()) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return allowed_ > taken_; });
+        std::erase_if(left, [&](std::size_t k) { return options.drop && options.drop(k); });
+        if (!left.empty()) {
+          done(left.front(), {decode::Hypothesis{{static_cast<std::int32_t>(sources[left.front()].size())}, 0.f, 0.f}});
+          left.erase(left.begin());
+        }
+        ++taken_;
+        changed_.notify_all();
+      }
+    };
+  }
+  void step() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++allowed_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return taken_ == allowed_; });
+  }
+  // Every further step is taken at once (a failed check leaves no decoder waiting).
+  void run_out() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    allowed_ = INT32_MAX;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int allowed_ = 0, taken_ = 0;
+};
+
+template <typename Future>
+bool ready(const Future& f) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
 
 decode::SearchOptions beam(int n) {
   decode::SearchOptions s;
@@ -112,4 +163,60 @@ TEST_CASE("decode queue: a job its client gave up on is answered Cancelled; the 
   const std::vector<Hypotheses> found = kept->result.get();
   REQUIRE(found.size() == 3);
   for (const Hypotheses& h : found) REQUIRE(!h.empty());
+}
+
+TEST_CASE("decode queue: a job's sentences leave the queued count before its answer is handed over, not with its batch",
+          "[serve][queue]") {
+  // One batch of three jobs (the decoder waits for four sentences), decoded
+  // longest first: A (3 subwords), C (2), then B's two sentences (1 each).
+  struct SteppedQueue {
+    SteppedSearch stepped;
+    TinyQueue q;
+    explicit SteppedQueue(BatchOptions options) : q(options, stepped.function()) {}
+    ~SteppedQueue() { stepped.run_out(); }  // before q's decoder is joined
+  };
+  BatchOptions options = TinyQueue::one_decoder();
+  options.max_batch = 4;
+  options.max_wait = std::chrono::seconds(60);
+  SteppedQueue fixture(options);
+  SteppedSearch& stepped = fixture.stepped;
+  TinyQueue& q = fixture.q;
+  auto a = q.queue->translate(0, {{3, 4, 5}}, beam(1), 1);
+  REQUIRE(a);
+  REQUIRE(q.queue->queued_sentences() == 1);
+  auto b = q.queue->translate(0, {{6}, {7}}, beam(1), 2);
+  REQUIRE(b);
+  REQUIRE(q.queue->queued_sentences() == 3);
+  auto c = q.queue->translate(0, {{8, 9}}, beam(1), 3);
+  REQUIRE(c);
+  REQUIRE(q.queue->queued_sentences() == 4);
+
+  stepped.step();  // A is done; its answer is handed over while the batch goes on
+  REQUIRE(ready(a->result));
+  REQUIRE(a->result.get()[0][0].tokens == std::vector<std::int32_t>{3});
+  REQUIRE(q.queue->queued_sentences() == 3);
+
+  c->abandoned->store(true);  // C's client leaves; the next step drops C and finishes B's first sentence
+  stepped.step();
+  REQUIRE(ready(c->result));
+  REQUIRE_THROWS_AS(c->result.get(), decode::Cancelled);
+  REQUIRE(!ready(b->result));
+  REQUIRE(q.queue->queued_sentences() == 2);  // B's two sentences: one decoded, its answer not yet whole
+
+  stepped.step();
+  REQUIRE(ready(b->result));
+  REQUIRE(b->result.get().size() == 2);
+  REQUIRE(q.queue->queued_sentences() == 0);
+}
+
+TEST_CASE("decode queue: a task's sentences leave the queued count before it is reported done", "[serve][queue]") {
+  TinyQueue q;
+  std::promise<void> gate;
+  auto task = q.queue->run(
+      3, [opened = gate.get_future().share()] { opened.wait(); }, 1);
+  REQUIRE(task);
+  REQUIRE(q.queue->queued_sentences() == 3);
+  gate.set_value();
+  task->done.get();
+  REQUIRE(q.queue->queued_sentences() == 0);
 }

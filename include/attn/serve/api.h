@@ -16,6 +16,7 @@
 
 #include "attn/model/model_file.h"
 #include "attn/serve/decode_queue.h"
+#include "attn/serve/limits.h"
 
 namespace attn::serve {
 
@@ -23,19 +24,6 @@ struct ServedModel {
   std::string name;  // how requests name it
   std::string file;
   model::LoadedModel loaded;
-};
-
-struct Limits {
-  std::int64_t max_body_bytes = 1 << 20;  // 413 beyond
-  std::int64_t max_sentences = 64;        // per request; 413 beyond
-  std::int64_t max_subwords = 250;        // per sentence; 413 beyond
-  int max_beam = 16;                      // 400 beyond
-  // Decoder steps a request may ask for: Σ over its sentences (and, for attend,
-  // its models) of beam × the longest output allowed; 413 beyond.
-  std::int64_t max_work = 100000;
-  std::chrono::milliseconds timeout{60000};  // a request, from its first byte to its answer; 503 beyond
-  bool split_sentences = false;              // the default of a request's "split_sentences"
-  bool show_paths = false;                   // /v1/models and attend documents name model files by full path
 };
 
 // Who asks and until when: the HTTP side fills it in. A request whose client

@@ -63,10 +63,17 @@ struct BatchOptions {
 
 using decode::Hypotheses;
 
+// The search a batch runs: decode::beam_search's signature, so a test can put a
+// stand-in that finishes each sentence when it says.
+using BatchSearch =
+    std::function<void(nn::StepContext&, const model::Seq2Seq&, const std::vector<std::vector<std::int32_t>>&,
+                       const decode::SearchOptions&, const decode::SentenceDone&)>;
+
 class DecodeQueue {
  public:
-  // models: every servable model, indexed by submit's `model`; they outlive the queue.
-  DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options);
+  // models: every servable model, indexed by submit's `model`; they outlive the
+  // queue. search: decode::beam_search unless given.
+  DecodeQueue(std::vector<model::Seq2Seq*> models, BatchOptions options, BatchSearch search = {});
   ~DecodeQueue();  // finishes every queued job, then stops the thread
   DecodeQueue(const DecodeQueue&) = delete;
   DecodeQueue& operator=(const DecodeQueue&) = delete;
@@ -89,6 +96,9 @@ class DecodeQueue {
   };
   std::optional<SubmittedTask> run(std::int64_t sentences, std::function<void()> work, std::uint64_t client = 0);
 
+  // Sentences submitted and not yet answered, waiting or being decoded. A
+  // job's sentences leave the count before its answer is handed over, so a
+  // client holding its answer never finds them still counted.
   std::int64_t queued_sentences() const;
   // Gives up every job, queued or running (the server's drain deadline passed):
   // running searches stop at their next step, queued ones are skipped.
@@ -133,15 +143,19 @@ class DecodeQueue {
   // After a batch took `seconds`: charges its clients, forgets those with nothing left. Under lock.
   void settle(const std::vector<Job>& batch, double seconds);
   void decode_batch(std::vector<Job>& batch);
-  // Gives `job` the error as its answer unless it has one (a promise is never left unset).
-  static void answer_with(Job& job, std::exception_ptr error);
+  // Gives `job` the error as its answer unless it has one (a promise is never
+  // left unset); a translation's other pieces are then given up on.
+  void answer_with(Job& job, std::exception_ptr error);
+  // Takes a job's sentences off the count; called once per job, just before its answer is handed over.
+  void unqueue(const Job& job);
 
   std::vector<model::Seq2Seq*> models_;
   BatchOptions options_;
+  BatchSearch search_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Job> jobs_;
-  std::int64_t queued_ = 0;
+  std::int64_t queued_ = 0;  // the sentences of the jobs not yet answered
   bool stopping_ = false;
   std::atomic<bool> cancelled_{false};
   std::map<std::uint64_t, int> busy_;        // client → decoders working for it
