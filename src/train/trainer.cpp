@@ -1,9 +1,9 @@
 #include "attn/train/trainer.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
 
@@ -12,14 +12,12 @@
 #include "attn/core/stop_signals.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/products.h"
-#include "attn/model/model_file.h"
 #include "attn/train/batching.h"
-#include "attn/train/checkpoint.h"
 #include "attn/train/communicator.h"
 #include "attn/train/gradient_accumulator.h"
 #include "attn/train/log_window.h"
 #include "attn/train/run_dir.h"
-#include "attn/train/run_flags.h"
+#include "attn/train/run_start.h"
 #include "attn/train/train_data.h"
 #include "attn/train/train_log.h"
 #include "attn/train/validation.h"
@@ -45,9 +43,9 @@ RngState batch_rng_state(std::uint64_t seed, std::int64_t epoch, std::int64_t ba
 }  // namespace
 
 // One session of a training run (a resume starts another): the loop, and the
-// steps it is made of. The save directory, the data, the gradient's sum and
-// the log's windows are roles of their own (run_dir.h, train_data.h,
-// gradient_accumulator.h, log_window.h).
+// steps it is made of. What it starts from, the save directory, the data, the
+// gradient's sum and the log's windows are roles of their own (run_start.h,
+// run_dir.h, train_data.h, gradient_accumulator.h, log_window.h).
 class Trainer::Session {
  public:
   Session(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks)
@@ -293,7 +291,7 @@ class Trainer::Session {
     fs::path resume_from = o_.resume;
     if (resume_from.empty() && fs::exists(run_dir_.last())) resume_from = run_dir_.last();
     std::optional<model::LoadedModel> checkpoint;
-    if (!resume_from.empty()) checkpoint = open_checkpoint(resume_from);
+    if (!resume_from.empty()) checkpoint = open_checkpoint(o_, resume_from);
     log_ = std::make_unique<TrainLog>(o_.quiet || !root_);  // the JSON log is opened once the rest is ready
     if (!comm_.describe().empty()) log_->message(comm_.describe());
     // The save dir is locked before the long part of the start (the BPE, the encoding), so that a second
@@ -301,10 +299,13 @@ class Trainer::Session {
     // as it was found (a checkpoint without an optimizer, no usable pair, a log that cannot be written).
     run_dir_.lock();
     try {
-      if (checkpoint)
-        resume(*checkpoint, resume_from);
-      else
-        start();
+      RunStart begun = checkpoint ? resume_run(o_, *checkpoint, resume_from, run_dir_.best(), comm_, *log_)
+                                  : new_run(o_, data_.train_text(), *log_);
+      model_ = std::move(begun.model);
+      bpe_ = std::move(begun.bpe);
+      optimizer_ = std::move(begun.optimizer);
+      state_ = std::move(begun.state);
+      changed_flags_ = std::move(begun.changed_flags);
       log_->message("model: " + model_->config().arch + ", " + std::to_string(model_->parameter_count()) +
                     " parameters");
       data_.encode(o_, bpe_, *log_);
@@ -325,62 +326,6 @@ class Trainer::Session {
     session_start_ = Clock::now();
     elapsed_before_ = state_.elapsed_s;
     window_.start();
-  }
-
-  // The checkpoint to resume from, refused when it holds another model than the flags ask for.
-  model::LoadedModel open_checkpoint(const fs::path& from) {
-    model::LoadedModel loaded = model::load_model_file(from);
-    if (o_.arch_given && loaded.model->config().arch != o_.model.arch)
-      throw Error(from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
-                  o_.model.arch + "'; use another --save-dir or the same --arch");
-    check_model_flags(from, loaded.model->config(), read_train_state(loaded).flags, o_.model_flags_given);
-    return loaded;
-  }
-
-  void resume(model::LoadedModel& loaded, const fs::path& from) {
-    state_ = read_train_state(loaded);
-    model_ = std::move(loaded.model);
-    bpe_ = std::move(loaded.bpe);
-    optimizer_ = std::make_unique<Adam>(model_->params(), o_.optimizer);
-    restore_optimizer(loaded, *optimizer_);
-    log_->message("resuming from " + from.string() + " at update " + std::to_string(state_.update) + ", epoch " +
-                  std::to_string(state_.epoch));
-    // The best model so far is SAVE_DIR/best.attn. A save dir without one (a resume into a new
-    // folder, or best.attn removed) chooses it anew from this run's validations, so that the run
-    // writes one; rank 0 decides for all ranks.
-    double no_best[1] = {root_ && state_.has_best && !fs::exists(run_dir_.best()) ? 1.0 : 0.0};
-    comm_.sum(no_best);
-    if (no_best[0] > 0) {
-      log_->message(o_.save_dir.string() + " has no best.attn: the best model is chosen anew from this run's " +
-                    "validations (the checkpoint's best was at update " + std::to_string(state_.best_update) + ")");
-      state_.has_best = false;
-      state_.bad_validations = 0;
-    }
-    const nlohmann::json flags = training_flags(o_);
-    changed_flags_ = changed_training_flags(state_.flags, flags);
-    if (!changed_flags_.empty()) log_->message("training flags changed since the checkpoint: " + changed_flags_);
-    state_.flags = flags;
-  }
-
-  void start() {
-    const auto t0 = Clock::now();
-    std::vector<std::string> lines = data_.train_text().src;
-    lines.insert(lines.end(), data_.train_text().tgt.begin(), data_.train_text().tgt.end());
-    text::Bpe::Options bpe_options;
-    bpe_options.vocab_size = static_cast<std::int32_t>(o_.vocab_size);
-    bpe_ = text::Bpe::learn(lines, bpe_options);
-    char msg[128];
-    std::snprintf(msg, sizeof msg, "learned a joint BPE of %d pieces in %.1f s", bpe_.vocab().size(),
-                  seconds_since(t0));
-    log_->message(msg);
-    model::ModelConfig config = o_.model;
-    config.vocab_size = bpe_.vocab().size();
-    model_ = std::make_unique<model::Seq2Seq>(config);
-    Rng init(o_.seed);
-    model_->initialize(init);
-    optimizer_ = std::make_unique<Adam>(model_->params(), o_.optimizer);
-    state_.rng = Rng(o_.seed + 1).state();
-    state_.flags = training_flags(o_);
   }
 
   const TrainOptions o_;
