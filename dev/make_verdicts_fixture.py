@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Writes tests/report/verdicts_fixture/: two small synthetic comparisons in tools/compare.sh's archive
-layout, for the test that attn report --claims gives the numbers tools/compare_verdicts.py printed.
+"""Writes tests/report/verdicts_fixture/: two small synthetic comparisons in experiments/compare.sh's archive
+layout, for the test that attn report --claims gives the numbers experiments/compare_verdicts.py printed.
 
     python3 dev/make_verdicts_fixture.py [OUT_DIR]     # default tests/report/verdicts_fixture
 

@@ -5,7 +5,7 @@
                                     [--metric normalised_entropy] [--title TEXT]
 
 Each STATS.json is one `attn attn-stats -o` output (docs/attention-stats.md). Typically the
-same models measured on a test set and on it joined ×K (tools/make_long_test.py): give each
+same models measured on a test set and on it joined ×K (experiments/make_long_test.py): give each
 file as K=FILE and the x axis is the length ×K; without K= it is the file's mean source length
 in subwords. One line per model file and layer of the component (--component encoder, decoder
 or cross): the layer's heads pooled ("all_heads"); a colour per model (labelled by its arch, and

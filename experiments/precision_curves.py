@@ -4,8 +4,8 @@
     experiments/precision_curves.py BASE_RUN OTHER_RUN [--until 1000] [--speeds BASE_TOKS OTHER_TOKS]
                               [--targets 35 40]
 
-A run is a folder with log.jsonl (attn train --log-json) and, when tools/compare.sh scored it,
-score/<set>.{best,avg5}.json. Prints:
+A run is a run directory (docs/report.md): log.jsonl (attn train) and, when it was scored,
+score/<set>.<model>.json (attn score --format json). Prints:
   - the training loss every 100 updates up to --until, both runs, and the relative gap
     (|other - base| / base: its median and largest value);
   - validation BLEU at each validation both runs made;

@@ -7,7 +7,7 @@ removed (. ! ? and closing quotes before them), translated with beam 5 and
 each of the given decoding options; per cell the run-on share (outputs longer
 than 1.5x their reference in words), the length ratio (output words over
 reference words) and BLEU; and BLEU on test2016 joined x2 ... x8 (the probes
-of tools/make_long_test.py, made in OUT/data) with each option, so a fix's
+of experiments/make_long_test.py, made in OUT/data) with each option, so a fix's
 cost on ordinary inputs shows too. Reruns reuse every finished translation.
 
   experiments/run_ons.py --attn ATTN --data DIR --out OUT [--joins "2 4 6 8"]
@@ -73,7 +73,7 @@ def main():
     for k in a.joins.split():
         prefix = os.path.join(a.out, "data", f"test2016.join{k}")
         if not os.path.exists(prefix + ".en"):
-            subprocess.run([sys.executable, os.path.join(here, "..", "tools", "make_long_test.py"), k, test, prefix,
+            subprocess.run([sys.executable, os.path.join(here, "make_long_test.py"), k, test, prefix,
                             "--langs=de,en"], check=True)
         sets[f"test2016.join{k}"] = prefix
 

@@ -20,18 +20,18 @@ echo "== train (about 1 minute; resumes from $run/last.attn if present)"
 "$attn" train --train "$data/train" --valid "$data/valid" --save-dir "$run" $train_flags
 
 echo "== translate $data/test.src (beam 5)"
-"$attn" translate -m "$run/best.attn" -i "$data/test.src" -o "$run/test.hyp" --beam 5
+# The translation and its score go where attn report reads them (the run layout, docs/report.md).
+mkdir -p "$run/hyp" "$run/score"
+"$attn" translate -m "$run/best.attn" -i "$data/test.src" -o "$run/hyp/test.best.txt" --beam 5
 for i in 1 2 3; do
   echo "  src: $(sed -n "${i}p" "$data/test.src")"
-  echo "  hyp: $(sed -n "${i}p" "$run/test.hyp")"
+  echo "  hyp: $(sed -n "${i}p" "$run/hyp/test.best.txt")"
   echo "  ref: $(sed -n "${i}p" "$data/test.tgt")"
 done
 
 echo "== score"
-# Kept where attn report looks for a run's test scores (score/<set>.best.json), and shown as text.
-mkdir -p "$run/score"
-"$attn" score --ref "$data/test.tgt" -i "$run/test.hyp" >"$run/score/test.best.json"
-"$attn" score --ref "$data/test.tgt" -i "$run/test.hyp" --format text
+"$attn" score --ref "$data/test.tgt" -i "$run/hyp/test.best.txt" --format json >"$run/score/test.best.json"
+"$attn" score --ref "$data/test.tgt" -i "$run/hyp/test.best.txt" --format text
 
 echo "== model"
 "$attn" info "$run/best.attn"

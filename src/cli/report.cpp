@@ -117,10 +117,11 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
   CLI::App* sub = app.add_subcommand(
       "report", "Compare training runs: curves and a table of speed, memory and scores on one HTML page");
   sub->footer(
-      "Each RUN_DIR is an attn train --save-dir with its --log-json log.jsonl; test scores are read from\n"
-      "score[.avg5].<M>min.json (or .txt) as experiments/quality_m30k.sh writes them.\n"
-      "Run directories named seed<N> (tools/compare.sh: OUT/<arch>/seed<S>) are grouped by arch: mean and sd over\n"
-      "the seeds of the scores in score/<set>.<model>.json, or of hyp/<set>.<model>.txt scored against --refs,\n"
+      "Each RUN_DIR is a run directory as attn writes it (docs/report.md): attn train --save-dir's\n"
+      "log.jsonl and checkpoints, translations in hyp/<set>.<model>.txt (attn translate -o) and their\n"
+      "scores in score/<set>.<model>.json (attn score --format json).\n"
+      "Run directories named seed<N> (OUT/<arch>/seed<S>) are grouped by arch: mean and sd over\n"
+      "the seeds of the scores in score/, or of the translations in hyp/ scored against --refs,\n"
       "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length\n"
       "(docs/report.md).\n"
       "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET',\n"
@@ -136,8 +137,8 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
   sub->add_flag("--json", f.json,
                 "print the table (and the verdicts) as JSON on stdout (and write the page only when -o is given)");
   sub->add_option("--refs", f.refs,
-                  "folder of references <set>.<tgt-lang> (tools/compare.sh's OUT/refs): seed runs' translations are "
-                  "scored against them, with paired bootstrap p-values and BLEU by reference length");
+                  "folder of references <set>.<tgt-lang>: seed runs' translations in hyp/ are scored against "
+                  "them, with paired bootstrap p-values and BLEU by reference length");
   sub->add_option("--tgt-lang", f.tgt_lang, "the references' suffix in --refs")->capture_default_str();
   sub->add_option("--baseline", f.baseline, "the arch the others are compared with (Δ BLEU, p-values)")
       ->capture_default_str();

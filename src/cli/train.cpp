@@ -202,6 +202,12 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
                   "validation then also scores the validation set joined K at a time")
       ->capture_default_str()
       ->check(bounded(within(1, 64)));
+  sub->add_option("--drop-final-stop", o.drop_final_stop,
+                  "share of training examples whose source loses its final . ! or ? (drawn per epoch from the seed), "
+                  "so a model trained with --join-pairs still ends where a source without a stop ends; 0.2 is "
+                  "measured in docs/claims.md")
+      ->capture_default_str()
+      ->check(bounded(within(0.0, 1.0)));
   sub->option_defaults()->group("Model (each flag overrides the --arch preset)");
   sub->add_option("--arch", f.arch, "architecture: " + model::known_archs())->capture_default_str();
   sub->add_option("--layers", f.layers, "encoder and decoder layers")->check(bounded(within(1, 64)));

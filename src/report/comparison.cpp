@@ -58,7 +58,7 @@ std::map<std::string, std::vector<std::string>> read_references(const Comparison
   const fs::path& dir = *c.options.refs;
   std::error_code ec;
   require(fs::is_directory(dir, ec), dir.string() + ": no such directory (--refs DIR: the references <set>." +
-                                         c.options.tgt_lang + " that tools/compare.sh keeps in OUT/refs)");
+                                         c.options.tgt_lang + " of the sets in the runs' hyp/)");
   for (const std::string& set : c.sets) {
     const fs::path file = dir / (set + "." + c.options.tgt_lang);
     if (fs::exists(file, ec))

@@ -151,7 +151,7 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
       "<th rowspan=\"2\">peak memory</th><th colspan=\"3\" class=\"group\">best validation</th>"
       "<th rowspan=\"2\">trained<div class=\"sub\">updates · time</div></th><th colspan=\"5\" class=\"group\">test</th></tr>\n<tr>"
       "<th>BLEU</th><th>chrF</th><th>at update · time</th>"
-      "<th title=\"the training budget M of score.&lt;M&gt;min, or the test set of score/&lt;set&gt;.best.json\">scored</th>"
+      "<th title=\"the test set of score/&lt;set&gt;.best.json\">scored</th>"
       "<th title=\"best.attn, beam 5\">BLEU</th><th>chrF</th>"
       "<th title=\"the average of the last 5 checkpoints\">avg5 BLEU</th><th>avg5 chrF</th></tr></thead>\n<tbody>\n";
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -166,11 +166,9 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
                : "<td class=\"na\">—</td>";
     out += r.median_tokens_per_s ? "<td>" + format_count(std::llround(*r.median_tokens_per_s)) + "</td>"
                                  : "<td class=\"na\">—</td>";
-    out += r.peak_rss_mb ? "<td title=\"" +
-                               std::string(r.peak_rss_source == "log" ? "peak_rss_mb in log.jsonl"
-                                                                      : "/usr/bin/time -v in train.log") +
-                               "\">" + format_count(std::llround(*r.peak_rss_mb)) + " MB</td>"
-                         : "<td class=\"na\">—</td>";
+    out += r.peak_rss_mb
+               ? "<td title=\"peak_rss_mb in log.jsonl\">" + format_count(std::llround(*r.peak_rss_mb)) + " MB</td>"
+               : "<td class=\"na\" title=\"no record of log.jsonl has peak_rss_mb\">not recorded</td>";
     out += cell(r.best_valid_bleu, 2, is_top(runs, valid_bleu, r.best_valid_bleu));
     out += cell(r.valid_chrf_at_best, 2);
     out += r.best_update
@@ -179,8 +177,7 @@ std::string table(const std::vector<RunSummary>& runs, const std::vector<std::st
     out += r.updates ? "<td>" + format_count(*r.updates) + " · " + format_duration(r.elapsed_s.value_or(0)) + "</td>"
                      : "<td class=\"na\">—</td>";
     if (r.test) {
-      out += "<td>" + (r.test->set.empty() ? std::to_string(r.test->minutes) + " min" : html_escape(r.test->set)) +
-             "</td>";
+      out += "<td>" + html_escape(r.test->set) + "</td>";
       const std::optional<double> tb = test_bleu(r), ab = avg5_bleu(r);
       out += cell(tb, 2, is_top(runs, test_bleu, tb));
       out += cell(r.test->best ? r.test->best->chrf : std::nullopt, 2);
@@ -259,12 +256,11 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
   page +=
       "<footer>Training loss: the label-smoothed cross-entropy per target token as the trainer logs it (averaged "
       "over a window of up to --log-every updates). Target tok/s: the median of the training log's tokens/s over the lines after the first 10% of updates. "
-      "Peak memory: the largest resident set of the training process (peak_rss_mb in log.jsonl, else /usr/bin/time -v "
-      "in train.log), in MB of 2<sup>20</sup> bytes. Best validation: the validation with the highest BLEU (greedy "
-      "decoding of the validation set), which best.attn holds. Test: attn score of the beam-5 translations of best.attn "
-      "and of the average of the last 5 checkpoints: the largest budget scored (score.&lt;M&gt;min.json or .txt, written "
-      "by experiments/quality_m30k.sh), else the plain test set of score/&lt;set&gt;.best.json (tools/compare.sh). A resumed run's log is read with the resumed process's lines winning. Written by attn "
-      "report." +
+      "Peak memory: the largest resident set of the training process (peak_rss_mb in log.jsonl), in MB of "
+      "2<sup>20</sup> bytes. Best validation: the validation with the highest BLEU (greedy decoding of the validation "
+      "set), which best.attn holds. Test: attn score of the translations of best.attn and of avg5.attn (the average "
+      "of the last 5 checkpoints) on the plain test set of score/&lt;set&gt;.best.json. A resumed run's log is read "
+      "with the resumed process's lines winning. The run layout: docs/report.md. Written by attn report." +
       (seeds
            ? std::string(
                  "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "

@@ -6,13 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include "attn/core/dir_lock.h"
 #include "attn/core/error.h"
@@ -236,12 +234,6 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
     }
   if (!log.end_reason.empty() && s.updates) s.updates = std::max(*s.updates, log.end_update);
   s.peak_rss_mb = log.peak_rss_mb;
-  if (s.peak_rss_mb) {
-    s.peak_rss_source = "log";
-  } else if (facts.peak_rss_mb_time) {
-    s.peak_rss_mb = facts.peak_rss_mb_time;
-    s.peak_rss_source = "train.log";
-  }
 
   // Only a process holding the save dir's lock is training it, whatever the log's age says.
   s.in_progress = facts.lock == RunFacts::Lock::held;
@@ -284,110 +276,59 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
 }
 
 std::optional<TestScore> parse_score_file(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  const nlohmann::json list = j.is_object() ? nlohmann::json::array({j}) : j;
+  if (!list.is_array()) return std::nullopt;
   TestScore score;
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return std::nullopt;
-  auto take = [&score](const std::string& name, double value) {
+  for (const nlohmann::json& m : list) {
+    if (!m.is_object() || !m.contains("name") || !m["name"].is_string()) continue;
+    const std::string name = m["name"].get<std::string>();
+    const std::optional<double> v = number(m, "score");
+    if (!v) continue;
     if (name == "BLEU")
-      score.bleu = value;
+      score.bleu = v;
     else if (name.rfind("chrF", 0) == 0)
-      score.chrf = value;
-  };
-  if (text[first] == '[' || text[first] == '{') {
-    const nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-    const nlohmann::json list = j.is_object() ? nlohmann::json::array({j}) : j;
-    if (!list.is_array()) return std::nullopt;
-    for (const nlohmann::json& m : list) {
-      if (!m.is_object() || !m.contains("name") || !m["name"].is_string()) continue;
-      if (const auto v = number(m, "score")) take(m["name"].get<std::string>(), *v);
-    }
-  } else {
-    // sacreBLEU's text lines: "BLEU|nrefs:1|... = 37.6 72.1/47.8/... (BP = ...)".
-    std::istringstream lines{std::string(text)};
-    std::string line;
-    while (std::getline(lines, line)) {
-      const std::size_t eq = line.find(" = ");
-      if (eq == std::string::npos) continue;
-      const std::string name = line.substr(0, std::min(line.find('|'), line.find(' ')));
-      std::string_view rest = std::string_view(line).substr(eq + 3);
-      while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-      double v = 0.0;
-      const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
-      if (ec == std::errc() && ptr != rest.data()) take(name, v);
-    }
+      score.chrf = v;
   }
   if (!score.bleu && !score.chrf) return std::nullopt;
   return score;
 }
 
-std::optional<double> parse_time_peak_rss_mb(std::string_view text) {
-  static constexpr std::string_view kKey = "Maximum resident set size (kbytes):";
-  std::optional<double> peak;
-  for (std::size_t at = text.find(kKey); at != std::string_view::npos; at = text.find(kKey, at + kKey.size())) {
-    std::string_view rest = text.substr(at + kKey.size());
-    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-    long long kb = 0;
-    const auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), kb);
-    if (ec == std::errc() && ptr != rest.data() && kb > 0)
-      peak = std::max(peak.value_or(0.0), static_cast<double>(kb) / 1024.0);
-  }
-  return peak;
-}
-
 namespace {
 
-// The test scores with the largest budget M among score[.avg5].<M>min.{json,txt} (experiments/quality_m30k.sh), the
-// JSON preferred; else those of score/<set>.{best,avg5}.json (tools/compare.sh) for the first set, in name
-// order, that is a plain test set (no ".joinK" probe: its name has no dot).
+// The scores of best.attn and avg5.attn on the first set, in name order, that is a plain test set
+// (no ".join<K>" probe: its name has no dot), from score/<set>.{best,avg5}.json.
 std::optional<TestScores> read_test_scores(const fs::path& dir, std::vector<std::string>& notes) {
-  static const std::regex kName(R"(score\.(avg5\.)?([0-9]+)min\.(json|txt))");
   static const std::regex kSetName(R"(([^.]+)\.(best|avg5)\.json)");
-  int minutes = -1;
   std::string set;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+  for (const auto& entry : fs::directory_iterator(dir / "score", ec)) {
     std::smatch m;
     const std::string file = entry.path().filename().string();
-    if (std::regex_match(file, m, kName)) minutes = std::max(minutes, std::stoi(m[2].str()));
+    if (std::regex_match(file, m, kSetName) && (set.empty() || m[1].str() < set)) set = m[1].str();
   }
-  if (minutes < 0)
-    for (const auto& entry : fs::directory_iterator(dir / "score", ec)) {
-      std::smatch m;
-      const std::string file = entry.path().filename().string();
-      if (std::regex_match(file, m, kSetName) && (set.empty() || m[1].str() < set)) set = m[1].str();
-    }
-  if (minutes < 0 && set.empty()) return std::nullopt;
+  if (set.empty()) return std::nullopt;
   TestScores scores;
-  scores.minutes = std::max(minutes, 0);
   scores.set = set;
-  auto read_one = [&](const std::string& stem) -> std::optional<TestScore> {
-    for (const char* ext : {".json", ".txt"}) {
-      const std::string file = stem + ext;
-      if (!fs::exists(dir / file)) continue;
-      std::optional<TestScore> s;
-      try {
-        s = parse_score_file(read_text(dir / file));
-      } catch (const Error& e) {
-        notes.push_back(e.what());
-        continue;
-      }
-      if (!s) {
-        notes.push_back(file + ": no BLEU or chrF score in it; ignored");
-        continue;
-      }
-      s->file = file;
-      return s;
+  auto read_one = [&](const std::string& model) -> std::optional<TestScore> {
+    const std::string file = "score/" + set + "." + model + ".json";
+    if (!fs::exists(dir / file)) return std::nullopt;
+    std::optional<TestScore> s;
+    try {
+      s = parse_score_file(read_text(dir / file));
+    } catch (const Error& e) {
+      notes.push_back(e.what());
+      return std::nullopt;
     }
-    return std::nullopt;
+    if (!s) {
+      notes.push_back(file + ": no BLEU or chrF score in it; ignored");
+      return std::nullopt;
+    }
+    s->file = file;
+    return s;
   };
-  if (set.empty()) {
-    const std::string m = std::to_string(minutes) + "min";
-    scores.best = read_one("score." + m);
-    scores.avg5 = read_one("score.avg5." + m);
-  } else {
-    scores.best = read_one("score/" + set + ".best");
-    scores.avg5 = read_one("score/" + set + ".avg5");
-  }
+  scores.best = read_one("best");
+  scores.avg5 = read_one("avg5");
   if (!scores.best && !scores.avg5) return std::nullopt;
   return scores;
 }
@@ -458,13 +399,6 @@ RunSummary read_run(const fs::path& dir) {
   if (facts.has_log && fs::exists(checkpoint))
     facts.log_after_checkpoint = fs::last_write_time(log_path, ec) > fs::last_write_time(checkpoint, ec);
 
-  if (fs::exists(dir / "train.log")) {
-    try {
-      facts.peak_rss_mb_time = parse_time_peak_rss_mb(read_text(dir / "train.log"));
-    } catch (const Error&) {
-      // Only a fallback for the memory column.
-    }
-  }
   facts.test = read_test_scores(dir, facts.notes);
 
   fs::path normal = fs::absolute(dir).lexically_normal();  // "runs/x/" and "." name a directory too
@@ -479,7 +413,7 @@ bool holds_run(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name == "log.jsonl" || name == "best.attn" || name == "last.attn" || name == "attn.lock" ||
-        name == "train.log" || name == "hyp" || name.rfind("score", 0) == 0 || name.rfind("ckpt.", 0) == 0)
+        name.rfind("ckpt.", 0) == 0 || ((name == "hyp" || name == "score") && entry.is_directory(ec)))
       return true;
   }
   return false;
@@ -540,7 +474,6 @@ nlohmann::json runs_json(const std::vector<RunSummary>& runs) {
     j["parameters"] = opt(r.parameters);
     j["median_target_tokens_per_s"] = opt(r.median_tokens_per_s);
     j["peak_rss_mb"] = opt(r.peak_rss_mb);
-    j["peak_rss_source"] = r.peak_rss_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.peak_rss_source);
     j["best_valid_bleu"] = opt(r.best_valid_bleu);
     j["valid_chrf_at_best"] = opt(r.valid_chrf_at_best);
     j["best_update"] = opt(r.best_update);
@@ -548,10 +481,7 @@ nlohmann::json runs_json(const std::vector<RunSummary>& runs) {
     j["updates"] = opt(r.updates);
     j["elapsed_s"] = opt(r.elapsed_s);
     if (r.test)
-      j["test"] = {{"minutes", r.test->minutes},
-                   {"set", r.test->set},
-                   {"best", score(r.test->best)},
-                   {"avg5", score(r.test->avg5)}};
+      j["test"] = {{"set", r.test->set}, {"best", score(r.test->best)}, {"avg5", score(r.test->avg5)}};
     else
       j["test"] = nullptr;
     j["in_progress"] = r.in_progress;

@@ -33,6 +33,7 @@ nlohmann::json training_flags(const TrainOptions& o) {
   return {{"--vocab-size", o.vocab_size},
           {"--max-len", o.max_len},
           {"--join-pairs", o.join_pairs},
+          {"--drop-final-stop", o.drop_final_stop},
           {"--max-tokens", o.max_tokens},
           {"--update-freq", o.update_freq},
           {"--max-epochs", o.max_epochs},

@@ -7,8 +7,6 @@
 namespace attn::train {
 
 void TrainData::read(const TrainOptions& o) {
-  join_pairs_ = o.join_pairs;
-  max_len_ = o.max_len;
   seed_ = o.seed;
   train_text_ = read_parallel(o.train_src, o.train_tgt, "training");
   valid_text_ = read_parallel(o.valid_src, o.valid_tgt, "validation");
@@ -17,6 +15,7 @@ void TrainData::read(const TrainOptions& o) {
 void TrainData::encode(const TrainOptions& o, const text::Bpe& bpe, TrainLog& log) {
   train_ = encode_corpus(train_text_, bpe, o.max_len);
   valid_ = encode_corpus(valid_text_, bpe, o.max_len);
+  shape_ = EpochShape{o.join_pairs, o.max_len, o.drop_final_stop, final_stop_ids(bpe)};
   if (o.join_pairs > 1) {
     valid_joined_text_ = join_lines(valid_text_, o.join_pairs);
     valid_joined_ = encode_corpus(valid_joined_text_, bpe, o.max_len);
@@ -32,7 +31,7 @@ void TrainData::encode(const TrainOptions& o, const text::Bpe& bpe, TrainLog& lo
 }
 
 const std::vector<Example>& TrainData::begin_epoch(std::int64_t epoch) {
-  if (join_pairs_ > 1) joined_ = join_pairs(train_, join_pairs_, max_len_, seed_, epoch);
+  if (shape_.reshapes()) reshaped_ = join_pairs(train_, shape_, seed_, epoch);
   return epoch_examples();
 }
 

@@ -57,6 +57,7 @@ constexpr Row kRows[] = {
     {"train", "--vocab-size", "299", "300"},
     {"train", "--max-len", "0", "1"},
     {"train", "--join-pairs", "0", "1"},
+    {"train", "--drop-final-stop", "1.5", "1"},
     {"train", "--max-tokens", "0", "1"},
     {"train", "--update-freq", "0", "1"},
     {"train", "--max-epochs", "-1", "0"},

@@ -1,5 +1,5 @@
 // attn report's multi-seed comparison on synthetic run directories in
-// tools/compare.sh's layout (OUT/<arch>/seed<S>/{log.jsonl,hyp,score},
+// experiments/compare.sh's layout (OUT/<arch>/seed<S>/{log.jsonl,hyp,score},
 // OUT/refs): runs grouped by arch, mean ± sample sd against hand-computed
 // values, Δ BLEU, per-seed and pooled p-values equal to eval's paired
 // bootstrap called directly on the seed-matched statistics, BLEU by

@@ -1,13 +1,13 @@
 // The files attn report reads in a run directory, each on its own: the log
 // parser keeps the last line per update (a resumed run's lines win, a run
 // started again from scratch counts alone) and notes corrupt and unfinished
-// lines; the median training speed; sacreBLEU's score files (JSON and text,
-// a budget's and compare.sh's score/ folder); /usr/bin/time's peak memory;
-// the plots' axis ticks.
+// lines; the median training speed; attn score's JSON files in score/ (the
+// plain test set's, not a probe's; nothing outside score/); the plots' axis ticks.
 // GCC 12 at -O3 reports false -Warray-bounds in inlined std::string code (as in test_report.cpp).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
 #pragma GCC diagnostic ignored "-Warray-bounds"
 #endif
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -76,7 +76,7 @@ TEST_CASE("report: the log parser keeps the last line per update, and notes corr
   }
 }
 
-TEST_CASE("report: median tokens/s, score files, /usr/bin/time's peak, axis ticks", "[report]") {
+TEST_CASE("report: median tokens/s, score files, axis ticks", "[report]") {
   std::vector<report::LogEntry> train;
   for (int u = 1; u <= 40; ++u) train.push_back({"train", u, 1.5 * u, {}, {}, {}, {}, 1000.0 + 10.0 * u});
   REQUIRE(*report::median_tokens_per_s(train) == 1225.0);  // updates 5..40: 1050..1400, even count
@@ -91,17 +91,11 @@ TEST_CASE("report: median tokens/s, score files, /usr/bin/time's peak, axis tick
   REQUIRE(*json_score->chrf == 57.8);
   const auto single = report::parse_score_file(R"({"name": "BLEU", "score": 12.5})");
   REQUIRE((single && *single->bleu == 12.5 && !single->chrf));
-  const auto text_score =
-      report::parse_score_file("BLEU|nrefs:1|tok:13a = 37.6 72.1/47.8 (BP = 0.948)\nchrF2|nrefs:1 = 57.8\n");
-  REQUIRE(text_score);
-  REQUIRE(*text_score->bleu == 37.6);
-  REQUIRE(*text_score->chrf == 57.8);
-  REQUIRE_FALSE(report::parse_score_file("37.6\n57.8\n"));  // --score-only: which is which is unknown
+  // Only attn score's JSON: its text lines and --score-only are not read.
+  REQUIRE_FALSE(report::parse_score_file("BLEU|nrefs:1|tok:13a = 37.6 72.1/47.8 (BP = 0.948)\nchrF2|nrefs:1 = 57.8\n"));
+  REQUIRE_FALSE(report::parse_score_file("37.6\n57.8\n"));
   REQUIRE_FALSE(report::parse_score_file("[garbage"));
-
-  REQUIRE(*report::parse_time_peak_rss_mb(
-              "Maximum resident set size (kbytes): 2048\nMaximum resident set size (kbytes): 1024\n") == 2.0);
-  REQUIRE_FALSE(report::parse_time_peak_rss_mb("nothing here"));
+  REQUIRE_FALSE(report::parse_score_file(R"([{"name": "TER", "score": 50.0}])"));
 
   REQUIRE(report::linear_ticks(0, 3365, 5) == std::vector<double>{0, 500, 1000, 1500, 2000, 2500, 3000, 3500});
   for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{{2.4, 9.5}, {0.0, 0.37}, {5.26, 148.0}, {3, 3}}) {
@@ -116,8 +110,9 @@ TEST_CASE("report: median tokens/s, score files, /usr/bin/time's peak, axis tick
   }
 }
 
-// tools/compare.sh scores into score/<set>.<model>.json, the long-input probes beside the test set.
-TEST_CASE("report: a compare.sh run's test scores come from score/, the plain test set's, not a probe's", "[report]") {
+// A run's test scores are score/<set>.<model>.json (attn score --format json), the long-input probes beside the
+// test set; files outside the run layout are not read.
+TEST_CASE("report: a run's test scores come from score/, the plain test set's, not a probe's", "[report]") {
   test::ScratchDir dir;
   const fs::path run = dir.path() / "seed1";
   fs::create_directories(run / "score");
@@ -131,16 +126,31 @@ TEST_CASE("report: a compare.sh run's test scores come from score/, the plain te
   write_file(run / "score" / "test2016.join2.best.json", score(18.0, 40.0));  // sorts first, but is a probe
   write_file(run / "score" / "test2016.best.json", score(37.5, 57.5));
   write_file(run / "score" / "test2016.avg5.json", score(38.25, 58.0));
+  // An older script's names beside it: not the run layout, not read.
+  write_file(run / "score.60min.json", score(30.0, 50.0));
+  write_file(run / "score.avg5.60min.txt", "BLEU|nrefs:1 = 31.0\n");
   const report::RunSummary r = report::read_run(run);
   REQUIRE(r.test);
   REQUIRE(r.test->set == "test2016");
   REQUIRE(r.test->best->file == "score/test2016.best.json");
   REQUIRE(*r.test->best->bleu == 37.5);
   REQUIRE(*r.test->avg5->chrf == 58.0);
-  // A budget's score files, when there are, win: the runs of experiments/quality_m30k.sh read as before.
-  write_file(run / "score.60min.json", score(30.0, 50.0));
-  const report::RunSummary timed = report::read_run(run);
-  REQUIRE(timed.test->set.empty());
-  REQUIRE(timed.test->minutes == 60);
-  REQUIRE(*timed.test->best->bleu == 30.0);
+  for (const std::string& note : r.notes) REQUIRE(note.find("score") == std::string::npos);
+
+  // A score file of the layout that holds no score is a note; one alone is enough for the row.
+  write_file(run / "score" / "test2016.best.json", "BLEU = 37.5\n");
+  const report::RunSummary text = report::read_run(run);
+  REQUIRE(text.test);
+  REQUIRE_FALSE(text.test->best);
+  REQUIRE(*text.test->avg5->bleu == 38.25);
+  REQUIRE(std::count(text.notes.begin(), text.notes.end(),
+                     "score/test2016.best.json: no BLEU or chrF score in it; ignored") == 1);
+
+  // Without score/, a folder holding only files of no run layout is no run.
+  const fs::path old = dir.path() / "old";
+  fs::create_directories(old);
+  write_file(old / "score.60min.json", score(30.0, 50.0));
+  write_file(old / "train.log", "\tMaximum resident set size (kbytes): 1024\n");
+  REQUIRE_FALSE(report::holds_run(old));
+  REQUIRE(report::holds_run(run));
 }

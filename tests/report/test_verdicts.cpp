@@ -2,7 +2,7 @@
 // groups, equivalence claims end to end, the CLI's outputs and errors, and —
 // on a small committed fixture (tests/report/verdicts_fixture, made by
 // dev/make_verdicts_fixture.py; no corpus) — the very numbers
-// tools/compare_verdicts.py printed on it at commit 2869c72
+// experiments/compare_verdicts.py printed on it at commit 2869c72
 // (verdicts_fixture/compare_verdicts.md), before the rule moved into attn.
 // GCC 12 at -O3 reports false -Warray-bounds in inlined std::string code (as in test_report.cpp).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12

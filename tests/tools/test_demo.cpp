@@ -37,6 +37,7 @@ TEST_CASE("demo: attn report finds the demo run's test score; the demo ends with
   const nlohmann::json run = nlohmann::json::parse(report.out).at("runs").at(0);
   REQUIRE(run.at("test").is_object());  // null is the page's "not scored"
   REQUIRE(run.at("test").at("best").at("bleu").is_number());
+  REQUIRE(std::filesystem::exists(dir / "hyp" / "test.best.txt"));  // the run layout: the translation beside its score
 
   const std::size_t next = output.find("== what to try next\n");
   REQUIRE(next != std::string::npos);

@@ -3,7 +3,7 @@
 // mean ± sample sd over its seeds for every test set and model, its mean BLEU
 // difference to the baseline arch over the seeds both have, and — when the
 // references are given (--refs DIR holding <set>.<tgt-lang>, as
-// tools/compare.sh keeps them) — scores recomputed from the translations,
+// experiments/compare.sh keeps them) — scores recomputed from the translations,
 // seed-matched paired bootstrap p-values (seed_significance.h) and BLEU per
 // reference length on the main test set (eval/by_length.h).
 //

@@ -1,8 +1,9 @@
-// What `attn report` knows about a training run directory: its JSON log
-// (RUN/log.jsonl, written by `attn train --log-json`), its arch and size (the
-// log's "model" record, else best.attn, else last.attn), its test scores (RUN/score[.avg5].<M>min.json
-// or .txt, written by experiments/quality_m30k.sh) and its peak memory (the log's
-// "peak_rss_mb", else /usr/bin/time -v's line in RUN/train.log).
+// What `attn report` knows about a run directory in the run layout of
+// docs/report.md, every file written by attn itself: its JSON log (RUN/log.jsonl,
+// written by `attn train --save-dir RUN`), its arch and size (the log's "model"
+// record, else best.attn, else last.attn), its peak memory (the log's
+// "peak_rss_mb") and its test scores (RUN/score/<set>.<model>.json, written by
+// `attn score --format json`). Nothing else in RUN is read.
 //
 // Reading is split from summarising so that the numbers can be checked
 // without files: parse_log and summarise_run are pure; read_run gathers the
@@ -69,13 +70,14 @@ struct SeriesPoint {
 // A test-set score file: BLEU and chrF of one model.
 struct TestScore {
   std::optional<double> bleu, chrf;
-  std::string file;  // the file's name in the run directory
+  std::string file;  // the file's path in the run directory ("score/test2016.best.json")
 };
 
+// The scores of score/<set>.best.json and score/<set>.avg5.json for the first
+// set, in name order, that is a plain test set (no ".join<K>" probe: no dot).
 struct TestScores {
-  int minutes = 0;  // the budget M of score.<M>min.*, the largest found (0: from score/)
-  std::string set;  // or the test set of score/<set>.{best,avg5}.json (tools/compare.sh), "" otherwise
-  std::optional<TestScore> best, avg5;  // best.attn; the average of the last 5 checkpoints
+  std::string set;
+  std::optional<TestScore> best, avg5;  // best.attn; avg5.attn, the average of the last 5 checkpoints
 };
 
 // Facts about a run's files that are not in the log.
@@ -91,8 +93,7 @@ struct RunFacts {
   enum class Lock { none, held, free } lock = Lock::none;
   std::string arch;  // "" unknown
   std::optional<std::int64_t> parameters;
-  std::string model_file;                  // where arch and parameters came from
-  std::optional<double> peak_rss_mb_time;  // /usr/bin/time -v in train.log, MB
+  std::string model_file;  // where arch and parameters came from
   std::optional<TestScores> test;
   std::vector<std::string> notes;  // from reading the files
 };
@@ -103,8 +104,7 @@ struct RunSummary {
   std::string arch;
   std::optional<std::int64_t> parameters;
   std::optional<double> median_tokens_per_s;  // target tokens/s, train lines after the first 10% of updates
-  std::optional<double> peak_rss_mb;
-  std::string peak_rss_source;  // "log" | "train.log"
+  std::optional<double> peak_rss_mb;          // the log's largest peak_rss_mb; nullopt: not recorded
   std::optional<double> best_valid_bleu, valid_chrf_at_best;
   std::optional<std::int64_t> best_update;
   std::optional<double> best_elapsed_s;
@@ -123,13 +123,10 @@ std::optional<double> median_tokens_per_s(const std::vector<LogEntry>& train);
 // The summary of one run from its parsed log and file facts.
 RunSummary summarise_run(const std::string& name, const std::string& dir, const ParsedLog& log, const RunFacts& facts);
 
-// Test scores in attn score's (sacreBLEU's) JSON list or text format;
-// nullopt when neither BLEU nor chrF is found.
+// Test scores in attn score's JSON (`--format json`: a list of metrics, or
+// one metric's object as sacreBLEU writes it); nullopt when neither BLEU nor
+// chrF is found.
 std::optional<TestScore> parse_score_file(std::string_view text);
-
-// The largest "Maximum resident set size (kbytes): N" in a /usr/bin/time -v
-// log, in MB.
-std::optional<double> parse_time_peak_rss_mb(std::string_view text);
 
 // Lines longer than this are not read (a log record is a few kB).
 inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
@@ -140,7 +137,7 @@ inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
 // cannot be read.
 std::string read_text(const std::filesystem::path& p, std::int64_t* dropped = nullptr);
 
-// Whether `dir` holds anything of a training run (log, checkpoint, lock, scores, translations in hyp/).
+// Whether `dir` holds anything of the run layout (log, checkpoint, lock, hyp/, score/).
 bool holds_run(const std::filesystem::path& dir);
 
 // Reads a run directory. Throws Error when `dir` does not exist or is not a directory.

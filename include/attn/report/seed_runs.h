@@ -1,10 +1,10 @@
-// The multi-seed comparison's run directories (tools/compare.sh's layout):
-//   OUT/<arch>/seed<S>/log.jsonl                 the training log (its model record names the arch)
-//   OUT/<arch>/seed<S>/hyp/<set>.<model>.txt     beam translations, one line per test line
-//   OUT/<arch>/seed<S>/score/<set>.<model>.json  attn score's JSON of them (BLEU, chrF)
+// The multi-seed comparison's run directories (the run layout of docs/report.md):
+//   OUT/<arch>/seed<S>/log.jsonl                 attn train's log (its model record names the arch)
+//   OUT/<arch>/seed<S>/hyp/<set>.<model>.txt     attn translate's output of RUN/<model>.attn, one line a test line
+//   OUT/<arch>/seed<S>/score/<set>.<model>.json  attn score --format json of them (BLEU, chrF)
 // with <set> the test set ("test2016") or one of its long-input probes
-// ("test2016.join4": K test sentences joined per line) and <model> "best" or
-// "avg5". A run is a seed run when its directory is named seed<N>; seed runs
+// ("test2016.join4": K test sentences joined per line) and <model> the stem
+// of the model file ("best", "avg5"). A run is a seed run when its directory is named seed<N>; seed runs
 // of one arch form a group, whose seeds the page shows as a spread. A named
 // variant of an arch (OUT/<arch>-<what>/seed<S>, e.g. "transformer-wide":
 // the Transformer with other flags) is a group of its own, named by its folder.

@@ -1,7 +1,8 @@
 // The sentence pairs of a training session: read before any work (a bad
 // corpus fails before anything is written), encoded once the BPE is known,
-// and with --join-pairs K each epoch's examples joined anew (train/joined_pairs.h)
-// beside a validation set joined K sentences at a time.
+// and with --join-pairs K or --drop-final-stop each epoch's examples made anew
+// (train/joined_pairs.h), with --join-pairs beside a validation set joined K
+// sentences at a time.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "attn/text/bpe.h"
 #include "attn/train/corpus.h"
+#include "attn/train/joined_pairs.h"
 #include "attn/train/train_log.h"
 
 namespace attn::train {
@@ -24,10 +26,10 @@ class TrainData {
   void encode(const TrainOptions& options, const text::Bpe& bpe, TrainLog& log);
 
   const ParallelText& train_text() const { return train_text_; }
-  // The examples of `epoch`: the training pairs, or with --join-pairs above 1
-  // the pairs joined for that epoch (a pure function of seed and epoch).
+  // The examples of `epoch`: the training pairs, or those made for that epoch
+  // (joined, stops dropped: a pure function of seed and epoch).
   const std::vector<Example>& begin_epoch(std::int64_t epoch);
-  const std::vector<Example>& epoch_examples() const { return join_pairs_ > 1 ? joined_ : train_.examples; }
+  const std::vector<Example>& epoch_examples() const { return shape_.reshapes() ? reshaped_ : train_.examples; }
 
   const EncodedCorpus& valid() const { return valid_; }
   const std::vector<std::string>& valid_references() const { return valid_text_.tgt; }
@@ -36,11 +38,11 @@ class TrainData {
   const std::vector<std::string>& valid_joined_references() const { return valid_joined_text_.tgt; }
 
  private:
-  std::int64_t join_pairs_ = 1, max_len_ = 0;
   std::uint64_t seed_ = 0;
   ParallelText train_text_, valid_text_, valid_joined_text_;
   EncodedCorpus train_, valid_, valid_joined_;
-  std::vector<Example> joined_;  // this epoch's examples joined from train_
+  EpochShape shape_;               // how an epoch's examples are made from train_
+  std::vector<Example> reshaped_;  // this epoch's examples, when shape_ reshapes train_
 };
 
 }  // namespace attn::train

@@ -41,6 +41,8 @@ struct TrainOptions {
   // Each training example joins 1…join_pairs consecutive pairs (train/joined_pairs.h);
   // above 1, validation also scores the validation set joined join_pairs at a time.
   std::int64_t join_pairs = 1;
+  // The share of examples whose source loses its final stop (train/joined_pairs.h).
+  double drop_final_stop = 0.0;
   std::int64_t max_tokens = 4096;
   std::int64_t update_freq = 1;
   std::int64_t max_epochs = 0;  // 0: no limit
