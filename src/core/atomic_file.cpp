@@ -68,11 +68,10 @@ void forget_temporary(int slot) {
   if (slot >= 0) std::free(live_temporaries[slot].exchange(nullptr));
 }
 
-void remove_temporaries_and_reraise(int signal_number) {
+void remove_temporaries_and_end(int signal_number) {
   for (std::atomic<char*>& slot : live_temporaries)
     if (const char* path = slot.load()) ::unlink(path);  // async-signal-safe
-  ::signal(signal_number, SIG_DFL);
-  ::raise(signal_number);
+  end_as_signal(signal_number);
 }
 
 // Makes the rename itself durable; best effort, since some file systems
@@ -119,9 +118,7 @@ void remove_abandoned_temporaries(const std::filesystem::path& directory, const 
   }
 }
 
-void remove_temporaries_on_signals() {
-  for (const int signal_number : stop_signals()) ::signal(signal_number, remove_temporaries_and_reraise);
-}
+void remove_temporaries_on_signals() { install_stop_handler(remove_temporaries_and_end); }
 
 AtomicFile::AtomicFile(std::filesystem::path final_path) : final_path_(std::move(final_path)) {
   if (final_path_.filename().empty())

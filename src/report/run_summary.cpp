@@ -146,6 +146,7 @@ ParsedLog parse_log(std::string_view text) {
     if (e.split == "end") {
       log.end_reason = string_field(j, "reason");
       if (log.end_reason.empty()) log.end_reason = "finished";
+      log.end_update = e.update;
       continue;
     }
     log.end_reason.clear();
@@ -231,6 +232,7 @@ RunSummary summarise_run(const std::string& name, const std::string& dir, const 
       s.updates = std::max(s.updates.value_or(e.update), e.update);
       s.elapsed_s = std::max(s.elapsed_s.value_or(e.elapsed_s), e.elapsed_s);
     }
+  if (!log.end_reason.empty() && s.updates) s.updates = std::max(*s.updates, log.end_update);
   s.peak_rss_mb = log.peak_rss_mb;
 
   // Only a process holding the save dir's lock is training it, whatever the log's age says.

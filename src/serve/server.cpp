@@ -398,12 +398,8 @@ void serve_until_signal(HttpServer& server, const std::function<void()>& on_stop
   require(::pipe(fds) == 0, std::string("cannot create a pipe: ") + std::strerror(errno));
   stop_pipe_write = fds[1];
   signals_seen = 0;
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  sigemptyset(&action.sa_mask);
   // Every stop signal drains the queue (SIGHUP too: a closed terminal).
-  std::array<struct sigaction, 8> previous{};
-  for (std::size_t i = 0; i < stop_signals().size(); ++i) ::sigaction(stop_signals()[i], &action, &previous[i]);
+  std::optional<StopSignalScope> handlers(std::in_place, on_stop_signal);
   std::thread watcher([&] {
     pollfd p{fds[0], POLLIN, 0};
     while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
@@ -422,7 +418,7 @@ void serve_until_signal(HttpServer& server, const std::function<void()>& on_stop
   const ssize_t ignored = ::write(fds[1], &quit, 1);
   (void)ignored;
   watcher.join();
-  for (std::size_t i = 0; i < stop_signals().size(); ++i) ::sigaction(stop_signals()[i], &previous[i], nullptr);
+  handlers.reset();  // before the pipe it writes to is closed
   ::close(fds[0]);
   ::close(fds[1]);
   stop_pipe_write = -1;

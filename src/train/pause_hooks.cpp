@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "attn/core/error.h"
+#include "attn/core/stop_signals.h"
 
 namespace attn::train {
 

@@ -87,7 +87,10 @@ void TrainLog::write_json(const LogRecord& r) {
                       {"tokens_per_s", r.tokens_per_s},
                       {"elapsed_s", r.elapsed_s},
                       {"target_tokens", r.target_tokens}};
-  if (r.split == "train") j["grad_norm"] = r.grad_norm;
+  if (r.split == "train") {
+    j["grad_norm"] = r.grad_norm;
+    j["window_updates"] = r.window_updates;
+  }
   if (r.bleu) j["bleu"] = *r.bleu;
   if (r.joined)
     j["joined"] = {
@@ -140,9 +143,7 @@ void TrainLog::ended(std::int64_t update, double elapsed_s, const std::string& r
   write_line(nlohmann::json{{"split", "end"}, {"update", update}, {"elapsed_s", elapsed_s}, {"reason", reason}}.dump());
 }
 
-void TrainLog::train(const LogRecord& r, bool print_line) {
-  write_json(r);
-  if (quiet_) return;
+std::string TrainLog::train_line(const LogRecord& r) const {
   char line[256];
   std::snprintf(line, sizeof line,
                 "epoch %ld %3.0f%% | update %ld | loss %.3f | ppl %.2f | lr %.2e | gnorm %.2f | %.0f tok/s | %s",
@@ -150,12 +151,23 @@ void TrainLog::train(const LogRecord& r, bool print_line) {
                 std::exp(r.nll), r.lr, r.grad_norm, r.tokens_per_s, format_duration(r.elapsed_s).c_str());
   std::string text = line;
   if (r.eta_s) text += " | ETA " + format_duration(*r.eta_s);
+  return text;
+}
+
+void TrainLog::train(const LogRecord& r) {
+  write_json(r);
+  if (quiet_) return;
+  const std::string text = train_line(r);
   if (progress_.enabled()) {
     progress_.show(text);
-  } else if (print_line) {
+  } else {
     std::fprintf(stderr, "%s\n", text.c_str());
     std::fflush(stderr);
   }
+}
+
+void TrainLog::progress(const LogRecord& r) {
+  if (!quiet_ && progress_.enabled()) progress_.show(train_line(r));
 }
 
 void TrainLog::valid(const LogRecord& r) {
@@ -166,9 +178,9 @@ void TrainLog::valid(const LogRecord& r) {
   if (r.joined)
     std::snprintf(joined, sizeof joined, " | joined x%ld: loss %.3f bleu %.2f", static_cast<long>(r.joined->pairs),
                   r.joined->loss, r.joined->bleu);
-  std::fprintf(stderr, "valid | epoch %ld | update %ld | loss %.3f | ppl %.2f | bleu %.2f%s | %s\n",
-               static_cast<long>(r.epoch), static_cast<long>(r.update), r.loss, std::exp(r.nll), r.bleu.value_or(0.0),
-               joined, format_duration(r.elapsed_s).c_str());
+  std::fprintf(stderr, "valid | %s epoch %ld | update %ld | loss %.3f | ppl %.2f | bleu %.2f%s | %s\n",
+               r.epoch_end ? "after" : "in", static_cast<long>(r.epoch), static_cast<long>(r.update), r.loss,
+               std::exp(r.nll), r.bleu.value_or(0.0), joined, format_duration(r.elapsed_s).c_str());
   std::fflush(stderr);
 }
 

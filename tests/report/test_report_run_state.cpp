@@ -165,6 +165,16 @@ TEST_CASE("report: a log's model and end records stand in for model files, and t
   REQUIRE(runs[2].in_progress);
   REQUIRE(*runs[2].updates == 13);
 
+  // The end record's update is the run's last: train records come only every --log-every updates.
+  const fs::path sparse = dir.path() / "sparse";
+  fs::create_directories(sparse);
+  json late = interrupted;
+  late["update"] = 14;
+  write_file(sparse / "log.jsonl", lines_of(records) + late.dump() + "\n");
+  const report::RunSummary sparse_run = report::read_run(sparse);
+  REQUIRE(*sparse_run.updates == 14);
+  REQUIRE(has_note(sparse_run, "stopped by SIGINT/SIGTERM/SIGHUP at update 14"));
+
   const report::ParsedLog plain = report::parse_log(lines_of({train_line(1, false)}));
   REQUIRE(plain.arch.empty());
   REQUIRE(plain.end_reason.empty());

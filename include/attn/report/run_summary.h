@@ -49,6 +49,9 @@ struct ParsedLog {
   // "finished" or "interrupted" when the newest record is an "end" record
   // (the process stopped on its own or on a stop signal); "" otherwise.
   std::string end_reason;
+  // That end record's update: the run's last, which train records (one per
+  // --log-every updates) may not reach.
+  std::int64_t end_update = 0;
   std::vector<std::string> notes;
 };
 

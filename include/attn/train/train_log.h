@@ -21,11 +21,17 @@ namespace attn::train {
 
 struct LogRecord {
   std::string split;  // "train" | "valid"
+  // The update just done and the epoch it belongs to; a validation right
+  // after an epoch's last update has epoch_end set ("after epoch N").
   std::int64_t update = 0, epoch = 0;
+  bool epoch_end = false;
+  // Train: means over the record's own window, the window_updates updates
+  // since the previous train record (train/log_window.h); valid: over the set.
   double loss = 0.0;  // label-smoothed, nats per target token
   double nll = 0.0;   // nats per target token; ppl = exp(nll)
+  std::int64_t window_updates = 0;
   double lr = 0.0, grad_norm = 0.0, tokens_per_s = 0.0, elapsed_s = 0.0;
-  double epoch_fraction = 0.0;  // of the epoch in progress
+  double epoch_fraction = 0.0;  // of `epoch`, done (train)
   std::optional<double> bleu;   // validation
   // Validation on the set joined `joined_pairs` sentences at a time (--join-pairs > 1).
   struct Joined {
@@ -59,8 +65,12 @@ class TrainLog {
   // with the OS's reason and the log cut back to its last whole line.
   void open_json(const std::filesystem::path& json_path);
   void close_json();
-  // A training record: the progress line (terminal) or, every log_every updates, a log line.
-  void train(const LogRecord& r, bool print_line);
+  // A train record (every --log-every updates): a JSON record, and a log
+  // line (the progress line on a terminal).
+  void train(const LogRecord& r);
+  // The window so far, between records: the progress line on a terminal, nothing otherwise.
+  void progress(const LogRecord& r);
+  bool shows_progress() const { return progress_.enabled(); }
   void valid(const LogRecord& r);
   // A plain message (ends any progress line first).
   void message(const std::string& text);
@@ -72,6 +82,7 @@ class TrainLog {
 
  private:
   void write_json(const LogRecord& r);
+  std::string train_line(const LogRecord& r) const;
   void write_line(const std::string& json_text);
   void repair_last_line();
   StatusLine progress_;  // drawn only on a terminal

@@ -110,7 +110,4 @@ class Trainer {
   std::unique_ptr<Session> session_;
 };
 
-// A stop signal (SIGINT/SIGTERM) arrived during the current session: its number, else 0.
-int pending_stop_signal();
-
 }  // namespace attn::train
