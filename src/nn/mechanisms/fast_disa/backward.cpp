@@ -135,9 +135,7 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
           const std::int64_t row0 = (b * H + h) * T;
           for (std::int64_t i = 0; i < len; ++i) s.drop_a.apply(row0 + i, a + i * T, &a_drop[i * T], len);
           for (std::int64_t j = 0; j < len; ++j) s.drop_e.apply(row0 + j, e + j * d, &e_drop[j * dh], dh);
-          factors = {
-              a_drop.data(),        T, e_drop.data(), dh, s.drop_a.keep + row0 * T, T, s.drop_e.keep + row0 * dh, dh,
-              s.drop_a.keep_scale()};
+          factors = fast_disa::head_factors(s.drop_a, s.drop_e, row0, a_drop.data(), e_drop.data());
         }
         fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh, da.data(),
                                   len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr,

@@ -112,15 +112,7 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
             const std::int64_t row0 = (b * H + h) * T;  // the head's first row of both masks
             for (std::int64_t i = 0; i < len; ++i) s->drop_a.draw(row0 + i, a + i * T, &a_drop[i * T]);
             for (std::int64_t j = 0; j < len; ++j) s->drop_e.draw(row0 + j, e + j * d, &e_drop[j * dh]);
-            factors = {a_drop.data(),
-                       T,
-                       e_drop.data(),
-                       dh,
-                       s->drop_a.keep + row0 * T,
-                       T,
-                       s->drop_e.keep + row0 * dh,
-                       dh,
-                       s->drop_a.keep_scale()};
+            factors = fast_disa::head_factors(s->drop_a, s->drop_e, row0, a_drop.data(), e_drop.data());
           }
           fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr,
                            ctx.params.activation_compute_type());

@@ -1,14 +1,16 @@
 // The scalar pieces of one Fast-DiSA head, shared by the training passes and
 // incremental decoding: the token2token weights of one row, the direct
 // softmax of one (query, feature) pair that stands in where the factorised
-// denominator underflows and attention dropout's mask of one term (the
-// logistic function and the bias gradients are directional/head_math.h's).
+// denominator underflows and attention dropout's factors of one head and mask
+// of one term (the logistic function and the bias gradients are
+// directional/head_math.h's).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
+#include "attn/nn/attention.h"
 #include "attn/nn/mechanisms/directional/head_math.h"
 #include "attn/nn/mechanisms/fast_disa/feature_softmax.h"
 
@@ -80,6 +82,23 @@ inline float token2token_row(float* row, std::int64_t first, std::int64_t end, b
     for (std::int64_t j = first; j < end; ++j) row[j] = std::exp(log_sigmoid(row[j]) - log_top);
   }
   return top;
+}
+
+// The dropout of one head's factors, as the feature-wise softmax reads it: Ã
+// from a_drop: [len, T] and Ẽ from e_drop: [len, d_h] (rows as wide as the
+// masks'), with the masks of rows row0 onwards of drop_a (r_A, a row of T keys
+// per query) and drop_e (r_E, a row of d_h features per key).
+inline FactorDropout head_factors(const WeightDropout& drop_a, const WeightDropout& drop_e, std::int64_t row0,
+                                  const float* a_drop, const float* e_drop) {
+  return {a_drop,
+          drop_a.width,
+          e_drop,
+          drop_e.width,
+          drop_a.keep + row0 * drop_a.width,
+          drop_a.width,
+          drop_e.keep + row0 * drop_e.width,
+          drop_e.width,
+          drop_a.keep_scale()};
 }
 
 // m = r_A,ij r_E,jk / (1 − p): what attention dropout leaves of the term of key j

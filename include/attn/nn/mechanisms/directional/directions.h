@@ -7,11 +7,26 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "attn/core/error.h"
+#include "attn/nn/token_mixer.h"
+
 namespace attn::nn::directional {
+
+// What the split asks of a spec, checked before anything is declared: heads
+// that divide d, and in the encoder an even number of them. `mechanism` names
+// the mixer in the message ("DiSA", "Fast-DiSA").
+inline void require_directional_heads(const MixerSpec& spec, std::string_view mechanism) {
+  require_heads_divide(spec.d, spec.heads);
+  require(spec.causal || spec.heads % 2 == 0, "--heads must be even for " + std::string(mechanism) +
+                                                  "'s forward and backward heads (got " + std::to_string(spec.heads) +
+                                                  "); choose an even number of heads");
+}
 
 // Keys [first, end) that query i of head h (of `heads`) may see in a sequence
 // of length len; first ≥ end when it may see none.
