@@ -88,17 +88,12 @@ MixerMaps DisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
   const Saved& s = static_cast<const Saved&>(saved);
   const std::int64_t H = heads_, dh = head_dim_, d = d_, T = s.t;
   const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, T);
-  MixerMaps maps = MixerMaps::zeros(H, len);
-  for (std::int64_t h = 0; h < H; ++h)
-    for (std::int64_t i = 0; i < len; ++i) {
-      const float* p = s.p + ((b * H + h) * T + i) * T * dh;  // [T, dh]
-      float* out = maps.weights.data() + (h * len + i) * len;
-      for (std::int64_t j = 0; j < len; ++j) {
-        double mean = 0.0;
-        for (std::int64_t c = 0; c < dh; ++c) mean += p[j * dh + c];
-        out[j] = static_cast<float>(mean / static_cast<double>(dh));
-      }
-    }
+  MixerMaps maps = directional::feature_mean_maps(H, dh, len, [&](std::int64_t h, std::int64_t i, std::int64_t j) {
+    const float* p = s.p + (((b * H + h) * T + i) * T + j) * dh;  // [dh]: P_ij of every feature
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < dh; ++c) sum += p[c];
+    return sum;
+  });
   maps.extras = directional::map_extras(causal_, H, gate_.feature_means(s.gate + b * T * d, len));
   return maps;
 }

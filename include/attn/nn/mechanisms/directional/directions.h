@@ -51,6 +51,21 @@ inline nlohmann::json direction_names(bool causal, std::int64_t heads) {
   return directions;
 }
 
+// The maps' weights of DiSA and Fast-DiSA for a sequence of len positions,
+// [heads][len][len]: P_ijk averaged over the head_dim features, where
+// feature_sum(h, i, j) returns head h's Σ_k P_ijk as a double.
+template <class FeatureSum>
+MixerMaps feature_mean_maps(std::int64_t heads, std::int64_t head_dim, std::int64_t len, FeatureSum&& feature_sum) {
+  MixerMaps maps = MixerMaps::zeros(heads, len);
+  for (std::int64_t h = 0; h < heads; ++h)
+    for (std::int64_t i = 0; i < len; ++i) {
+      float* out = maps.weights.data() + (h * len + i) * len;
+      for (std::int64_t j = 0; j < len; ++j)
+        out[j] = static_cast<float>(feature_sum(h, i, j) / static_cast<double>(head_dim));
+    }
+  return maps;
+}
+
 // The maps' extras DiSA and Fast-DiSA share: "directions", then
 // "averaged_over_features" (true: their weights are P_ijk averaged over the
 // d_h features) and "fusion_gate" (FusionGate::feature_means, or null).
