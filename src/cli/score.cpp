@@ -228,15 +228,16 @@ int run_score(const ScoreArgs& args) {
 
   if (args.sentence_level) {
     std::string out;
-    std::vector<std::string> names, segment_refs(references.size());
+    std::vector<std::string> names;
     for (const auto& metric : metrics) names.push_back(metric.name);
     std::vector<double> scores(metrics.size());
-    for (std::size_t i = 0; i < segments; ++i) {
-      for (std::size_t k = 0; k < references.size(); ++k) segment_refs[k] = references[k][i];
-      for (std::size_t m = 0; m < metrics.size(); ++m)
-        scores[m] = metrics[m].score(metrics[m].segment_row(systems.front()[i], segment_refs));
-      out += eval::format_sentence_line(i + 1, names, scores, args.format == "json", args.width);
-    }
+    std::size_t line = 0;
+    eval::for_each_segment(
+        systems.front(), references, [&](std::string_view hypothesis, std::span<const std::string> refs) {
+          for (std::size_t m = 0; m < metrics.size(); ++m)
+            scores[m] = metrics[m].score(metrics[m].segment_row(hypothesis, refs));
+          out += eval::format_sentence_line(++line, names, scores, args.format == "json", args.width);
+        });
     write_out(out);
     return 0;
   }

@@ -194,16 +194,12 @@ BleuScore Bleu::corpus_score(std::span<const std::string> hypotheses,
                              std::span<const std::vector<std::string>> references) const {
   require(!hypotheses.empty(), "there are no hypotheses to score");
   require(!references.empty(), "BLEU needs at least one reference stream");
-  for (const auto& stream : references)
-    require(stream.size() == hypotheses.size(), "the reference streams and the hypotheses differ in length");
   BleuStats corpus;
   corpus.correct.assign(static_cast<std::size_t>(options_.max_ngram_order), 0);
   corpus.total.assign(static_cast<std::size_t>(options_.max_ngram_order), 0);
-  std::vector<std::string> segment_refs(references.size());
-  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
-    for (std::size_t k = 0; k < references.size(); ++k) segment_refs[k] = references[k][i];
-    corpus.add(segment_stats(hypotheses[i], segment_refs));
-  }
+  for_each_segment(hypotheses, references, [&](std::string_view hypothesis, std::span<const std::string> refs) {
+    corpus.add(segment_stats(hypothesis, refs));
+  });
   return compute_bleu(std::vector<double>(corpus.correct.begin(), corpus.correct.end()),
                       std::vector<double>(corpus.total.begin(), corpus.total.end()), corpus.hyp_len, corpus.ref_len,
                       options_);

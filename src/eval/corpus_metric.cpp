@@ -3,19 +3,16 @@
 #include <memory>
 
 #include "attn/core/error.h"
+#include "attn/eval/segments.h"
 
 namespace attn::eval {
 
 SegmentStats CorpusMetric::corpus_stats(std::span<const std::string> hypotheses,
                                         std::span<const std::vector<std::string>> references) const {
-  for (const auto& stream : references)
-    require(stream.size() == hypotheses.size(), "the reference streams and the hypotheses differ in length");
   SegmentStats stats;
-  std::vector<std::string> segment_refs(references.size());
-  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
-    for (std::size_t k = 0; k < references.size(); ++k) segment_refs[k] = references[k][i];
-    stats.append(segment_row(hypotheses[i], segment_refs));
-  }
+  for_each_segment(hypotheses, references, [&](std::string_view hypothesis, std::span<const std::string> refs) {
+    stats.append(segment_row(hypothesis, refs));
+  });
   return stats;
 }
 

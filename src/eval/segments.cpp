@@ -56,4 +56,15 @@ std::vector<std::string_view> segment_references(std::span<const std::string> re
   return given;
 }
 
+void for_each_segment(std::span<const std::string> hypotheses, std::span<const std::vector<std::string>> references,
+                      FunctionRef<void(std::string_view, std::span<const std::string>)> visit) {
+  for (const auto& stream : references)
+    require(stream.size() == hypotheses.size(), "the reference streams and the hypotheses differ in length");
+  std::vector<std::string> segment_refs(references.size());
+  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
+    for (std::size_t k = 0; k < references.size(); ++k) segment_refs[k] = references[k][i];
+    visit(hypotheses[i], segment_refs);
+  }
+}
+
 }  // namespace attn::eval

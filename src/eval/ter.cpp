@@ -279,14 +279,10 @@ double Ter::corpus_score(std::span<const std::string> hypotheses,
                          std::span<const std::vector<std::string>> references) const {
   require(!hypotheses.empty(), "there are no hypotheses to score");
   require(!references.empty(), "TER needs at least one reference stream");
-  for (const auto& stream : references)
-    require(stream.size() == hypotheses.size(), "the reference streams and the hypotheses differ in length");
   TerStats corpus;
-  std::vector<std::string> segment_refs(references.size());
-  for (std::size_t i = 0; i < hypotheses.size(); ++i) {
-    for (std::size_t k = 0; k < references.size(); ++k) segment_refs[k] = references[k][i];
-    corpus.add(segment_stats(hypotheses[i], segment_refs));
-  }
+  for_each_segment(hypotheses, references, [&](std::string_view hypothesis, std::span<const std::string> refs) {
+    corpus.add(segment_stats(hypothesis, refs));
+  });
   return score(corpus);
 }
 

@@ -77,8 +77,7 @@ void ModelConfig::validate() const {
   require(is_known_arch(arch), "--arch " + arch + " is not available; choose one of " + known_archs());
   require(dim > 0 && dim % 2 == 0, "--dim must be a positive even number (got " + std::to_string(dim) + ")");
   require(heads > 0, "--heads must be positive");
-  require(dim % heads == 0, "--dim " + std::to_string(dim) + " is not divisible by --heads " + std::to_string(heads) +
-                                "; choose heads that divide the dimension");
+  nn::require_heads_divide(dim, heads);
   require(ffn_dim > 0, "--ffn-dim must be positive");
   require(enc_layers > 0 && dec_layers > 0, "--enc-layers and --dec-layers must be at least 1");
   require(dropout >= 0.0f && dropout < 1.0f, "--dropout must be in [0, 1)");

@@ -85,6 +85,18 @@ class Builder {
     rows(scope + "/gamma", {from + ".weight"});
     rows(scope + "/beta", {from + ".bias"});
   }
+  // The sublayers encoder and decoder layers share: self-attention (Q, K and V
+  // as one projection) behind the norm `norm` of layer `from`, and the FFN.
+  void self_attention(const std::string& to, const std::string& from, const std::string& norm) {
+    layer_norm(to + "/self_attention/layer_norm", from + norm);
+    linear(to + "/self_attention/linear_0", {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
+    linear(to + "/self_attention/linear_1", {from + ".self_attn.o"});
+  }
+  void ffn(const std::string& to, const std::string& from) {
+    layer_norm(to + "/ffn/layer_norm", from + ".ln_ffn");
+    linear(to + "/ffn/linear_0", {from + ".ffn.fc1"});
+    linear(to + "/ffn/linear_1", {from + ".ffn.fc2"});
+  }
   void table(const std::string& name, const Tensor& t, const std::string& source) {
     std::vector<std::uint32_t> shape;
     for (int i = 0; i < t.shape().ndim(); ++i) shape.push_back(dim32(t.shape()[i]));
@@ -186,12 +198,8 @@ Ct2Model ctranslate2_model(const Seq2Seq& model, const text::Vocab& vocab) {
   if (pre) b.layer_norm("encoder/layer_norm", "enc.ln");
   for (std::int64_t i = 0; i < c.enc_layers; ++i) {
     const std::string to = "encoder/layer_" + std::to_string(i), from = "enc." + std::to_string(i);
-    b.layer_norm(to + "/self_attention/layer_norm", from + ".ln_attn");
-    b.linear(to + "/self_attention/linear_0", {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
-    b.linear(to + "/self_attention/linear_1", {from + ".self_attn.o"});
-    b.layer_norm(to + "/ffn/layer_norm", from + ".ln_ffn");
-    b.linear(to + "/ffn/linear_0", {from + ".ffn.fc1"});
-    b.linear(to + "/ffn/linear_1", {from + ".ffn.fc2"});
+    b.self_attention(to, from, ".ln_attn");
+    b.ffn(to, from);
   }
 
   // Decoder.
@@ -213,16 +221,12 @@ Ct2Model ctranslate2_model(const Seq2Seq& model, const text::Vocab& vocab) {
   if (pre) b.layer_norm("decoder/layer_norm", "dec.ln");
   for (std::int64_t i = 0; i < c.dec_layers; ++i) {
     const std::string to = "decoder/layer_" + std::to_string(i), from = "dec." + std::to_string(i);
-    b.layer_norm(to + "/self_attention/layer_norm", from + ".ln_self");
-    b.linear(to + "/self_attention/linear_0", {from + ".self_attn.q", from + ".self_attn.k", from + ".self_attn.v"});
-    b.linear(to + "/self_attention/linear_1", {from + ".self_attn.o"});
+    b.self_attention(to, from, ".ln_self");
     b.layer_norm(to + "/attention/layer_norm", from + ".ln_cross");
     b.linear(to + "/attention/linear_0", {from + ".cross_attn.q"});
     b.linear(to + "/attention/linear_1", {from + ".cross_attn.k", from + ".cross_attn.v"});
     b.linear(to + "/attention/linear_2", {from + ".cross_attn.o"});
-    b.layer_norm(to + "/ffn/layer_norm", from + ".ln_ffn");
-    b.linear(to + "/ffn/linear_0", {from + ".ffn.fc1"});
-    b.linear(to + "/ffn/linear_1", {from + ".ffn.fc2"});
+    b.ffn(to, from);
   }
 
   Ct2Model m;

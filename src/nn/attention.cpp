@@ -283,10 +283,7 @@ void MultiHeadAttention::project_memory(const ParamStore& params, const float* m
 
 MixerMaps maps_from_probs(const float* probs, std::int64_t batch_index, std::int64_t heads, std::int64_t t,
                           std::int64_t length) {
-  MixerMaps maps;
-  maps.heads = heads;
-  maps.length = length;
-  maps.weights.resize(static_cast<std::size_t>(heads * length * length));
+  MixerMaps maps = MixerMaps::zeros(heads, length);
   for (std::int64_t h = 0; h < heads; ++h)
     for (std::int64_t i = 0; i < length; ++i) {
       const float* row = probs + ((batch_index * heads + h) * t + i) * t;

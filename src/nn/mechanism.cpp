@@ -170,9 +170,7 @@ json parse_option(const OptionField& option, const std::string& text) {
 }
 
 std::unique_ptr<TokenMixer> make_mixer(ParamStore& params, const std::string& name, const MixerSpec& spec) {
-  require(spec.d > 0 && spec.heads > 0 && spec.d % spec.heads == 0,
-          "--dim " + std::to_string(spec.d) + " is not divisible by --heads " + std::to_string(spec.heads) +
-              "; choose heads that divide the dimension");
+  require_heads_divide(spec.d, spec.heads);
   const Mechanism& mechanism = find_mechanism(spec.mechanism);
   for (auto it = spec.options.begin(); it != spec.options.end(); ++it)
     if (const OptionField* option = find_option(it.key())) check_option(*option, it.value());

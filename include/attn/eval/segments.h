@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/core/function_ref.h"
+
 namespace attn::eval {
 
 // Splits `content` into segments. `origin` names the source in errors.
@@ -23,5 +25,11 @@ std::vector<std::string> read_segments(const std::string& path);
 // when all are empty the segment has one empty reference (length 0), as a
 // blank line of a single reference file is scored by sacreBLEU.
 std::vector<std::string_view> segment_references(std::span<const std::string> references);
+
+// Calls visit(hypothesis, its references) for the segments of a corpus in
+// order; references[k][i] is the k-th reference of segment i. Throws Error
+// when a reference stream is not as long as the hypotheses.
+void for_each_segment(std::span<const std::string> hypotheses, std::span<const std::vector<std::string>> references,
+                      FunctionRef<void(std::string_view, std::span<const std::string>)> visit);
 
 }  // namespace attn::eval

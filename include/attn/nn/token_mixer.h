@@ -25,6 +25,9 @@ struct MixerMaps {
   std::int64_t heads = 0, length = 0;
   std::vector<float> weights;  // [heads, length (from), length (to)]; rows sum to 1, or are all 0 when empty
   nlohmann::json extras;       // mechanism-specific (kernel gate, window, direction, fusion gate, …)
+
+  // Maps of `heads` heads over `length` positions, every weight 0 and no extras.
+  static MixerMaps zeros(std::int64_t heads, std::int64_t length);
 };
 
 // Everything that shapes a mixer; built from the model config per layer.
@@ -44,6 +47,10 @@ struct MixerSpec {
   // a missing key means the option's preset value.
   nlohmann::json options = nlohmann::json::object();
 };
+
+// Throws attn::Error, naming --dim and --heads, unless both are positive and
+// heads divides d (every head gets d / heads features).
+void require_heads_divide(std::int64_t d, std::int64_t heads);
 
 class TokenMixer {
  public:

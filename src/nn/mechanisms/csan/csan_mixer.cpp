@@ -21,9 +21,7 @@ CsanMixer::CsanMixer(ParamStore& params, const std::string& name, const MixerSpe
           "--csan-head-window " + std::to_string(head_window_) +
               " is not allowed: the head area is centred on the query's head, so it must be an odd number ≥ 1; use 1 "
               "(1D) or 3 (2D)");
-  require(spec.d > 0 && spec.heads > 0 && spec.d % spec.heads == 0,
-          "--dim " + std::to_string(spec.d) + " is not divisible by --heads " + std::to_string(spec.heads) +
-              "; choose heads that divide the dimension");
+  require_heads_divide(spec.d, spec.heads);
   left_ = (window_ - 1) / 2;
   right_ = causal_ ? 0 : left_;
   attn_.declare(params, name, spec.d, spec.heads);
@@ -91,10 +89,7 @@ MixerMaps CsanMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
   const BandDims& dims = s.dims;
   const std::int64_t H = dims.heads, T = dims.t, M = dims.width(), N = dims.head_window, n = (N - 1) / 2;
   const std::int64_t L = std::clamp<std::int64_t>(s.lengths[b], 0, T);
-  MixerMaps maps;
-  maps.heads = H;
-  maps.length = L;
-  maps.weights.assign(static_cast<std::size_t>(H * L * L), 0.0f);
+  MixerMaps maps = MixerMaps::zeros(H, L);
   nlohmann::json head_weights = nlohmann::json::array();
   for (std::int64_t h = 0; h < H; ++h) {
     nlohmann::json per_query = nlohmann::json::array();

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attn/core/error.h"
 #include "attn/kernels/products.h"
 #include "attn/nn/mechanisms/directional/directions.h"
 
@@ -14,11 +13,7 @@ namespace attn::nn {
 
 DisaMixer::DisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal), attention_dropout_(spec.attention_dropout) {
-  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
-                                                        std::to_string(heads_) +
-                                                        "; choose heads that divide the dimension");
-  require(causal_ || heads_ % 2 == 0, "--heads must be even for DiSA's forward and backward heads (got " +
-                                          std::to_string(heads_) + "); choose an even number of heads");
+  directional::require_directional_heads(spec, "DiSA");
   head_dim_ = d_ / heads_;
   const std::int64_t H = heads_, dh = head_dim_;
   v_.declare(params, name + ".v", d_, d_);
@@ -93,20 +88,12 @@ MixerMaps DisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b)
   const Saved& s = static_cast<const Saved&>(saved);
   const std::int64_t H = heads_, dh = head_dim_, d = d_, T = s.t;
   const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, T);
-  MixerMaps maps;
-  maps.heads = H;
-  maps.length = len;
-  maps.weights.assign(static_cast<std::size_t>(H * len * len), 0.0f);
-  for (std::int64_t h = 0; h < H; ++h)
-    for (std::int64_t i = 0; i < len; ++i) {
-      const float* p = s.p + ((b * H + h) * T + i) * T * dh;  // [T, dh]
-      float* out = maps.weights.data() + (h * len + i) * len;
-      for (std::int64_t j = 0; j < len; ++j) {
-        double mean = 0.0;
-        for (std::int64_t c = 0; c < dh; ++c) mean += p[j * dh + c];
-        out[j] = static_cast<float>(mean / static_cast<double>(dh));
-      }
-    }
+  MixerMaps maps = directional::feature_mean_maps(H, dh, len, [&](std::int64_t h, std::int64_t i, std::int64_t j) {
+    const float* p = s.p + (((b * H + h) * T + i) * T + j) * dh;  // [dh]: P_ij of every feature
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < dh; ++c) sum += p[c];
+    return sum;
+  });
   maps.extras = directional::map_extras(causal_, H, gate_.feature_means(s.gate + b * T * d, len));
   return maps;
 }

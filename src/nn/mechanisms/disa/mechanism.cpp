@@ -3,8 +3,8 @@
 // yardstick of Fast-DiSA. Its maps carry Fast-DiSA's extras, shaped and drawn
 // by Fast-DiSA's module.
 #include "attn/core/embed.h"
-#include "attn/core/error.h"
 #include "attn/nn/mechanism.h"
+#include "attn/nn/mechanisms/directional/directions.h"
 #include "attn/nn/mechanisms/disa/disa.h"
 
 namespace attn::nn {
@@ -25,10 +25,7 @@ class Disa final : public Mechanism {
   std::string_view name() const override { return "disa"; }
   std::string_view label() const override { return "DiSA: directional self-attention (DiSAN), the T×T×d tensor held"; }
   std::span<const OptionField> options() const override { return {}; }
-  void validate(const MixerSpec& spec) const override {
-    require(spec.causal || spec.heads % 2 == 0,
-            "--heads must be even for DiSA's forward and backward heads (got " + std::to_string(spec.heads) + ")");
-  }
+  void validate(const MixerSpec& spec) const override { directional::require_directional_heads(spec, "DiSA"); }
   std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
     return std::make_unique<DisaMixer>(params, name, spec);
   }

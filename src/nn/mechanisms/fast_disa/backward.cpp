@@ -93,9 +93,8 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
     da.reserve(static_cast<std::size_t>(T * T));
     dout.reserve(static_cast<std::size_t>(T * dh));
     // Dropout: Ã [len, T] and Ẽ [len, dh] of the task's head, as the forward applied them.
-    static thread_local std::vector<float> a_drop, e_drop;
-    a_drop.assign(static_cast<std::size_t>(dropout ? T * T : 0), 0.0f);
-    e_drop.assign(static_cast<std::size_t>(dropout ? T * dh : 0), 0.0f);
+    static thread_local fast_disa::DroppedFactors dropped;
+    dropped.reset(dropout, T, dh);
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -133,11 +132,9 @@ void FastDisaMixer::backward(StepContext& ctx, const TokenMixer::Saved& saved, c
         FactorDropout factors;
         if (dropout) {
           const std::int64_t row0 = (b * H + h) * T;
-          for (std::int64_t i = 0; i < len; ++i) s.drop_a.apply(row0 + i, a + i * T, &a_drop[i * T], len);
-          for (std::int64_t j = 0; j < len; ++j) s.drop_e.apply(row0 + j, e + j * d, &e_drop[j * dh], dh);
-          factors = {
-              a_drop.data(),        T, e_drop.data(), dh, s.drop_a.keep + row0 * T, T, s.drop_e.keep + row0 * dh, dh,
-              s.drop_a.keep_scale()};
+          for (std::int64_t i = 0; i < len; ++i) s.drop_a.apply(row0 + i, a + i * T, &dropped.a[i * T], len);
+          for (std::int64_t j = 0; j < len; ++j) s.drop_e.apply(row0 + j, e + j * d, &dropped.e[j * dh], dh);
+          factors = dropped.view(s.drop_a, s.drop_e, row0);
         }
         fast_disa_attend_backward(len, len, dh, a, T, e, d, v, qs, o, d, s.inv_d + at, d, dout.data(), dh, da.data(),
                                   len, dsh, d, dv, qs, scratch, dropout ? &factors : nullptr,

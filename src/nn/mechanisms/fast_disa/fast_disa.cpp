@@ -18,11 +18,7 @@ namespace attn::nn {
 FastDisaMixer::FastDisaMixer(ParamStore& params, const std::string& name, const MixerSpec& spec)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal), gated_(option_value<bool>(spec, "disa_gate")),
       attention_dropout_(spec.attention_dropout) {
-  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
-                                                        std::to_string(heads_) +
-                                                        "; choose heads that divide the dimension");
-  require(causal_ || heads_ % 2 == 0, "--heads must be even for Fast-DiSA's forward and backward heads (got " +
-                                          std::to_string(heads_) + "); choose an even number of heads");
+  directional::require_directional_heads(spec, "Fast-DiSA");
   const auto t2t = option_value<std::string>(spec, "disa_t2t");
   require(t2t == "exp" || t2t == "sigmoid", "--disa-t2t must be 'exp' or 'sigmoid', not '" + t2t + "'");
   sigmoid_ = t2t == "sigmoid";
@@ -53,24 +49,16 @@ MixerMaps FastDisaMixer::export_maps(const TokenMixer::Saved& saved, std::int64_
   const Saved& s = static_cast<const Saved&>(saved);
   const std::int64_t H = heads_, dh = head_dim_, d = d_, T = s.t;
   const std::int64_t len = std::clamp<std::int64_t>(s.lengths[b], 0, T);
-  MixerMaps maps;
-  maps.heads = H;
-  maps.length = len;
-  maps.weights.assign(static_cast<std::size_t>(H * len * len), 0.0f);
-  // P_ijk = A_ij E_jk / D_ik; its mean over k is A_ij · mean_k(E_jk / D_ik).
-  for (std::int64_t h = 0; h < H; ++h)
-    for (std::int64_t i = 0; i < len; ++i) {
-      const float* a = s.t2t + ((b * H + h) * T + i) * T;
-      const float* inv_d = s.inv_d + (b * T + i) * d + h * dh;
-      float* out = maps.weights.data() + (h * len + i) * len;
-      for (std::int64_t j = 0; j < len; ++j) {
-        if (a[j] == 0.0f) continue;
-        const float* e = s.e + (b * T + j) * d + h * dh;
-        double mean = 0.0;
-        for (std::int64_t c = 0; c < dh; ++c) mean += static_cast<double>(e[c]) * inv_d[c];
-        out[j] = static_cast<float>(a[j] * mean / static_cast<double>(dh));
-      }
-    }
+  // P_ijk = A_ij E_jk / D_ik; its sum over k is A_ij · Σ_k E_jk / D_ik.
+  MixerMaps maps = directional::feature_mean_maps(H, dh, len, [&](std::int64_t h, std::int64_t i, std::int64_t j) {
+    const float a = s.t2t[((b * H + h) * T + i) * T + j];
+    if (a == 0.0f) return 0.0;
+    const float* e = s.e + (b * T + j) * d + h * dh;          // [dh]
+    const float* inv_d = s.inv_d + (b * T + i) * d + h * dh;  // [dh]
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < dh; ++c) sum += static_cast<double>(e[c]) * inv_d[c];
+    return a * sum;
+  });
   // The pairs computed directly add their own P_ijk / d_h.
   std::vector<float> direct;
   for (std::int64_t h = 0; h < H; ++h) {

@@ -74,9 +74,8 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
     direct.reserve(static_cast<std::size_t>(2 * T));
     shift.assign(static_cast<std::size_t>(dh), 0.0f);
     // Dropout: Ã [T, T] and Ẽ [T, dh] of the task's head.
-    static thread_local std::vector<float> a_drop, e_drop;
-    a_drop.assign(static_cast<std::size_t>(dropout ? T * T : 0), 0.0f);
-    e_drop.assign(static_cast<std::size_t>(dropout ? T * dh : 0), 0.0f);
+    static thread_local fast_disa::DroppedFactors dropped;
+    dropped.reset(dropout, T, dh);
 #pragma omp for collapse(2) schedule(dynamic, 1)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
@@ -110,17 +109,9 @@ void FastDisaMixer::forward(StepContext& ctx, const float* x, float* y, std::int
           FactorDropout factors;
           if (dropout) {
             const std::int64_t row0 = (b * H + h) * T;  // the head's first row of both masks
-            for (std::int64_t i = 0; i < len; ++i) s->drop_a.draw(row0 + i, a + i * T, &a_drop[i * T]);
-            for (std::int64_t j = 0; j < len; ++j) s->drop_e.draw(row0 + j, e + j * d, &e_drop[j * dh]);
-            factors = {a_drop.data(),
-                       T,
-                       e_drop.data(),
-                       dh,
-                       s->drop_a.keep + row0 * T,
-                       T,
-                       s->drop_e.keep + row0 * dh,
-                       dh,
-                       s->drop_a.keep_scale()};
+            for (std::int64_t i = 0; i < len; ++i) s->drop_a.draw(row0 + i, a + i * T, &dropped.a[i * T]);
+            for (std::int64_t j = 0; j < len; ++j) s->drop_e.draw(row0 + j, e + j * d, &dropped.e[j * dh]);
+            factors = dropped.view(s->drop_a, s->drop_e, row0);
           }
           fast_disa_attend(len, len, dh, a, T, e, d, v, qs, o, d, inv_d, d, scratch, dropout ? &factors : nullptr,
                            ctx.params.activation_compute_type());

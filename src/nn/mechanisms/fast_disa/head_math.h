@@ -1,14 +1,17 @@
 // The scalar pieces of one Fast-DiSA head, shared by the training passes and
 // incremental decoding: the token2token weights of one row, the direct
 // softmax of one (query, feature) pair that stands in where the factorised
-// denominator underflows and attention dropout's mask of one term (the
-// logistic function and the bias gradients are directional/head_math.h's).
+// denominator underflows and attention dropout's factors of one head and mask
+// of one term (the logistic function and the bias gradients are
+// directional/head_math.h's).
 #pragma once
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
+#include "attn/nn/attention.h"
 #include "attn/nn/mechanisms/directional/head_math.h"
 #include "attn/nn/mechanisms/fast_disa/feature_softmax.h"
 
@@ -81,6 +84,31 @@ inline float token2token_row(float* row, std::int64_t first, std::int64_t end, b
   }
   return top;
 }
+
+// One thread's room for a head's dropped factors, Ã: [T, T] and Ẽ: [T, d_h]
+// (none without dropout), kept from call to call so a step allocates nothing,
+// and the FactorDropout the feature-wise softmax reads them through.
+struct DroppedFactors {
+  std::vector<float> a, e;
+
+  void reset(bool dropout, std::int64_t t, std::int64_t dh) {
+    a.assign(static_cast<std::size_t>(dropout ? t * t : 0), 0.0f);
+    e.assign(static_cast<std::size_t>(dropout ? t * dh : 0), 0.0f);
+  }
+  // With the masks of the head whose first row is row0 in drop_a (r_A, a row
+  // of T keys per query) and drop_e (r_E, a row of d_h features per key).
+  FactorDropout view(const WeightDropout& drop_a, const WeightDropout& drop_e, std::int64_t row0) const {
+    return {a.data(),
+            drop_a.width,
+            e.data(),
+            drop_e.width,
+            drop_a.keep + row0 * drop_a.width,
+            drop_a.width,
+            drop_e.keep + row0 * drop_e.width,
+            drop_e.width,
+            drop_a.keep_scale()};
+  }
+};
 
 // m = r_A,ij r_E,jk / (1 − p): what attention dropout leaves of the term of key j
 // in the pair (query i, feature k).

@@ -1,9 +1,9 @@
 // Fast-DiSA (Shen et al. 2018; docs/mechanisms-spec.md §3): directional, feature-wise
 // attention in its factorised form, with a fusion gate.
 #include "attn/core/embed.h"
-#include "attn/core/error.h"
 #include "attn/nn/map_json.h"
 #include "attn/nn/mechanism.h"
+#include "attn/nn/mechanisms/directional/directions.h"
 #include "attn/nn/mechanisms/fast_disa/fast_disa.h"
 
 namespace attn::nn {
@@ -28,10 +28,7 @@ class FastDisa final : public Mechanism {
   std::string_view name() const override { return "fastdisa"; }
   std::string_view label() const override { return "Fast-DiSA: fast directional self-attention"; }
   std::span<const OptionField> options() const override { return kOptions; }
-  void validate(const MixerSpec& spec) const override {
-    require(spec.causal || spec.heads % 2 == 0,
-            "--heads must be even for Fast-DiSA's forward and backward heads (got " + std::to_string(spec.heads) + ")");
-  }
+  void validate(const MixerSpec& spec) const override { directional::require_directional_heads(spec, "Fast-DiSA"); }
   std::unique_ptr<TokenMixer> make(ParamStore& params, const std::string& name, const MixerSpec& spec) const override {
     return std::make_unique<FastDisaMixer>(params, name, spec);
   }

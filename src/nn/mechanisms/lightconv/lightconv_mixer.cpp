@@ -56,9 +56,7 @@ std::int64_t lightconv_kernel(const MixerSpec& spec) {
 LightConvMixer::LightConvMixer(ParamStore& params, const std::string& name, const MixerSpec& spec, TapSource taps)
     : d_(spec.d), heads_(spec.heads), causal_(spec.causal),
       weight_dropout_(option_value<float>(spec, "lightconv_weight_dropout")) {
-  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
-                                                        std::to_string(heads_) +
-                                                        "; choose heads that divide the dimension");
+  require_heads_divide(d_, heads_);
   in_.declare(params, name + ".in", d_, 2 * d_);
   conv_.declare(params, name + ".conv", d_, heads_, lightconv_kernel(spec), causal_, taps);
   o_.declare(params, name + ".o", d_, d_);
@@ -115,10 +113,8 @@ void LightConvMixer::step(StepContext& ctx, const float* x, float* y, std::int64
 MixerMaps LightConvMixer::export_maps(const TokenMixer::Saved& saved, std::int64_t b) const {
   const Saved& s = static_cast<const Saved&>(saved);
   const std::int64_t H = heads_, K = conv_.kernel, P = conv_.dims(s.batch, s.t).offset();
-  MixerMaps maps;
-  maps.heads = H;
-  const std::int64_t L = maps.length = std::clamp<std::int64_t>(s.lengths[b], 0, s.t);
-  maps.weights.assign(static_cast<std::size_t>(H * L * L), 0.0f);
+  const std::int64_t L = std::clamp<std::int64_t>(s.lengths[b], 0, s.t);
+  MixerMaps maps = MixerMaps::zeros(H, L);
   nlohmann::json taps = nlohmann::json::array();
   for (std::int64_t i = 0; i < L; ++i) {
     nlohmann::json per_head = nlohmann::json::array();

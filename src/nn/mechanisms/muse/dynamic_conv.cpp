@@ -12,6 +12,7 @@
 #include "attn/kernels/products.h"
 #include "attn/kernels/rows.h"
 #include "attn/kernels/softmax.h"
+#include "attn/nn/token_mixer.h"
 
 namespace attn::nn {
 
@@ -93,8 +94,7 @@ void DynamicConvCell::declare(ParamStore& params, const std::string& name, std::
                               std::int64_t kernel_size, bool is_causal, TapSource tap_source) {
   require(kernel_size >= 1,
           "--muse-kernels: kernel size " + std::to_string(kernel_size) + " is not positive; give sizes ≥ 1, e.g. 3,15");
-  require(num_heads > 0 && dim % num_heads == 0,
-          "--dim " + std::to_string(dim) + " is not divisible by --heads " + std::to_string(num_heads));
+  require_heads_divide(dim, num_heads);
   d = dim;
   heads = num_heads;
   kernel = kernel_size;

@@ -15,9 +15,7 @@ MuseMixer::MuseMixer(ParamStore& params, const std::string& name, const MixerSpe
       separate_(option_value<bool>(spec, "muse_separate_projection")) {
   const auto kernels = option_value<std::vector<std::int64_t>>(spec, "muse_kernels");
   separate_ = separate_ && !kernels.empty();
-  require(d_ > 0 && heads_ > 0 && d_ % heads_ == 0, "--dim " + std::to_string(d_) + " is not divisible by --heads " +
-                                                        std::to_string(heads_) +
-                                                        "; choose heads that divide the dimension");
+  require_heads_divide(d_, heads_);
   attn_.declare_projections(params, name, d_, heads_);
   attn_.attention_dropout = spec.attention_dropout;
   if (separate_) conv_in_.declare(params, name + ".conv_in", d_, d_, /*with_bias=*/false);

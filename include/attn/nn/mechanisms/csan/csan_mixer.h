@@ -47,9 +47,6 @@ class CsanMixer final : public TokenMixer {
   std::string kind() const override { return head_window_ > 1 ? "csan2d" : "csan"; }
 
   const MultiHeadAttention& attention() const { return attn_; }
-  std::int64_t left() const { return left_; }
-  std::int64_t right() const { return right_; }
-  std::int64_t head_window() const { return head_window_; }
 
  private:
   // The band for sequences of padded length t: the window clipped to what

@@ -82,10 +82,6 @@ class DisaMixer final : public TokenMixer {
   MixerMaps export_maps(const TokenMixer::Saved& saved, std::int64_t b) const override;
   std::string kind() const override { return "disa"; }
 
-  std::int64_t dim() const { return d_; }
-  std::int64_t heads() const { return heads_; }
-  bool causal() const { return causal_; }
-
  private:
   // Head h's query and key terms over `rows` positions: query = v W_f1[h]ᵀ,
   // key = v W_f2[h]ᵀ + b_f[h]; v (row stride ldv), query, key (row stride d_)

@@ -91,12 +91,6 @@ class FastDisaMixer final : public TokenMixer {
   MixerMaps export_maps(const TokenMixer::Saved& saved, std::int64_t b) const override;
   std::string kind() const override { return "fastdisa"; }
 
-  std::int64_t dim() const { return d_; }
-  std::int64_t heads() const { return heads_; }
-  bool causal() const { return causal_; }
-  bool gated() const { return gated_; }
-  bool sigmoid_t2t() const { return sigmoid_; }
-
  private:
   // Keys [first, end) that query i of head h may see in a sequence of length len.
   void allowed_keys(std::int64_t h, std::int64_t i, std::int64_t len, std::int64_t& first, std::int64_t& end) const;

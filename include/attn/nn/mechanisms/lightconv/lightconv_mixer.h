@@ -55,7 +55,6 @@ class LightConvMixer final : public TokenMixer {
   std::string kind() const override { return conv_.source == TapSource::fixed ? "lightconv" : "dynamicconv"; }
 
   std::int64_t kernel() const { return conv_.kernel; }
-  const DynamicConvCell& cell() const { return conv_; }
 
  private:
   std::int64_t d_ = 0, heads_ = 0;

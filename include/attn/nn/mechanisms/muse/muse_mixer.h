@@ -53,8 +53,6 @@ class MuseMixer final : public TokenMixer {
   std::string kind() const override { return conv_.empty() ? "muse-simple" : "muse"; }
   bool separate_conv_projection() const { return separate_; }
 
-  const MultiScaleConv& conv() const { return conv_; }
-
  private:
   // Width of [Att ; Cmix]: 2d, or d without conv cells.
   std::int64_t width() const { return conv_.empty() ? d_ : 2 * d_; }
