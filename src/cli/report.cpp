@@ -117,14 +117,14 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
   CLI::App* sub = app.add_subcommand(
       "report", "Compare training runs: curves and a table of speed, memory and scores on one HTML page");
   sub->footer(
-      "Each RUN_DIR is an attn train --save-dir with its --log-json log.jsonl; test scores are read from\n"
+      "Each RUN_DIR is an attn train --save-dir with its --log-json log.jsonl; test scores are read from "
       "score[.avg5].<M>min.json (or .txt) as experiments/quality_m30k.sh writes them.\n"
-      "Run directories named seed<N> (tools/compare.sh: OUT/<arch>/seed<S>) are grouped by arch: mean and sd over\n"
-      "the seeds of the scores in score/<set>.<model>.json, or of hyp/<set>.<model>.txt scored against --refs,\n"
-      "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length\n"
+      "Run directories named seed<N> (tools/compare.sh: OUT/<arch>/seed<S>) are grouped by arch: mean and sd over "
+      "the seeds of the scores in score/<set>.<model>.json, or of hyp/<set>.<model>.txt scored against --refs, "
+      "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length "
       "(docs/report.md).\n"
-      "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET',\n"
-      "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file\n"
+      "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET', "
+      "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file "
       "(docs/verdicts.md).\n"
       "Examples:\n  attn report runs/compare/transformer runs/compare/muse -o report.html\n"
       "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html\n"
