@@ -2,17 +2,21 @@
 // (kernel_table.h); the GEMMs, which check their shapes first, are in gemm.cpp.
 #include "kernel_table.h"
 
+#include <iterator>
+
 #include "attn/core/cpu.h"
 
 namespace attn::kernels {
 
-const KernelTable& active_kernels() {
-  static const KernelTable* const tables[] = {&isa_scalar::kernel_table, &isa_avx2::kernel_table,
-                                              &isa_avx512::kernel_table, &isa_avx512vnni::kernel_table,
-                                              &isa_avx512bf16::kernel_table};
-  static_assert(static_cast<int>(Isa::avx512bf16) == 4, "tables[] is indexed by Isa");
-  return *tables[static_cast<int>(active_isa())];
-}
+namespace {
+// Each ISA's table, indexed by Isa.
+constexpr const KernelTable* kTables[] = {&isa_scalar::kernel_table, &isa_avx2::kernel_table,
+                                          &isa_avx512::kernel_table, &isa_avx512vnni::kernel_table,
+                                          &isa_avx512bf16::kernel_table};
+static_assert(std::size(kTables) == std::size(kAllIsas) && static_cast<int>(Isa::avx512bf16) == 4);
+}  // namespace
+
+const KernelTable& active_kernels() { return *kTables[static_cast<int>(active_isa())]; }
 
 void activation_forward(Activation act, const float* x, float* y, std::int64_t n) {
   active_kernels().activation_forward(act, x, y, n);
