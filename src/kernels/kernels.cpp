@@ -10,9 +10,8 @@ namespace attn::kernels {
 
 namespace {
 // Each ISA's table, indexed by Isa.
-constexpr const KernelTable* kTables[] = {&isa_scalar::kernel_table, &isa_avx2::kernel_table,
-                                          &isa_avx512::kernel_table, &isa_avx512vnni::kernel_table,
-                                          &isa_avx512bf16::kernel_table};
+constexpr const KernelTable* kTables[] = {&isa_scalar::kernel_table, &isa_avx2::kernel_table, &isa_avx512::kernel_table,
+                                          &isa_avx512vnni::kernel_table, &isa_avx512bf16::kernel_table};
 static_assert(std::size(kTables) == std::size(kAllIsas) && static_cast<int>(Isa::avx512bf16) == 4);
 }  // namespace
 
