@@ -51,13 +51,14 @@ LDFLAGS  := -fopenmp $(SAN_LDFLAGS) -lz -lcpp-httplib -pthread
 ISA_FLAGS_0 :=
 ISA_FLAGS_1 := -mavx2 -mfma -mf16c
 ISA_FLAGS_2 := -mavx2 -mfma -mf16c -mavx512f -mavx512bw -mavx512dq -mavx512vl -mprefer-vector-width=512
-# The low-precision kernels (src/kernels/isa/lowp/) also for AVX512_VNNI, and with AVX512_BF16.
+# The low-precision kernels (src/kernels/isa/lowp/) and the table of an ISA's kernels
+# (src/kernels/isa/table.cpp) also for AVX512_VNNI, and with AVX512_BF16.
 ISA_FLAGS_3 := $(ISA_FLAGS_2) -mavx512vnni
 ISA_FLAGS_4 := $(ISA_FLAGS_3) -mavx512bf16
 
 CORE_SRC   := $(filter-out src/cli/main.cpp,$(shell find src -name '*.cpp' -not -path 'src/kernels/isa/*' -not -path 'src/mpi/*'))
-ISA_SRC    := $(wildcard src/kernels/isa/*.cpp)
-LOWP_SRC   := $(wildcard src/kernels/isa/lowp/*.cpp)
+ISA_SRC    := $(filter-out src/kernels/isa/table.cpp,$(wildcard src/kernels/isa/*.cpp))
+LOWP_SRC   := src/kernels/isa/table.cpp $(wildcard src/kernels/isa/lowp/*.cpp)
 CLI_MAIN   := src/cli/main.cpp
 TEST_SRC   := $(shell find tests -name '*.cpp' 2>/dev/null)
 

@@ -96,16 +96,16 @@ struct DirectDisa {
     float* S = ctx.arena.alloc(rows * d);  // [B·T, d], only needed inside the forward
     const float* v = s.qkv + 2 * d;
     for (std::int64_t h = 0; h < heads; ++h)
-      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v + h * dh, qs, params.value(w1) + h * dh * dh, dh, 0.0f,
-                     s.hidden + h * dh, d);
+      kernels::sgemm_fp32(Trans::N, Trans::T, rows, dh, dh, 1.0f, v + h * dh, qs, params.value(w1) + h * dh * dh, dh,
+                          0.0f, s.hidden + h * dh, d);
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < d; ++c) {
         const float z = s.hidden[r * d + c] + params.value(b1)[c];
         s.hidden[r * d + c] = z > 0 ? z : std::expm1(z);
       }
     for (std::int64_t h = 0; h < heads; ++h)
-      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, s.hidden + h * dh, d, params.value(w2) + h * dh * dh, dh,
-                     0.0f, S + h * dh, d);
+      kernels::sgemm_fp32(Trans::N, Trans::T, rows, dh, dh, 1.0f, s.hidden + h * dh, d, params.value(w2) + h * dh * dh,
+                          dh, 0.0f, S + h * dh, d);
     kernels::add_row_vector(S, params.value(b2), rows, d);
     s.p = ctx.arena.alloc(B * heads * T * T * dh);
     s.o = ctx.arena.alloc(rows * d);
@@ -119,7 +119,7 @@ struct DirectDisa {
           const float* q = s.qkv + b * T * qs + h * dh;
           const float* vb = q + 2 * d;
           const float* Sb = S + b * T * d + h * dh;
-          kernels::sgemm(Trans::N, Trans::T, T, T, dh, scale, q, qs, q + d, qs, 0.0f, R.data(), T);
+          kernels::sgemm_fp32(Trans::N, Trans::T, T, T, dh, scale, q, qs, q + d, qs, 0.0f, R.data(), T);
           float* P = s.p + (b * heads + h) * T * T * dh;
           for (std::int64_t i = 0; i < T; ++i) {
             float* Pi = P + i * T * dh;  // [T, dh]
@@ -155,8 +155,9 @@ struct DirectDisa {
     s.u = ctx.arena.alloc(rows * d);
     for (std::int64_t h = 0; h < heads; ++h) {
       const float* wh = params.value(wg) + h * dh * 2 * dh;
-      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, v + h * dh, qs, wh, 2 * dh, 0.0f, s.g + h * dh, d);
-      kernels::sgemm(Trans::N, Trans::T, rows, dh, dh, 1.0f, s.o + h * dh, d, wh + dh, 2 * dh, 1.0f, s.g + h * dh, d);
+      kernels::sgemm_fp32(Trans::N, Trans::T, rows, dh, dh, 1.0f, v + h * dh, qs, wh, 2 * dh, 0.0f, s.g + h * dh, d);
+      kernels::sgemm_fp32(Trans::N, Trans::T, rows, dh, dh, 1.0f, s.o + h * dh, d, wh + dh, 2 * dh, 1.0f, s.g + h * dh,
+                          d);
     }
     for (std::int64_t r = 0; r < rows; ++r)
       for (std::int64_t c = 0; c < d; ++c) {
@@ -188,10 +189,12 @@ struct DirectDisa {
     for (std::int64_t h = 0; h < heads; ++h) {
       const float* wh = params.value(wg) + h * dh * 2 * dh;
       float* gh = params.grad(wg) + h * dh * 2 * dh;
-      kernels::sgemm(Trans::N, Trans::N, rows, dh, dh, 1.0f, dz + h * dh, d, wh, 2 * dh, 1.0f, dv + h * dh, qs);
-      kernels::sgemm(Trans::N, Trans::N, rows, dh, dh, 1.0f, dz + h * dh, d, wh + dh, 2 * dh, 1.0f, dout + h * dh, d);
-      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + h * dh, d, v + h * dh, qs, 1.0f, gh, 2 * dh);
-      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + h * dh, d, s.o + h * dh, d, 1.0f, gh + dh, 2 * dh);
+      kernels::sgemm_fp32(Trans::N, Trans::N, rows, dh, dh, 1.0f, dz + h * dh, d, wh, 2 * dh, 1.0f, dv + h * dh, qs);
+      kernels::sgemm_fp32(Trans::N, Trans::N, rows, dh, dh, 1.0f, dz + h * dh, d, wh + dh, 2 * dh, 1.0f, dout + h * dh,
+                          d);
+      kernels::sgemm_fp32(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + h * dh, d, v + h * dh, qs, 1.0f, gh, 2 * dh);
+      kernels::sgemm_fp32(Trans::T, Trans::N, dh, dh, rows, 1.0f, dz + h * dh, d, s.o + h * dh, d, 1.0f, gh + dh,
+                          2 * dh);
     }
     kernels::sum_rows(dz, params.grad(bg), rows, d);
     float* dS = ctx.arena.alloc_zeroed(rows * d);
@@ -226,24 +229,24 @@ struct DirectDisa {
               dR[i * T + j] = dr;
             }
           }
-          kernels::sgemm(Trans::N, Trans::N, T, dh, T, scale, dR.data(), T, q + d, qs, 1.0f, dq, qs);
-          kernels::sgemm(Trans::T, Trans::N, T, dh, T, scale, dR.data(), T, q, qs, 1.0f, dq + d, qs);
+          kernels::sgemm_fp32(Trans::N, Trans::N, T, dh, T, scale, dR.data(), T, q + d, qs, 1.0f, dq, qs);
+          kernels::sgemm_fp32(Trans::T, Trans::N, T, dh, T, scale, dR.data(), T, q, qs, 1.0f, dq + d, qs);
         }
     }
     float* dhidden = ctx.arena.alloc(rows * d);
     for (std::int64_t h = 0; h < heads; ++h) {
-      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dS + h * dh, d, s.hidden + h * dh, d, 1.0f,
-                     params.grad(w2) + h * dh * dh, dh);
-      kernels::sgemm(Trans::N, Trans::N, rows, dh, dh, 1.0f, dS + h * dh, d, params.value(w2) + h * dh * dh, dh, 0.0f,
-                     dhidden + h * dh, d);
+      kernels::sgemm_fp32(Trans::T, Trans::N, dh, dh, rows, 1.0f, dS + h * dh, d, s.hidden + h * dh, d, 1.0f,
+                          params.grad(w2) + h * dh * dh, dh);
+      kernels::sgemm_fp32(Trans::N, Trans::N, rows, dh, dh, 1.0f, dS + h * dh, d, params.value(w2) + h * dh * dh, dh,
+                          0.0f, dhidden + h * dh, d);
     }
     kernels::sum_rows(dS, params.grad(b2), rows, d);
     for (std::int64_t n = 0; n < rows * d; ++n) dhidden[n] *= s.hidden[n] > 0 ? 1.0f : s.hidden[n] + 1.0f;
     for (std::int64_t h = 0; h < heads; ++h) {
-      kernels::sgemm(Trans::T, Trans::N, dh, dh, rows, 1.0f, dhidden + h * dh, d, v + h * dh, qs, 1.0f,
-                     params.grad(w1) + h * dh * dh, dh);
-      kernels::sgemm(Trans::N, Trans::N, rows, dh, dh, 1.0f, dhidden + h * dh, d, params.value(w1) + h * dh * dh, dh,
-                     1.0f, dv + h * dh, qs);
+      kernels::sgemm_fp32(Trans::T, Trans::N, dh, dh, rows, 1.0f, dhidden + h * dh, d, v + h * dh, qs, 1.0f,
+                          params.grad(w1) + h * dh * dh, dh);
+      kernels::sgemm_fp32(Trans::N, Trans::N, rows, dh, dh, 1.0f, dhidden + h * dh, d, params.value(w1) + h * dh * dh,
+                          dh, 1.0f, dv + h * dh, qs);
     }
     kernels::sum_rows(dhidden, params.grad(b1), rows, d);
     qkv.backward(params, s.x, dqkv, dx, rows);

@@ -207,7 +207,7 @@ void measure(Row& row, int samples) {
   attn::set_threads(row.threads);
   openblas_set_num_threads(row.threads);
   auto run_attn = [&] {
-    attn::kernels::sgemm(row.ta, row.tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_attn.data(), n);
+    attn::kernels::sgemm_fp32(row.ta, row.tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_attn.data(), n);
   };
   auto run_bf16 = [&] {
     attn::kernels::gemm_bf16(row.ta, row.tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c_bf16.data(), n);
@@ -257,7 +257,7 @@ void measure(Row& row, int samples) {
   row.bf16_rel_diff = worst_bf16;
 }
 
-// Attention's many small products: attn's sgemm_batched against a loop of
+// Attention's many small products: attn's sgemm_fp32_batched against a loop of
 // cblas_sgemm calls (OpenBLAS 0.3.21 has no batched SGEMM). Text output only.
 void batched_table(const std::vector<int>& thread_counts, int samples) {
   struct BatchShape {
@@ -270,7 +270,7 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
                                {"P.V", 30, 64, 30, Trans::N, Trans::N},
                                {"dO.V^T", 30, 30, 64, Trans::N, Trans::T},
                                {"P^T.dO", 30, 64, 30, Trans::T, Trans::N}};
-  std::printf("\nBatched products (batch %ld), GFLOP/s: attn sgemm_batched and gemm_bf16_batched vs a loop of "
+  std::printf("\nBatched products (batch %ld), GFLOP/s: attn sgemm_fp32_batched and gemm_bf16_batched vs a loop of "
               "cblas_sgemm\n",
               batch);
   std::printf("%-12s %4s %4s %4s %6s %7s %9s %9s %9s %7s %9s\n", "product", "M", "N", "K", "layout", "threads", "attn",
@@ -285,8 +285,8 @@ void batched_table(const std::vector<int>& thread_counts, int samples) {
       attn::set_threads(threads);
       openblas_set_num_threads(threads);
       auto run_attn = [&] {
-        attn::kernels::sgemm_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, sa, b.data(), ldb, sb, 0.0f,
-                                     c.data(), s.n, sc, batch);
+        attn::kernels::sgemm_fp32_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, sa, b.data(), ldb, sb, 0.0f,
+                                          c.data(), s.n, sc, batch);
       };
       auto run_bf16 = [&] {
         attn::kernels::gemm_bf16_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a.data(), lda, sa, b.data(), ldb, sb, 0.0f,
@@ -351,7 +351,7 @@ void int8_table(const std::vector<int>& thread_counts, int samples, const std::v
       const attn::kernels::QuantizedWeight q = attn::kernels::quantize_weight(w.data(), k, n, k);
       attn::set_threads(threads);
       auto run_attn = [&] {
-        attn::kernels::sgemm(Trans::N, Trans::T, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n);
+        attn::kernels::sgemm_fp32(Trans::N, Trans::T, m, n, k, 1.0f, x.data(), k, w.data(), k, 0.0f, y.data(), n);
       };
       auto run_int8 = [&] { attn::kernels::gemm_int8(m, x.data(), k, q, 0.0f, y.data(), n); };
       run_attn();

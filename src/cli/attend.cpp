@@ -136,9 +136,9 @@ void add_attend_command(CLI::App& app, CommonOptions& common, Action& action) {
   AttendFlags& f = *flags;
   CLI::App* sub = app.add_subcommand("attend", "Dump attention maps as JSON (and an HTML page)");
   sub->footer(
-      "Without -t the model translates as attn translate does (beam 5; --beam 1: greedy) and the maps are those\n"
-      "of its best hypothesis, followed through the beam's back-pointers;\n"
-      "with -t it scores the given target. The JSON format: docs/attention-json.md.\n"
+      "Without -t the model translates as attn translate does (beam 5; --beam 1: greedy) and the maps are those "
+      "of its best hypothesis, followed through the beam's back-pointers; with -t it scores the given target. The "
+      "JSON format: docs/attention-json.md.\n"
       "Example:\n  attn attend -m runs/toy/best.attn -i data/toy/test.src -o maps.json --html maps.html");
   sub->option_defaults()->group("Input and output");
   sub->add_option("-m,--model", f.model, "model file (.attn)")->required();

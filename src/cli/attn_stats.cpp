@@ -137,9 +137,9 @@ void add_attn_stats_command(CLI::App& app, CommonOptions& common, Action& action
   CLI::App* sub = app.add_subcommand(
       "attn-stats", "Statistics of the attention over a test set: entropy, max weight, distance, per head");
   sub->footer(
-      "Per component (encoder, decoder, cross), layer and head: mean entropy (nats), entropy / log(keys),\n"
-      "largest weight, distance from the diagonal and the mass within +-W of it, over every query row.\n"
-      "With -t the model reads the references (teacher forcing); with --decode its own translations.\n"
+      "Per component (encoder, decoder, cross), layer and head: mean entropy (nats), entropy / log(keys), "
+      "largest weight, distance from the diagonal and the mass within +-W of it, over every query row. "
+      "With -t the model reads the references (teacher forcing); with --decode its own translations. "
       "The table goes to stdout; -o FILE writes JSON as well. Format: docs/attention-stats.md.\n"
       "Example:\n  attn attn-stats -m runs/toy/best.attn -i data/toy/test.src -t data/toy/test.tgt -o stats.json");
   sub->option_defaults()->group("Input and output");

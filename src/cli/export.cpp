@@ -40,8 +40,8 @@ int run(const ExportFlags& f) {
 void add_export_command(CLI::App& app, CommonOptions& common, Action& action) {
   auto flags = std::make_shared<ExportFlags>();
   CLI::App* sub = app.add_subcommand("export", "Write a Transformer for another engine (CTranslate2)");
-  sub->footer("Writes DIR/model.bin, config.json and shared_vocabulary.json (CTranslate2's TransformerSpec),\n"
-              "and attn_bpe.json (attn's BPE, to turn text into the model's tokens). Only --arch transformer\n"
+  sub->footer("Writes DIR/model.bin, config.json and shared_vocabulary.json (CTranslate2's TransformerSpec), "
+              "and attn_bpe.json (attn's BPE, to turn text into the model's tokens). Only --arch transformer "
               "exports. Weights are written in FP32; CTranslate2 quantizes at load (compute_type int8).\n\n"
               "Example:\n  attn export --to ctranslate2 runs/m30k/best.attn runs/m30k/ct2");
   add_common_options(*sub, common);

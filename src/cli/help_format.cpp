@@ -1,15 +1,25 @@
 #include "attn/cli/help_format.h"
 
 #include <CLI/CLI.hpp>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <sstream>
 
 namespace attn::cli {
 
 namespace {
 
-// The description column of an option's help: its flags and type to the left.
-constexpr std::size_t kDescriptionColumn = 30;
+// Where an option's description starts (its flags and type to the left): 30
+// columns, less below 80.
+std::size_t description_column(std::size_t width) { return std::min<std::size_t>(30, width * 3 / 8); }
+
+// How much further than its first line an indented line of a block (an
+// example command) continues when it wraps.
+constexpr std::size_t kContinuationIndent = 4;
 
 std::size_t columns(std::string_view text) {
   std::size_t n = 0;
@@ -19,22 +29,27 @@ std::size_t columns(std::string_view text) {
 
 // One help line: `name` in the left column, `description` wrapped in the right one.
 std::string two_columns(const std::string& name, const std::string& description) {
+  const std::size_t width = help_columns(), column = description_column(width);
   std::string out = "  " + name;
   if (description.empty()) return out + "\n";
-  if (columns(out) + 1 > kDescriptionColumn)
-    out += "\n" + std::string(kDescriptionColumn, ' ');
+  if (columns(out) + 1 > column)
+    out += "\n" + std::string(column, ' ');
   else
-    out += std::string(kDescriptionColumn - columns(out), ' ');
-  return out + wrap_help(description, kHelpColumns, kDescriptionColumn) + "\n";
+    out += std::string(column - columns(out), ' ');
+  return out + wrap_help(description, width, column) + "\n";
 }
 
-// Each line of a hand-written block wrapped at its own indentation.
+// A hand-written block (a description or footer), one paragraph a line, each
+// wrapped to the width at its own indentation; an indented one (an example)
+// continues further in, so that its continuation does not read as a new line.
 std::string wrap_lines(const std::string& text) {
+  const std::size_t width = help_columns();
   std::string out;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     const std::size_t lead = std::min(line.find_first_not_of(' '), line.size());
-    out += line.substr(0, lead) + wrap_help(std::string_view(line).substr(lead), kHelpColumns, lead) + "\n";
+    const std::size_t hanging = lead == 0 ? 0 : lead + kContinuationIndent;
+    out += line.substr(0, lead) + wrap_help(std::string_view(line).substr(lead), width, hanging, lead) + "\n";
   }
   return out;
 }
@@ -57,7 +72,7 @@ class HelpFormatter : public CLI::Formatter {
   // One blank line before each group (CLI11 puts two between groups): the group
   // itself starts with none, the usage line ends with one.
   std::string make_group(std::string group, bool is_positional, std::vector<const CLI::Option*> opts) const override {
-    std::string out = group + ":\n";
+    std::string out = wrap_help(group + ":", help_columns(), 2) + "\n";
     for (const CLI::Option* opt : opts) out += make_option(opt, is_positional);
     return out;
   }
@@ -80,8 +95,12 @@ class HelpFormatter : public CLI::Formatter {
 }  // namespace
 
 std::string wrap_help(std::string_view text, std::size_t width, std::size_t indent) {
+  return wrap_help(text, width, indent, indent);
+}
+
+std::string wrap_help(std::string_view text, std::size_t width, std::size_t indent, std::size_t first_column) {
   std::string out;
-  std::size_t column = indent;  // the caller has placed the first line at `indent`
+  std::size_t column = first_column;  // where the caller has placed the first line
   bool line_empty = true;
   std::size_t at = 0;
   while (at <= text.size()) {
@@ -111,10 +130,19 @@ std::string wrap_help(std::string_view text, std::size_t width, std::size_t inde
   return out;
 }
 
-std::shared_ptr<CLI::Formatter> help_formatter() {
-  auto formatter = std::make_shared<HelpFormatter>();
-  formatter->column_width(kDescriptionColumn);
-  return formatter;
+std::size_t help_columns() {
+  std::size_t width = 0;
+  if (const char* env = std::getenv("COLUMNS")) {
+    const std::string_view text(env);
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), width);
+    if (error != std::errc() || end != text.data() + text.size()) width = 0;
+  }
+  winsize terminal{};
+  if (width == 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &terminal) == 0) width = terminal.ws_col;
+  if (width == 0) width = kDefaultHelpColumns;
+  return std::max(width, kMinHelpColumns);
 }
+
+std::shared_ptr<CLI::Formatter> help_formatter() { return std::make_shared<HelpFormatter>(); }
 
 }  // namespace attn::cli

@@ -116,20 +116,19 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
   ReportFlags& f = *flags;
   CLI::App* sub = app.add_subcommand(
       "report", "Compare training runs: curves and a table of speed, memory and scores on one HTML page");
-  sub->footer(
-      "Each RUN_DIR is a run directory as attn writes it (docs/report.md): attn train --save-dir's\n"
-      "log.jsonl and checkpoints, translations in hyp/<set>.<model>.txt (attn translate -o) and their\n"
-      "scores in score/<set>.<model>.json (attn score --format json).\n"
-      "Run directories named seed<N> (OUT/<arch>/seed<S>) are grouped by arch: mean and sd over\n"
-      "the seeds of the scores in score/, or of the translations in hyp/ scored against --refs,\n"
-      "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length\n"
-      "(docs/report.md).\n"
-      "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET',\n"
-      "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file\n"
-      "(docs/verdicts.md).\n"
-      "Examples:\n  attn report runs/compare/transformer runs/compare/muse -o report.html\n"
-      "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html\n"
-      "  attn report runs/compare/*/seed* --refs runs/compare/refs --claims experiments/claims/cmp7.claims");
+  sub->footer("Each RUN_DIR is a run directory as attn writes it (docs/report.md): attn train --save-dir's "
+              "log.jsonl and checkpoints, translations in hyp/<set>.<model>.txt (attn translate -o) and their "
+              "scores in score/<set>.<model>.json (attn score --format json).\n"
+              "Run directories named seed<N> (OUT/<arch>/seed<S>) are grouped by arch: mean and sd over "
+              "the seeds of the scores in score/, or of the translations in hyp/ scored against --refs, "
+              "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length "
+              "(docs/report.md).\n"
+              "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET', "
+              "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file "
+              "(docs/verdicts.md).\n"
+              "Examples:\n  attn report runs/compare/transformer runs/compare/muse -o report.html\n"
+              "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html\n"
+              "  attn report runs/compare/*/seed* --refs runs/compare/refs --claims experiments/claims/cmp7.claims");
   add_common_options(*sub, common);
   sub->add_option("RUN_DIR", f.runs, "run directories (attn train --save-dir)")->required()->expected(1, -1);
   CLI::Option* output = sub->add_option("-o,--output", f.output, "the HTML page ('-': stdout); written atomically")

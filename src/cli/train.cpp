@@ -177,7 +177,7 @@ void add_train_command(CLI::App& app, CommonOptions& common, Action& action) {
   train::TrainOptions& o = f.options;
   CLI::App* sub = app.add_subcommand("train", "Train a model on a parallel corpus");
   sub->footer("Example:\n  attn train --train data/toy/train --valid data/toy/valid --save-dir runs/toy\n"
-              "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint.\n"
+              "Training resumes automatically from SAVE_DIR/last.attn. Ctrl-C saves a resumable checkpoint. "
               "Data-parallel on several processes or machines (a build with make MPI=1; docs/distributed.md):\n"
               "  mpirun -np 4 --hostfile hosts ./attn train ... --threads 2 --save-dir /shared/run");
   f.command = sub;

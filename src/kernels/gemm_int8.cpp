@@ -1,4 +1,4 @@
-// Weight quantization for the int8 products, and their run-time dispatch.
+// Weight quantization for the int8 products (their kernels: isa/lowp/gemm_int8.cpp).
 #include "attn/kernels/gemm_int8.h"
 
 #include <algorithm>
@@ -7,8 +7,6 @@
 #include <vector>
 
 #include "attn/core/error.h"
-#include "dispatch.h"
-#include "isa/lowp/gemm_int8.h"
 
 namespace attn::kernels {
 
@@ -53,18 +51,6 @@ QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n
     q.sums[static_cast<std::size_t>(j)] = sum;
   }
   return q;
-}
-
-namespace {
-const GemmInt8Kernels& active() {
-  return active_build(isa_scalar::gemm_int8_kernels, isa_avx2::gemm_int8_kernels, isa_avx512::gemm_int8_kernels,
-                      isa_avx512vnni::gemm_int8_kernels, isa_avx512bf16::gemm_int8_kernels);
-}
-}  // namespace
-
-void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const QuantizedWeight& w, float beta, float* y,
-               std::int64_t ldy) {
-  return active().gemm_int8(m, x, ldx, w, beta, y, ldy);
 }
 
 }  // namespace attn::kernels

@@ -20,19 +20,6 @@ std::optional<ComputeType> parse_compute_type(std::string_view name) {
   return std::nullopt;
 }
 
-void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  sgemm_fp32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                   const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
-                   std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
-                   std::int64_t batch) {
-  sgemm_fp32_batched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c, ldc, stride_c,
-                     batch);
-}
-
 void gemm(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (type == ComputeType::bf16)

@@ -78,7 +78,7 @@ struct GemmCase {
   // C after gemm(this case's arguments): sgemm by default.
   using GemmFn = void (*)(Trans, Trans, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
                           const float*, std::int64_t, float, float*, std::int64_t);
-  std::vector<float> run(GemmFn gemm = &kernels::sgemm) const {
+  std::vector<float> run(GemmFn gemm = &kernels::sgemm_fp32) const {
     std::vector<float> c = c0;
     gemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
     return c;

@@ -109,24 +109,24 @@ TEST_CASE("sgemm: k == 0 and alpha == 0 scale C by beta; beta == 0 ignores NaN i
     // m == 0 or n == 0: nothing is written.
     float c[4] = {1, 2, 3, 4};
     const float a[4] = {1, 1, 1, 1};
-    kernels::sgemm(Trans::N, Trans::N, 0, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2);
-    kernels::sgemm(Trans::N, Trans::N, 2, 0, 2, 1.0f, a, 2, a, 1, 0.0f, c, 1);
+    kernels::sgemm_fp32(Trans::N, Trans::N, 0, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2);
+    kernels::sgemm_fp32(Trans::N, Trans::N, 2, 0, 2, 1.0f, a, 2, a, 1, 0.0f, c, 1);
     REQUIRE((c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4));
   });
 }
 
 TEST_CASE("sgemm: bad sizes and leading dimensions are refused with an Error", "[gemm]") {
   float x[16] = {};
-  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::N, -1, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
-  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::N, 2, 2, 3, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
-  REQUIRE_THROWS_AS(kernels::sgemm(Trans::T, Trans::N, 3, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
-  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::T, 2, 2, 3, 1.0f, x, 3, x, 2, 0.0f, x, 2), Error);
-  REQUIRE_THROWS_AS(kernels::sgemm(Trans::N, Trans::N, 2, 3, 2, 1.0f, x, 2, x, 3, 0.0f, x, 2), Error);
-  REQUIRE_THROWS_AS(kernels::sgemm_batched(Trans::N, Trans::N, 2, 2, 2, 1.0f, x, 2, 4, x, 2, 4, 0.0f, x, 2, 4, -1),
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32(Trans::N, Trans::N, -1, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32(Trans::N, Trans::N, 2, 2, 3, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32(Trans::T, Trans::N, 3, 2, 2, 1.0f, x, 2, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32(Trans::N, Trans::T, 2, 2, 3, 1.0f, x, 3, x, 2, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32(Trans::N, Trans::N, 2, 3, 2, 1.0f, x, 2, x, 3, 0.0f, x, 2), Error);
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32_batched(Trans::N, Trans::N, 2, 2, 2, 1.0f, x, 2, 4, x, 2, 4, 0.0f, x, 2, 4, -1),
                     Error);
 }
 
-TEST_CASE("sgemm_batched: attention-like products over the batch or inside each product", "[gemm]") {
+TEST_CASE("sgemm_fp32_batched: attention-like products over the batch or inside each product", "[gemm]") {
   struct BatchCase {
     Trans ta, tb;
     std::int64_t m, n, k, batch;
@@ -151,9 +151,9 @@ TEST_CASE("sgemm_batched: attention-like products over the batch or inside each 
     test::for_each_isa_and_threads([&](Isa, int) {
       INFO(layout_name(bc.ta, bc.tb) << " m " << bc.m << " n " << bc.n << " k " << bc.k << " batch " << bc.batch);
       std::vector<float> out = c;
-      kernels::sgemm_batched(bc.ta, bc.tb, bc.m, bc.n, bc.k, 1.5f, a.data(), shape.lda, static_cast<std::int64_t>(sa),
-                             b.data(), shape.ldb, static_cast<std::int64_t>(sb), 0.5f, out.data(), shape.ldc,
-                             static_cast<std::int64_t>(sc), bc.batch);
+      kernels::sgemm_fp32_batched(bc.ta, bc.tb, bc.m, bc.n, bc.k, 1.5f, a.data(), shape.lda,
+                                  static_cast<std::int64_t>(sa), b.data(), shape.ldb, static_cast<std::int64_t>(sb),
+                                  0.5f, out.data(), shape.ldc, static_cast<std::int64_t>(sc), bc.batch);
       for (std::int64_t i = 0; i < bc.batch; ++i) {
         const std::vector<float> got(out.begin() + static_cast<std::ptrdiff_t>(i * sc),
                                      out.begin() + static_cast<std::ptrdiff_t>((i + 1) * sc));

@@ -1,6 +1,6 @@
 // ReLU and GELU (tanh approximation, as in GPT-2 and llm.c), forward and backward,
 // and the bias+activation fusion used after a Linear. Each kernel is built per
-// ISA and picked at run time (src/kernels/dispatch.h). Threads: OpenMP over
+// ISA and picked at run time (src/kernels/kernel_table.h). Threads: OpenMP over
 // chunks or rows above ~16k elements, serial when called inside a parallel
 // region; the result never depends on the thread count.
 #pragma once

@@ -1,5 +1,5 @@
 // Adam / AdamW over one flat buffer (all parameters at once). Built per ISA
-// and picked at run time (src/kernels/dispatch.h).
+// and picked at run time (src/kernels/kernel_table.h).
 #pragma once
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // Dropout with a saved mask; the mask comes from the counter-based Rng, so it
 // is the same whatever the thread count. Each kernel is built per ISA and
-// picked at run time (src/kernels/dispatch.h); threads as parallel_for
+// picked at run time (src/kernels/kernel_table.h); threads as parallel_for
 // (src/kernels/isa/parallel_for.h): OpenMP above ~16k elements, serial inside
 // a parallel region.
 #pragma once

@@ -1,5 +1,5 @@
 // Elementwise arithmetic and reductions over flat float arrays. Each kernel is
-// built per ISA and picked at run time (src/kernels/dispatch.h). Threads:
+// built per ISA and picked at run time (src/kernels/kernel_table.h). Threads:
 // OpenMP over chunks or rows above ~16k elements, serial inside a parallel
 // region; every result is the same for any thread count.
 #pragma once

@@ -1,5 +1,5 @@
 // Embedding lookup and its gradient. Each kernel is built per ISA and picked
-// at run time (src/kernels/dispatch.h).
+// at run time (src/kernels/kernel_table.h).
 #pragma once
 #include <cstdint>
 

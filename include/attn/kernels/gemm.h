@@ -1,6 +1,6 @@
 // SGEMM: packed, cache-blocked, register-tiled, OpenMP over tiles; one
 // source per ISA (src/kernels/isa/gemm.cpp), chosen at run time
-// (src/kernels/dispatch.h). The model's layers multiply in a compute type
+// (src/kernels/kernel_table.h). The model's layers multiply in a compute type
 // (products.h), which picks this or the bf16 and int8 products.
 #pragma once
 #include <cstdint>
@@ -34,14 +34,5 @@ void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
                         const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
                         std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
                         std::int64_t batch);
-
-// FP32 products by their plain names (sgemm_fp32's arguments and checks);
-// products in a compute type are in products.h.
-void sgemm(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
-void sgemm_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                   const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
-                   std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
-                   std::int64_t batch);
 
 }  // namespace attn::kernels

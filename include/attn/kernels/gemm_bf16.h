@@ -1,7 +1,7 @@
-// bf16 GEMM: the products of sgemm with both operands rounded to bfloat16 and
+// bf16 GEMM: the products of sgemm_fp32 with both operands rounded to bfloat16 and
 // FP32 accumulation, on AVX512_BF16's vdpbf16ps (ISA avx512bf16) or an
 // emulation of it with FP32 FMA on the other ISAs, bitwise the same. Each
-// kernel is built per ISA and picked at run time (src/kernels/dispatch.h);
+// kernel is built per ISA and picked at run time (src/kernels/kernel_table.h);
 // threads as sgemm_fp32's (OpenMP over tiles of C, one thread inside a
 // parallel region), never changing a result.
 #pragma once
@@ -44,7 +44,7 @@ struct Bf16PackedB {
   std::vector<std::uint32_t> pairs;
 };
 
-// C = alpha · op(A)·op(B) + beta · C with sgemm's arguments and checks, where
+// C = alpha · op(A)·op(B) + beta · C with sgemm_fp32's arguments and checks, where
 // every element of A and B is first rounded to bf16 (bf16_bits). Each C
 // element's k sum is what vdpbf16ps computes: per k block, from 0, the pairs
 // (p, p + 1) in order, each adding the product at p + 1 and then the one at p,
@@ -58,7 +58,7 @@ void gemm_bf16(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std
                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                std::int64_t ldc);
 
-// batch products of one shape, as sgemm_batched; each is what gemm_bf16 gives.
+// batch products of one shape, as sgemm_fp32_batched; each is what gemm_bf16 gives.
 void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                        const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
                        std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,

@@ -9,7 +9,7 @@
 //   y[i][j] = float(Σ (xq+128)·wq − 128·Σ wq) · scale_x[i] · scale_w[j]
 // (rounding: to nearest even throughout). Integer sums are exact, so every
 // ISA and thread count gives the same bits. gemm_int8 is built per ISA and
-// picked at run time (src/kernels/dispatch.h).
+// picked at run time (src/kernels/kernel_table.h).
 #pragma once
 #include <cstdint>
 #include <vector>

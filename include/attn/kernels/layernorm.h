@@ -1,5 +1,5 @@
 // LayerNorm over the last dimension. Each kernel is built per ISA and picked at
-// run time (src/kernels/dispatch.h). Threads: OpenMP over rows (or blocks of
+// run time (src/kernels/kernel_table.h). Threads: OpenMP over rows (or blocks of
 // rows) above ~16k elements, serial inside a parallel region; results are the
 // same for any thread count.
 #pragma once

@@ -1,7 +1,7 @@
 // Dots and weighted sums over rows spaced `stride` floats apart (the keys or
 // values of one head at consecutive positions): the inner loops of windowed
 // attention. Each is built per ISA and picked at run time
-// (src/kernels/dispatch.h). Single-threaded: callers run them inside their own
+// (src/kernels/kernel_table.h). Single-threaded: callers run them inside their own
 // parallel loops.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,5 @@
 // Row softmax with a per-row length mask, row log-softmax, and their backwards.
-// Each kernel is built per ISA and picked at run time (src/kernels/dispatch.h).
+// Each kernel is built per ISA and picked at run time (src/kernels/kernel_table.h).
 // Threads: OpenMP over rows above ~16k elements, serial inside a parallel
 // region; rows are independent, so results are bitwise the same for any
 // thread count, also when called from inside a parallel region.

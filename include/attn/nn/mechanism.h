@@ -7,9 +7,10 @@
 //
 // Adding a mechanism: a folder src/nn/mechanisms/<name>/ with its mixer, a
 // `mechanism.cpp` defining `const Mechanism& mechanism_<name>()` and a
-// `page.js` with its drawing on the map pages (page_script), one entry in
-// ATTN_MECHANISMS (src/nn/mechanisms/registry.cpp), its tests, and, for a new
-// --arch, one row in the preset table (src/model/presets.cpp).
+// `page.js` with its drawing on the map pages (page_script), that function's
+// declaration and entry in the list of src/nn/mechanisms/registry.cpp, its
+// tests, and, for a new --arch, one row in the preset table
+// (src/model/presets.cpp).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "activation.h"
+#include "kernels.h"
 #include "attn/kernels/activation.h"
 #include "parallel_for.h"
 #include "vec_math.h"
@@ -135,11 +135,5 @@ void bias_activation_forward(Activation act, float* y, const float* bias, float*
     case Activation::none: return apply_with_bias(y, bias, pre, rows, cols, identity);
   }
 }
-
-const ActivationKernels activation_kernels = {
-    .activation_forward = ATTN_ISA_NAMESPACE::activation_forward,
-    .activation_backward = ATTN_ISA_NAMESPACE::activation_backward,
-    .bias_activation_forward = ATTN_ISA_NAMESPACE::bias_activation_forward,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "adam.h"
+#include "kernels.h"
 #include "attn/kernels/adam.h"
 #include "parallel_for.h"
 #include "vec_math.h"
@@ -68,9 +68,5 @@ void adam_update(float* param, const float* grad, float* m, float* v, std::int64
     adam_range(param + begin, grad + begin, m + begin, v + begin, end - begin, factors);
   });
 }
-
-const AdamKernels adam_kernels = {
-    .adam_update = ATTN_ISA_NAMESPACE::adam_update,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -8,7 +8,7 @@
 
 #include "attn/kernels/dropout.h"
 
-#include "dropout.h"
+#include "kernels.h"
 #include "parallel_for.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -217,11 +217,5 @@ void dropout_backward_write(const float* dy, const std::uint8_t* keep, float* dx
     for (std::int64_t i = begin; i < end; ++i) dx[i] = keep[i] != 0 ? dy[i] * keep_scale : 0.0f;
   });
 }
-
-const DropoutKernels dropout_kernels = {
-    .dropout_forward = ATTN_ISA_NAMESPACE::dropout_forward,
-    .dropout_backward = ATTN_ISA_NAMESPACE::dropout_backward,
-    .dropout_backward_write = ATTN_ISA_NAMESPACE::dropout_backward_write,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -9,7 +9,7 @@
 
 #include "attn/kernels/elementwise.h"
 
-#include "elementwise.h"
+#include "kernels.h"
 #include "parallel_for.h"
 #include "vec_math.h"
 
@@ -127,17 +127,5 @@ bool all_finite(const float* x, std::int64_t n) {
       [](std::uint32_t a, std::uint32_t b) { return a | b; });
   return any_special == 0;
 }
-
-const ElementwiseKernels elementwise_kernels = {
-    .add = ATTN_ISA_NAMESPACE::add,
-    .scale = ATTN_ISA_NAMESPACE::scale,
-    .axpy = ATTN_ISA_NAMESPACE::axpy,
-    .add_row_vector = ATTN_ISA_NAMESPACE::add_row_vector,
-    .sum_rows = ATTN_ISA_NAMESPACE::sum_rows,
-    .sum = ATTN_ISA_NAMESPACE::sum,
-    .sum_squares = ATTN_ISA_NAMESPACE::sum_squares,
-    .max_value = ATTN_ISA_NAMESPACE::max_value,
-    .all_finite = ATTN_ISA_NAMESPACE::all_finite,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -6,7 +6,7 @@
 
 #include "attn/kernels/embedding.h"
 
-#include "embedding.h"
+#include "kernels.h"
 #include "parallel_for.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -36,10 +36,5 @@ void embedding_scatter_add(const float* dout, const std::int32_t* ids, float* dt
     }
   });
 }
-
-const EmbeddingKernels embedding_kernels = {
-    .embedding_gather = ATTN_ISA_NAMESPACE::embedding_gather,
-    .embedding_scatter_add = ATTN_ISA_NAMESPACE::embedding_scatter_add,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

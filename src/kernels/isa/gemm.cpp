@@ -17,9 +17,7 @@
 
 #include <omp.h>
 
-#include "../gemm_shape.h"
-#include "attn/kernels/gemm.h"
-#include "gemm.h"
+#include "kernels.h"
 #include "gemm_common.h"
 #include "gemm_dot.h"
 #include "gemm_pack.h"
@@ -188,7 +186,9 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
   }
 }
 
-void run_product(const Product& p, bool allow_threads) {
+}  // namespace
+
+void fp32_product(const Product& p, bool allow_threads) {
   if (trivial_product(p)) return;
   const int threads = product_threads(p, allow_threads, kParallelMinMacs);
   if (threads == 1) {
@@ -218,29 +218,5 @@ void run_product(const Product& p, bool allow_threads) {
     }
   }
 }
-
-}  // namespace
-
-void sgemm_fp32(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-                std::int64_t ldc) {
-  check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-  run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
-}
-
-void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                        const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
-                        std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
-                        std::int64_t batch) {
-  check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
-  if (batch == 0 || m == 0 || n == 0) return;
-  const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_product);
-}
-
-const GemmKernels gemm_kernels = {
-    .sgemm_fp32 = ATTN_ISA_NAMESPACE::sgemm_fp32,
-    .sgemm_fp32_batched = ATTN_ISA_NAMESPACE::sgemm_fp32_batched,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

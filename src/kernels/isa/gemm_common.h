@@ -1,6 +1,6 @@
-// What the FP32 and the low-precision GEMM drivers share: a product in stride
-// form, scaling C alone, pack buffers, the team's yielding barrier and the
-// split of C between threads.
+// What the FP32 and the low-precision GEMM drivers share: scaling C alone,
+// pack buffers, the team's yielding barrier and the split of C between
+// threads. A product comes in stride form (../product.h).
 #pragma once
 #include <sched.h>
 
@@ -14,15 +14,11 @@
 
 #include "isa.h"
 #include "attn/core/tensor.h"
-#include "attn/kernels/gemm.h"
+#include "../product.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
-// Below this many multiply-adds a product runs on one thread: waking the
-// team costs more than it gives.
-inline constexpr std::int64_t kParallelMinMacs = std::int64_t{1} << 18;
 
 // One thread's pack buffer, grown to the largest request and then reused.
 // T is float (FP32 panels) or a 4-byte pair of bf16 / quad of int8.
@@ -43,69 +39,6 @@ class PackBuffer {
   AlignedFloats data_;
   std::int64_t capacity_ = 0;
 };
-
-// One product in stride form: op(A)[i][p] = a[i·a_row + p·a_step],
-// op(B)[p][j] = b[j·b_col + p·b_step], C[i][j] = c[i·ldc + j].
-struct Product {
-  std::int64_t m, n, k;
-  float alpha;
-  const float* a;
-  std::int64_t a_row, a_step;
-  const float* b;
-  std::int64_t b_col, b_step;
-  float beta;
-  float* c;
-  std::int64_t ldc;
-};
-
-inline Product make_product(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                            const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-                            std::int64_t ldc) {
-  Product p{m, n, k, alpha, a, 0, 0, b, 0, 0, beta, c, ldc};
-  if (trans_a == Trans::N) {
-    p.a_row = lda;
-    p.a_step = 1;
-  } else {
-    p.a_row = 1;
-    p.a_step = lda;
-  }
-  if (trans_b == Trans::N) {
-    p.b_col = 1;
-    p.b_step = ldb;
-  } else {
-    p.b_col = ldb;
-    p.b_step = 1;
-  }
-  return p;
-}
-
-// The product's operands moved to batch item i (strides in floats).
-inline Product batch_item(Product p, std::int64_t i, std::int64_t stride_a, std::int64_t stride_b,
-                          std::int64_t stride_c) {
-  p.a += i * stride_a;
-  p.b += i * stride_b;
-  p.c += i * stride_c;
-  return p;
-}
-
-// The items of a batched product (batch_item), each by run(product,
-// allow_threads): threads over the batch when it keeps them evenly busy (or
-// the products are too small to split: below parallel_min_macs), inside each
-// product otherwise.
-template <typename RunProduct>
-void run_batch(const Product& first, std::int64_t stride_a, std::int64_t stride_b, std::int64_t stride_c,
-               std::int64_t batch, std::int64_t parallel_min_macs, RunProduct run) {
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const bool over_batch =
-      threads > 1 && batch >= threads &&
-      (batch % threads == 0 || batch >= 4 * threads || first.m * first.n * first.k < parallel_min_macs);
-  if (over_batch) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t i = 0; i < batch; ++i) run(batch_item(first, i, stride_a, stride_b, stride_c), false);
-  } else {
-    for (std::int64_t i = 0; i < batch; ++i) run(batch_item(first, i, stride_a, stride_b, stride_c), true);
-  }
-}
 
 // C = beta·C over m×n (the whole product when k == 0 or alpha == 0).
 inline void scale_c(const Product& p) {

@@ -89,23 +89,17 @@ void pack_panel_copy(const float* src, std::int64_t step_stride, int width, std:
   }
 }
 
-template <int W>
-void pack_panel(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,
-                float* out) {
-  if (step_stride == 1)
-    pack_panel_transpose<W>(src, line_stride, width, kc, out);
-  else if (line_stride == 1)
-    pack_panel_copy<W>(src, step_stride, width, kc, out);
-  else
-    pack_panel_generic<W>(src, line_stride, step_stride, width, kc, out);
-}
 ATTN_AVX512_WARNINGS_ON
-#else
+#endif
+
 template <int W>
 void pack_panel(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,
                 float* out) {
+#if ATTN_AVX512
+  if (step_stride == 1) return pack_panel_transpose<W>(src, line_stride, width, kc, out);
+  if (line_stride == 1) return pack_panel_copy<W>(src, step_stride, width, kc, out);
+#endif
   pack_panel_generic<W>(src, line_stride, step_stride, width, kc, out);
 }
-#endif
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -1,8 +1,9 @@
 // Included first by every per-ISA kernel source. The Makefile compiles each
 // such source once per ISA with -DATTN_ISA_LEVEL=0|1|2 and the matching
-// target flags (the low-precision sources, src/kernels/isa/lowp/, also with 3:
-// avx512 + AVX512_VNNI, and 4: avx512 + AVX512_VNNI + AVX512_BF16); this header
-// names the namespace and offers the intrinsics. ATTN_AVX512 is true from level 2,
+// target flags (the low-precision sources, src/kernels/isa/lowp/, and the
+// table of an ISA's kernels, table.cpp, also with 3: avx512 + AVX512_VNNI,
+// and 4: avx512 + AVX512_VNNI + AVX512_BF16); this header names the
+// namespace and offers the intrinsics. ATTN_AVX512 is true from level 2,
 // ATTN_VNNI from 3, ATTN_BF16 at 4.
 #pragma once
 #include <cstdint>
@@ -25,6 +26,14 @@
 #define ATTN_ISA_NAMESPACE isa_avx2
 #else
 #define ATTN_ISA_NAMESPACE isa_scalar
+#endif
+
+// The namespace of the FP32 kernels this level runs: avx512's serves the
+// levels above it (the FP32 sources are built for levels 0–2 only).
+#if ATTN_ISA_LEVEL >= 2
+#define ATTN_FP32_NAMESPACE isa_avx512
+#else
+#define ATTN_FP32_NAMESPACE ATTN_ISA_NAMESPACE
 #endif
 
 #if ATTN_ISA_LEVEL >= 1

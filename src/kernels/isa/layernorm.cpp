@@ -9,7 +9,7 @@
 
 #include "attn/kernels/layernorm.h"
 
-#include "layernorm.h"
+#include "kernels.h"
 #include "parallel_for.h"
 #include "vec_math.h"
 
@@ -120,10 +120,5 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
     }
   });
 }
-
-const LayernormKernels layernorm_kernels = {
-    .layernorm_forward = ATTN_ISA_NAMESPACE::layernorm_forward,
-    .layernorm_backward = ATTN_ISA_NAMESPACE::layernorm_backward,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

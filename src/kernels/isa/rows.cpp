@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "rows.h"
+#include "kernels.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -119,10 +119,5 @@ void accumulate_rows(const float* coef, const float* rows, std::int64_t stride, 
   for (; x < n; x += vec_math::kWidth)
     accumulate_chunk<1>(coef, rows + x, stride, count, std::min<std::int64_t>(vec_math::kWidth, n - x), y + x);
 }
-
-const RowsKernels rows_kernels = {
-    .strided_dots = ATTN_ISA_NAMESPACE::strided_dots,
-    .accumulate_rows = ATTN_ISA_NAMESPACE::accumulate_rows,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -10,7 +10,7 @@
 #include "attn/kernels/softmax.h"
 
 #include "parallel_for.h"
-#include "softmax.h"
+#include "kernels.h"
 #include "vec_math.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
@@ -112,12 +112,5 @@ void log_softmax_backward(const float* y, const float* dy, float* dx, std::int64
     for (; j < cols; ++j) dx_row[j] = dy_row[j] - vec_math::exp(y_row[j]) * dy_sum;
   });
 }
-
-const SoftmaxKernels softmax_kernels = {
-    .softmax_forward = ATTN_ISA_NAMESPACE::softmax_forward,
-    .softmax_backward = ATTN_ISA_NAMESPACE::softmax_backward,
-    .log_softmax_forward = ATTN_ISA_NAMESPACE::log_softmax_forward,
-    .log_softmax_backward = ATTN_ISA_NAMESPACE::log_softmax_backward,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -1,19 +1,28 @@
-// The one list of mechanism modules (nn/mechanism.h). A new mechanism is one
-// more X(name) here, matching its `const Mechanism& mechanism_<name>()`.
+// The one list of mechanism modules (nn/mechanism.h). Each module's folder
+// defines its `const Mechanism& mechanism_<name>()` in mechanism.cpp; a new
+// mechanism is one declaration and one entry here.
 #include "attn/nn/mechanism.h"
-
-#define ATTN_MECHANISMS(X) X(mha) X(csan) X(muse) X(fast_disa) X(disa) X(lightconv) X(dynamicconv)
 
 namespace attn::nn {
 
-#define ATTN_DECLARE(name) const Mechanism& mechanism_##name();
-ATTN_MECHANISMS(ATTN_DECLARE)
-#undef ATTN_DECLARE
+const Mechanism& mechanism_mha();
+const Mechanism& mechanism_csan();
+const Mechanism& mechanism_muse();
+const Mechanism& mechanism_fast_disa();
+const Mechanism& mechanism_disa();
+const Mechanism& mechanism_lightconv();
+const Mechanism& mechanism_dynamicconv();
 
 std::span<const Mechanism* const> mechanisms() {
-#define ATTN_LIST(name) &mechanism_##name(),
-  static const Mechanism* const all[] = {ATTN_MECHANISMS(ATTN_LIST)};
-#undef ATTN_LIST
+  static const Mechanism* const all[] = {
+      &mechanism_mha(),          // multi-head attention (the Transformer's)
+      &mechanism_csan(),         // ConvSAN's windowed self-attention
+      &mechanism_muse(),         // MUSE: attention beside dynamic convolutions
+      &mechanism_fast_disa(),    // Fast-DiSA: directional feature-wise self-attention
+      &mechanism_disa(),         // DiSA (DiSAN), Fast-DiSA's yardstick
+      &mechanism_lightconv(),    // LightConv
+      &mechanism_dynamicconv(),  // DynamicConv
+  };
   return all;
 }
 

@@ -105,23 +105,17 @@ void pack_bf16_interleave(const float* src, std::int64_t step_stride, int width,
   }
 }
 
-template <int W>
-void pack_bf16(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,
-               std::uint32_t* out) {
-  if (step_stride == 1)
-    pack_bf16_transpose<W>(src, line_stride, width, kc, out);
-  else if (line_stride == 1)
-    pack_bf16_interleave<W>(src, step_stride, width, kc, out);
-  else
-    pack_bf16_generic<W>(src, line_stride, step_stride, width, kc, out);
-}
 ATTN_AVX512_WARNINGS_ON
-#else
+#endif
+
 template <int W>
 void pack_bf16(const float* src, std::int64_t line_stride, std::int64_t step_stride, int width, std::int64_t kc,
                std::uint32_t* out) {
+#if ATTN_AVX512
+  if (step_stride == 1) return pack_bf16_transpose<W>(src, line_stride, width, kc, out);
+  if (line_stride == 1) return pack_bf16_interleave<W>(src, step_stride, width, kc, out);
+#endif
   pack_bf16_generic<W>(src, line_stride, step_stride, width, kc, out);
 }
-#endif
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -10,13 +10,12 @@
 
 #include <omp.h>
 
-#include "../../gemm_shape.h"
 #include "../gemm_common.h"
 #include "attn/core/error.h"
 #include "attn/kernels/gemm_bf16.h"
 #include "bf16_pack.h"
 #include "bf16_tile.h"
-#include "gemm_bf16.h"
+#include "../kernels.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
@@ -87,7 +86,9 @@ void run_region(const Product& p, const Bf16PackedB* packed, std::int64_t m0, st
   }
 }
 
-void run_product(const Product& p, const Bf16PackedB* packed, bool allow_threads) {
+}  // namespace
+
+void bf16_product(const Product& p, const Bf16PackedB* packed, bool allow_threads) {
   if (trivial_product(p)) return;
   const int threads = product_threads(p, allow_threads, kParallelMinMacs);
   if (threads == 1) {
@@ -107,29 +108,6 @@ void run_product(const Product& p, const Bf16PackedB* packed, bool allow_threads
     if (team == threads) barrier.wait();
   }
 }
-
-void run_unpacked(const Product& p, bool allow_threads) { run_product(p, nullptr, allow_threads); }
-
-}  // namespace
-
-void gemm_bf16(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-               const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
-               std::int64_t ldc) {
-  check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc);
-  run_product(make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), nullptr, true);
-}
-
-void gemm_bf16_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                       const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
-                       std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
-                       std::int64_t batch) {
-  check_gemm_shape(trans_a, trans_b, m, n, k, lda, ldb, ldc, batch);
-  if (batch == 0 || m == 0 || n == 0) return;
-  const Product first = make_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  run_batch(first, stride_a, stride_b, stride_c, batch, kParallelMinMacs, &run_unpacked);
-}
-
-std::int64_t bf16_panel_cols() { return kBf16TileCols; }
 
 void pack_bf16_b_into(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
                       Bf16PackedB& packed) {
@@ -156,22 +134,5 @@ void pack_bf16_b_into(const float* b, std::int64_t col_stride, std::int64_t step
     }
   }
 }
-
-void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b, float beta,
-                      float* c, std::int64_t ldc) {
-  check_gemm_shape(Trans::N, Trans::N, m, b.n, b.k, lda, std::max<std::int64_t>(b.n, 1), ldc);
-  if (b.n > 0 && b.k > 0 && b.panel_cols != kBf16TileCols)
-    throw Error("gemm_bf16_packed: B was packed for another ISA's tiles");
-  run_product(make_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr, 0, beta, c, ldc),
-              b.k > 0 ? &b : nullptr, true);
-}
-
-const GemmBf16Kernels gemm_bf16_kernels = {
-    .gemm_bf16 = ATTN_ISA_NAMESPACE::gemm_bf16,
-    .gemm_bf16_batched = ATTN_ISA_NAMESPACE::gemm_bf16_batched,
-    .bf16_panel_cols = ATTN_ISA_NAMESPACE::bf16_panel_cols,
-    .pack_bf16_b_into = ATTN_ISA_NAMESPACE::pack_bf16_b_into,
-    .gemm_bf16_packed = ATTN_ISA_NAMESPACE::gemm_bf16_packed,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -20,7 +20,7 @@
 #include "../tile_store.h"
 #include "attn/core/error.h"
 #include "attn/kernels/gemm_int8.h"
-#include "gemm_int8.h"
+#include "../kernels.h"
 
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
@@ -235,9 +235,5 @@ void gemm_int8(std::int64_t m, const float* x, std::int64_t ldx, const Quantized
     if (team == threads) barrier.wait();
   }
 }
-
-const GemmInt8Kernels gemm_int8_kernels = {
-    .gemm_int8 = ATTN_ISA_NAMESPACE::gemm_int8,
-};
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE
