@@ -245,8 +245,8 @@ ordered_json AttentionStats::per_sentence_json() const {
       for (ordered_json& s : sums) s = ordered_json::array();
       for (const StatsSums& line : layers[l].lines) {
         rows.push_back(line.rows);
-        const std::array<double, kStatisticNames.size()> values = {
-            line.entropy, line.normalised_entropy, line.max_weight, line.distance, line.mass_within};
+        const std::array<double, kStatisticNames.size()> values = {line.entropy, line.normalised_entropy,
+                                                                   line.max_weight, line.distance, line.mass_within};
         for (std::size_t k = 0; k < values.size(); ++k) sums[k].push_back(rounded(values[k]));
       }
       ordered_json layer = {{"layer", l}, {"rows", std::move(rows)}};

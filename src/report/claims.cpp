@@ -72,7 +72,8 @@ Claim parse_statistic_claim(const std::vector<std::string>& w, std::size_t i, Cl
   ++i;  // "layer"
   term.layer = layer();
   term.statistic = take("statistic");
-  if (!is_statistic(term.statistic)) fail("unknown statistic '" + term.statistic + "' (one of " + statistic_names() + ")");
+  if (!is_statistic(term.statistic))
+    fail("unknown statistic '" + term.statistic + "' (one of " + statistic_names() + ")");
   c.stat = term;
   if (i < w.size() && w[i] == "slope") {
     c.slope = true;

@@ -57,9 +57,7 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     sides[1] = {nullptr, "", *c.constant, c.b_side()};
   else
     sides[1] = {b ? b : &a, c.b_layer.empty() ? term.layer : c.b_layer, 0.0, c.b_side()};
-  const auto groups_named = [&] {
-    return sides[1].group && sides[1].group != &a ? c.a + " and " + c.b : c.a;
-  };
+  const auto groups_named = [&] { return sides[1].group && sides[1].group != &a ? c.a + " and " + c.b : c.a; };
 
   // SET itself, and for a slope every SET.join<K> probe, that every group of the claim has.
   std::vector<std::string> sets;
@@ -68,8 +66,9 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     if (sides[1].group && !sides[1].group->attention.count(output)) continue;
     sets.push_back(output.set);
   }
-  std::stable_sort(sets.begin(), sets.end(),
-                   [](const std::string& x, const std::string& y) { return joined_sentences(x) < joined_sentences(y); });
+  std::stable_sort(sets.begin(), sets.end(), [](const std::string& x, const std::string& y) {
+    return joined_sentences(x) < joined_sentences(y);
+  });
   if (!c.slope && sets.empty()) {
     v.absent = "no " + files_of(c, c.set) + " of " + groups_named() + " (experiments/attn_stats_runs.sh writes them)";
     return;
@@ -89,8 +88,8 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
         first = false;
       }
   if (seeds.empty()) {
-    v.absent = "no seed has " + (c.slope ? "the stats files of every set of the slope" : files_of(c, c.set)) +
-               " in " + groups_named();
+    v.absent = "no seed has " + (c.slope ? "the stats files of every set of the slope" : files_of(c, c.set)) + " in " +
+               groups_named();
     return;
   }
 
@@ -111,10 +110,8 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
         for (std::size_t s = 0; s < seeds.size(); ++s) {
           const fs::path& path = side.group->attention.at({sets[i], c.model}).at(seeds[s]);
           AttentionFile file = read_attention_file(path);
-          const std::vector<std::size_t> layers =
-              resolve_layers(side.layer, file.components.at(term.component).size());
-          const std::string where = side.group->arch + " seed " + std::to_string(seeds[s]) + " " +
-                                    files_of(c, sets[i]);
+          const std::vector<std::size_t> layers = resolve_layers(side.layer, file.components.at(term.component).size());
+          const std::string where = side.group->arch + " seed " + std::to_string(seeds[s]) + " " + files_of(c, sets[i]);
           if (layers.empty())
             throw Error(where + " has no " + term.component + " layer " + side.layer + " (its layers: 0 to " +
                         std::to_string(file.components.at(term.component).size() - 1) + ")");
@@ -167,7 +164,8 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     for (std::size_t i = 0; i < read[k].files.size(); ++i)
       for (std::size_t s = 0; s < seeds.size(); ++s) {
         const AttentionFile& f = read[k].files[i][s];
-        const std::string where = sides[k].group->arch + " seed " + std::to_string(seeds[s]) + " " + files_of(c, sets[i]);
+        const std::string where = sides[k].group->arch + " seed " + std::to_string(seeds[s]) + " " +
+                                  files_of(c, sets[i]);
         if (!f.per_sentence) {
           v.notes.push_back("no pooled test: " + where +
                             " has no per-sentence sums (attn attn-stats --per-sentence writes them)");
@@ -190,8 +188,7 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
       return rows;
     }
     for (std::size_t s = 0; s < seeds.size(); ++s) {
-      const eval::SegmentStats one =
-          line_sums(read[k].files[i][s], term.component, read[k].layers[i][s], statistic);
+      const eval::SegmentStats one = line_sums(read[k].files[i][s], term.component, read[k].layers[i][s], statistic);
       if (rows.values.empty())
         rows = one;
       else
@@ -221,9 +218,8 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     std::size_t groups = 0;
     for (std::size_t i = 0; i < sets.size(); ++i)
       if (lines[i] > 0)
-        groups = std::max(groups, static_cast<std::size_t>(v.ks[i]) * static_cast<std::size_t>(lines[i] - 1) /
-                                          group_size +
-                                      1);
+        groups = std::max(groups,
+                          static_cast<std::size_t>(v.ks[i]) * static_cast<std::size_t>(lines[i] - 1) / group_size + 1);
     if (groups == 0) {
       v.notes.push_back("no pooled test: the sets have no lines");
       return;

@@ -81,8 +81,7 @@ Cells cells(const ClaimVerdict& v) {
   const int d = digits(v.claim);
   c.delta = signed_text(v.mean_difference, d);
   c.per_seed = list(v.differences, d);
-  c.pooled =
-      v.pooled ? signed_text(v.pooled->difference, d) + ", " + p_holm_text(v.pooled->p, v.pooled->p_holm) : none;
+  c.pooled = v.pooled ? signed_text(v.pooled->difference, d) + ", " + p_holm_text(v.pooled->p, v.pooled->p_holm) : none;
   c.seed = v.seed ? t_text(*v.seed) + ", " + p_holm_text(v.seed->t.p, v.seed->p_holm) : none;
   if (v.claim.equivalence()) {
     const auto part = [&](const auto& test) {

@@ -20,14 +20,14 @@ namespace attn::report {
 
 struct AttentionFile {
   struct Layer {
-    std::int64_t rows = 0;                     // all_heads.rows
-    std::vector<std::optional<double>> means;  // [statistic], decode::kStatisticNames' order; none without rows
-    std::vector<double> line_rows;             // per_sentence: [lines]
+    std::int64_t rows = 0;                       // all_heads.rows
+    std::vector<std::optional<double>> means;    // [statistic], decode::kStatisticNames' order; none without rows
+    std::vector<double> line_rows;               // per_sentence: [lines]
     std::vector<std::vector<double>> line_sums;  // per_sentence: [statistic][lines]
   };
   int version = 0;
   std::int64_t sentences = 0;
-  bool per_sentence = false;                          // every layer has line_rows and line_sums
+  bool per_sentence = false;                             // every layer has line_rows and line_sums
   std::map<std::string, std::vector<Layer>> components;  // "encoder", "decoder", "cross"
 };
 
