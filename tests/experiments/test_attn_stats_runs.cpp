@@ -1,0 +1,121 @@
+// experiments/attn_stats_runs.sh on tiny trained runs (OUT/<arch>/seed<S>):
+// it writes each run's stats/<set>.best.json for the test set and its joined
+// probes (made when missing), with per-sentence sums; skips a run without
+// best.attn; a second call writes nothing and changes nothing. attn report
+// --claims then decides attention-statistic claims on them, and
+// attn_stats_chart.py draws them from the run folders.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../cli/run_attn.h"
+#include "../support.h"
+#include "../train/tiny_corpus.h"
+
+namespace fs = std::filesystem;
+using namespace attn;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+
+int run_script(const std::string& args, const fs::path& log) {
+  const std::string cmd = "cd " + test::shell_words({kRepo.string()}) + " && COMPARE_ATTN=" + std::getenv("ATTN_BIN") +
+                          " COMPARE_SRC=src COMPARE_TGT=tgt COMPARE_TEST=test bash experiments/attn_stats_runs.sh " +
+                          args + " >>" + log.string() + " 2>&1";
+  const int raw = std::system(cmd.c_str());
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+std::map<std::string, std::string> stats_files(const fs::path& out) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(out))
+    if (entry.is_regular_file() && entry.path().parent_path().filename() == "stats")
+      files[entry.path().lexically_relative(out).string()] = test::slurp(entry.path());
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("attn_stats_runs.sh: stats files of every run with best.attn, resumable; report and chart read them",
+          "[experiments][attn-stats][e2e]") {
+  REQUIRE(std::getenv("ATTN_BIN") != nullptr);
+  if (std::system("python3 -c 'import json' >/dev/null 2>&1") != 0) ATTN_SKIP("python3 is not installed");
+  test::ScratchDir dir;
+  const fs::path data = dir / "data", out = dir / "cmp";
+  fs::create_directories(data);
+  test::write_tiny_corpus(data, "train", 60, 5);
+  test::write_tiny_corpus(data, "valid", 5, 6);
+  test::write_tiny_corpus(data, "test", 16, 9);  // probes ×2 and ×4: 8 and 4 lines
+  std::string runs;
+  for (const std::string arch : {"transformer", "muse"})
+    for (const std::string seed : {"1", "2"}) {
+      const std::string run = "cmp/" + arch + "/seed" + seed;
+      std::vector<std::string> args = test::tiny_train_args(data, "../" + run, {"--max-updates", "2", "--arch", arch});
+      *(std::find(args.begin(), args.end(), "--seed") + 1) = seed;
+      const test::RunResult r = test::run_attn(test::shell_words(args));
+      INFO(r.err);
+      REQUIRE(r.status == 0);
+      if (!fs::exists(out / arch / ("seed" + seed) / "best.attn"))
+        fs::copy_file(out / arch / ("seed" + seed) / "last.attn", out / arch / ("seed" + seed) / "best.attn");
+      runs += " " + (out / arch / ("seed" + seed)).string();
+    }
+  fs::create_directories(out / "muse" / "seed3");  // no model: skipped
+  runs += " " + (out / "muse" / "seed3").string();
+  const fs::path log = dir / "log";
+  const std::string args = "--data " + data.string() + " --probes '2 4'" + runs;
+  REQUIRE(run_script(args, log) == 0);
+  INFO(test::slurp(log));
+  const std::map<std::string, std::string> first = stats_files(out);
+  REQUIRE(first.size() == 12);                         // 4 runs × (test, test.join2, test.join4)
+  CHECK(fs::exists(out / "data" / "test.join4.src"));  // the probes, beside the runs as compare.sh keeps them
+  const json doc = json::parse(first.at("transformer/seed1/stats/test.join2.best.json"));
+  CHECK(doc["version"] == 2);
+  CHECK(doc["sentences"] == 8);
+  CHECK(doc["per_sentence"]["lines"] == 8);
+  CHECK(test::slurp(log).find("muse/seed3: no best.attn, skipped") != std::string::npos);
+
+  // Rerun: nothing to do, nothing changed.
+  REQUIRE(run_script(args, log) == 0);
+  CHECK(stats_files(out) == first);
+  CHECK(test::slurp(log).find("0 written, 12 there already, 1 run(s) without best.attn") != std::string::npos);
+  CHECK(run_script("--data " + (dir / "none").string() + runs, log) == 2);
+
+  // attn report decides claims on them: every claim measured, by both tests.
+  const std::string claims = dir.write("attention.claims",
+                                       "transformer encoder layer 0 max_weight above 0.1 on test\n"
+                                       "transformer encoder layer all normalised_entropy slope above 0 on test\n"
+                                       "muse encoder layer all normalised_entropy slope below transformer on test\n");
+  const test::RunResult r = test::run_attn(test::shell_words(
+      {"report", (out / "transformer" / "seed1").string(), (out / "transformer" / "seed2").string(),
+       (out / "muse" / "seed1").string(), (out / "muse" / "seed2").string(), "--claims", claims, "--json"}));
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const json verdicts = json::parse(r.out)["verdicts"];
+  REQUIRE(verdicts["claims"].size() == 3);
+  for (const json& c : verdicts["claims"]) {
+    INFO(c.dump());
+    CHECK(c["absent"].is_null());
+    CHECK(c["seeds"] == json{1, 2});
+    CHECK(c["pooled"].is_object());
+    CHECK(c["seed_level"].is_object());
+  }
+  CHECK(verdicts["claims"][1]["ks"] == json{1, 2, 4});
+  CHECK(verdicts["family"]["pooled"] == 3);
+
+  // The chart from the run folders: a line per group and layer.
+  const fs::path svg = dir / "entropy.svg";
+  const std::string chart = "python3 " + (kRepo / "experiments" / "attn_stats_chart.py").string() + " " + svg.string() +
+                            runs.substr(0, runs.rfind(' ')) + " --set test >>" + log.string() + " 2>&1";
+  CHECK(std::system(chart.c_str()) == 0);
+  const std::string text = test::slurp(svg);
+  CHECK(text.find("muse layer 0") != std::string::npos);
+  CHECK(text.find("transformer layer 0") != std::string::npos);
+}
