@@ -114,7 +114,7 @@ int run(const StatsFlags& f) {
   progress.finish();
 
   const nlohmann::ordered_json doc = stats.to_json(decode::stats_header(model, f.model, !f.decode, f.search));
-  const std::string json_text = doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  const std::string json_text = decode::stats_document_text(doc);
   if (f.output == "-") {
     std::fputs(json_text.c_str(), stdout);
   } else {

@@ -2,8 +2,9 @@
 // it writes each run's stats/<set>.best.json for the test set and its joined
 // probes (made when missing), with per-sentence sums; skips a run without
 // best.attn; a second call writes nothing and changes nothing. attn report
-// --claims then decides attention-statistic claims on them, and
-// attn_stats_chart.py draws them from the run folders.
+// then decides experiments/claims/attention.claims on them (every claim
+// measured by both tests), and attn_stats_chart.py draws them from the run
+// folders.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,9 +29,10 @@ namespace {
 const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
 
 int run_script(const std::string& args, const fs::path& log) {
-  const std::string cmd = "cd " + test::shell_words({kRepo.string()}) + " && COMPARE_ATTN=" + std::getenv("ATTN_BIN") +
-                          " COMPARE_SRC=src COMPARE_TGT=tgt COMPARE_TEST=test bash experiments/attn_stats_runs.sh " +
-                          args + " >>" + log.string() + " 2>&1";
+  const std::string cmd =
+      "cd " + test::shell_words({kRepo.string()}) + " && COMPARE_ATTN=" + std::getenv("ATTN_BIN") +
+      " COMPARE_SRC=src COMPARE_TGT=tgt COMPARE_TEST=test2016 bash experiments/attn_stats_runs.sh " + args + " >>" +
+      log.string() + " 2>&1";
   const int raw = std::system(cmd.c_str());
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
 }
@@ -53,12 +56,15 @@ TEST_CASE("attn_stats_runs.sh: stats files of every run with best.attn, resumabl
   fs::create_directories(data);
   test::write_tiny_corpus(data, "train", 60, 5);
   test::write_tiny_corpus(data, "valid", 5, 6);
-  test::write_tiny_corpus(data, "test", 16, 9);  // probes ×2 and ×4: 8 and 4 lines
+  test::write_tiny_corpus(data, "test2016", 16, 9);  // probes ×2 and ×4: 8 and 4 lines
   std::string runs;
-  for (const std::string arch : {"transformer", "muse"})
+  for (const std::string arch : {"transformer", "transformer-wide", "muse"})
     for (const std::string seed : {"1", "2"}) {
       const std::string run = "cmp/" + arch + "/seed" + seed;
-      std::vector<std::string> args = test::tiny_train_args(data, "../" + run, {"--max-updates", "2", "--arch", arch});
+      std::vector<std::string> args = test::tiny_train_args(
+          data, "../" + run, {"--max-updates", "2", "--arch", arch == "muse" ? "muse" : "transformer"});
+      if (arch == "transformer-wide") *(std::find(args.begin(), args.end(), "--ffn-dim") + 1) = "48";
+      *(std::find(args.begin(), args.end(), "--layers") + 1) = "2";  // the claims compare the last layer with the first
       *(std::find(args.begin(), args.end(), "--seed") + 1) = seed;
       const test::RunResult r = test::run_attn(test::shell_words(args));
       INFO(r.err);
@@ -74,9 +80,9 @@ TEST_CASE("attn_stats_runs.sh: stats files of every run with best.attn, resumabl
   REQUIRE(run_script(args, log) == 0);
   INFO(test::slurp(log));
   const std::map<std::string, std::string> first = stats_files(out);
-  REQUIRE(first.size() == 12);                         // 4 runs × (test, test.join2, test.join4)
-  CHECK(fs::exists(out / "data" / "test.join4.src"));  // the probes, beside the runs as compare.sh keeps them
-  const json doc = json::parse(first.at("transformer/seed1/stats/test.join2.best.json"));
+  REQUIRE(first.size() == 18);                             // 6 runs × (test2016, test2016.join2, test2016.join4)
+  CHECK(fs::exists(out / "data" / "test2016.join4.src"));  // the probes, beside the runs as compare.sh keeps them
+  const json doc = json::parse(first.at("transformer/seed1/stats/test2016.join2.best.json"));
   CHECK(doc["version"] == 2);
   CHECK(doc["sentences"] == 8);
   CHECK(doc["per_sentence"]["lines"] == 8);
@@ -85,21 +91,19 @@ TEST_CASE("attn_stats_runs.sh: stats files of every run with best.attn, resumabl
   // Rerun: nothing to do, nothing changed.
   REQUIRE(run_script(args, log) == 0);
   CHECK(stats_files(out) == first);
-  CHECK(test::slurp(log).find("0 written, 12 there already, 1 run(s) without best.attn") != std::string::npos);
+  CHECK(test::slurp(log).find("0 written, 18 there already, 1 run(s) without best.attn") != std::string::npos);
   CHECK(run_script("--data " + (dir / "none").string() + runs, log) == 2);
 
-  // attn report decides claims on them: every claim measured, by both tests.
-  const std::string claims = dir.write("attention.claims",
-                                       "transformer encoder layer 0 max_weight above 0.1 on test\n"
-                                       "transformer encoder layer all normalised_entropy slope above 0 on test\n"
-                                       "muse encoder layer all normalised_entropy slope below transformer on test\n");
-  const test::RunResult r = test::run_attn(test::shell_words(
-      {"report", (out / "transformer" / "seed1").string(), (out / "transformer" / "seed2").string(),
-       (out / "muse" / "seed1").string(), (out / "muse" / "seed2").string(), "--claims", claims, "--json"}));
+  // attn report decides the committed claims on them: every claim measured, by both tests.
+  std::vector<std::string> report{"report"};
+  for (const std::string arch : {"transformer", "transformer-wide", "muse"})
+    for (const std::string seed : {"1", "2"}) report.push_back((out / arch / ("seed" + seed)).string());
+  report.insert(report.end(), {"--claims", (kRepo / "experiments" / "claims" / "attention.claims").string(), "--json"});
+  const test::RunResult r = test::run_attn(test::shell_words(report));
   INFO(r.err);
   REQUIRE(r.status == 0);
   const json verdicts = json::parse(r.out)["verdicts"];
-  REQUIRE(verdicts["claims"].size() == 3);
+  REQUIRE(verdicts["claims"].size() == 5);
   for (const json& c : verdicts["claims"]) {
     INFO(c.dump());
     CHECK(c["absent"].is_null());
@@ -107,13 +111,13 @@ TEST_CASE("attn_stats_runs.sh: stats files of every run with best.attn, resumabl
     CHECK(c["pooled"].is_object());
     CHECK(c["seed_level"].is_object());
   }
-  CHECK(verdicts["claims"][1]["ks"] == json{1, 2, 4});
-  CHECK(verdicts["family"]["pooled"] == 3);
+  CHECK(verdicts["claims"][2]["ks"] == json{1, 2, 4});
+  CHECK(verdicts["family"]["pooled"] == 5);
 
   // The chart from the run folders: a line per group and layer.
   const fs::path svg = dir / "entropy.svg";
   const std::string chart = "python3 " + (kRepo / "experiments" / "attn_stats_chart.py").string() + " " + svg.string() +
-                            runs.substr(0, runs.rfind(' ')) + " --set test >>" + log.string() + " 2>&1";
+                            runs.substr(0, runs.rfind(' ')) + " --set test2016 >>" + log.string() + " 2>&1";
   CHECK(std::system(chart.c_str()) == 0);
   const std::string text = test::slurp(svg);
   CHECK(text.find("muse layer 0") != std::string::npos);

@@ -80,6 +80,11 @@ void add_map(std::span<StatsSums> per_head, const float* weights, std::int64_t h
 nlohmann::json stats_header(const model::Seq2Seq& model, const std::string& model_file, bool forced,
                             const SearchOptions& search);
 
+// The document as attn attn-stats writes it: indented one space per level,
+// but each layer of "per_sentence" on one line (thousands of numbers, not a
+// line each); ends with a newline.
+std::string stats_document_text(const nlohmann::ordered_json& doc);
+
 // The statistics of a model's maps over a test set.
 class AttentionStats {
  public:
