@@ -12,7 +12,7 @@
 # can be measured by a later call.
 #
 #   experiments/attn_stats_runs.sh [--data DIR] [--probe-dir DIR] [--probes "2 4 6 8"] [--model best]
-#                                  [--threads T] RUN...
+#                                  [--threads T] [--archive DIR] RUN...
 #
 # --data       corpus folder with the test set <test>.de/.en (default data/multi30k)
 # --probe-dir  where the probes are, or are made if missing (default: each run's comparison folder's
@@ -20,6 +20,9 @@
 # --probes     the join factors K of the probes <test>.join<K> (default "2 4 6 8")
 # --model      the model file's stem in RUN (default best: RUN/best.attn, stats/<set>.best.json)
 # --threads    threads of attn attn-stats (default 1)
+# --archive    also copy each run's stats/ into DIR/<arch>/seed<S>/stats/, the run's archive made by
+#              experiments/compare.sh --archive DIR (model files are not archived, so the claims can
+#              be decided again from the archive); a run not archived there is left out with a message
 # Environment, as experiments/compare.sh: COMPARE_ATTN=PATH uses that binary; COMPARE_SRC/COMPARE_TGT
 # the language suffixes (de, en); COMPARE_TEST the test set's prefix (test2016).
 #
@@ -30,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
-data=data/multi30k probe_dir="" probes="2 4 6 8" model=best threads=1 runs=()
+data=data/multi30k probe_dir="" probes="2 4 6 8" model=best threads=1 archive="" runs=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) data=$2; shift 2 ;;
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
     --probes) probes=$2; shift 2 ;;
     --model) model=$2; shift 2 ;;
     --threads) threads=$2; shift 2 ;;
+    --archive) archive=$2; shift 2 ;;
     -*) echo "attn_stats_runs: unknown option $1 (see the header of experiments/attn_stats_runs.sh)" >&2; exit 2 ;;
     *) runs+=("$1"); shift ;;
   esac
@@ -50,6 +54,7 @@ for k in $probes; do [[ "$k" =~ ^[1-9][0-9]*$ ]] || fail "--probes must be whole
 [[ "$model" =~ ^[A-Za-z0-9_-]+$ ]] || fail "--model is a model file's stem without a dot (got $model)"
 for l in "$src" "$tgt"; do [ -f "$data/$test.$l" ] || fail "$data/$test.$l not found (--data DIR)"; done
 for run in "${runs[@]}"; do [ -d "$run" ] || fail "$run: no such run folder"; done
+[ -z "$archive" ] || [ -d "$archive" ] || fail "--archive $archive: no such folder"
 data=$(realpath "$data")
 
 if [ -n "${COMPARE_ATTN:-}" ]; then
@@ -92,5 +97,14 @@ for run in "${runs[@]}"; do
       --threads "$threads" >/dev/null
     measured=$((measured + 1))
   done
+  if [ -n "$archive" ]; then
+    kept_dir=$archive/$(basename "$(dirname "$run")")/$(basename "$run")
+    if [ -d "$kept_dir" ]; then
+      mkdir -p "$kept_dir/stats"
+      cp -p "$run"/stats/*."$model".json "$kept_dir/stats/"
+    else
+      echo "== $run: not archived in $archive ($kept_dir), its stats/ not copied"
+    fi
+  fi
 done
 echo "== attention statistics: $measured written, $kept there already, $skipped run(s) without $model.attn"

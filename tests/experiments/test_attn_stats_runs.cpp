@@ -1,7 +1,8 @@
 // experiments/attn_stats_runs.sh on tiny trained runs (OUT/<arch>/seed<S>):
 // it writes each run's stats/<set>.best.json for the test set and its joined
 // probes (made when missing), with per-sentence sums; skips a run without
-// best.attn; a second call writes nothing and changes nothing. attn report
+// best.attn; a second call writes nothing and changes nothing; --archive
+// copies them into the runs' archive. attn report
 // then decides experiments/claims/attention.claims on them (every claim
 // measured by both tests), and attn_stats_chart.py draws them from the run
 // folders.
@@ -93,6 +94,14 @@ TEST_CASE("attn_stats_runs.sh: stats files of every run with best.attn, resumabl
   CHECK(stats_files(out) == first);
   CHECK(test::slurp(log).find("0 written, 18 there already, 1 run(s) without best.attn") != std::string::npos);
   CHECK(run_script("--data " + (dir / "none").string() + runs, log) == 2);
+
+  // --archive copies stats/ into the runs' archive (compare.sh --archive), where there is one.
+  fs::create_directories(dir / "kept" / "muse" / "seed2");
+  REQUIRE(run_script("--archive " + (dir / "kept").string() + " " + args, log) == 0);
+  CHECK(test::slurp(dir / "kept" / "muse" / "seed2" / "stats" / "test2016.join4.best.json") ==
+        first.at("muse/seed2/stats/test2016.join4.best.json"));
+  CHECK_FALSE(fs::exists(dir / "kept" / "muse" / "seed1"));
+  CHECK(test::slurp(log).find("muse/seed1: not archived in") != std::string::npos);
 
   // attn report decides the committed claims on them: every claim measured, by both tests.
   std::vector<std::string> report{"report"};
