@@ -6,8 +6,9 @@
 DEST_DIR gets the run layout of docs/report.md without the model files:
 log.jsonl thinned to the train records of every --every-th update (the
 validation, "model" and "end" records all kept), the translations hyp/ and
-their scores score/ (kept for paired significance tests), and train.log (attn
-train's messages) when it holds any. `attn report DEST_DIR` then draws the same
+their scores score/ (kept for paired significance tests), the attention
+statistics stats/ when measured (experiments/attn_stats_runs.sh; the claims on
+attention read them), and train.log (attn train's messages) when it holds any. `attn report DEST_DIR` then draws the same
 curves and table without the model files; the median tokens/s is taken over
 --every-update windows instead of all logged windows.
 
@@ -79,7 +80,7 @@ def main():
     if train_log.is_file() and train_log.stat().st_size > 0:
         shutil.copy2(train_log, a.dest_dir / train_log.name)
         kept.append(train_log.name)
-    for folder in ("hyp", "score"):
+    for folder in ("hyp", "score", "stats"):
         if (a.run_dir / folder).is_dir():
             shutil.copytree(a.run_dir / folder, a.dest_dir / folder, dirs_exist_ok=True)
             kept.append(folder + "/")

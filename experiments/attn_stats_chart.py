@@ -3,6 +3,7 @@
 
     experiments/attn_stats_chart.py OUT.svg [K=]STATS.json ... [--component encoder]
                                     [--metric normalised_entropy] [--title TEXT]
+    experiments/attn_stats_chart.py OUT.svg RUN_DIR ... [--set test2016] [--model best] [--component …]
 
 Each STATS.json is one `attn attn-stats -o` output (docs/attention-stats.md). Typically the
 same models measured on a test set and on it joined ×K (experiments/make_long_test.py): give each
@@ -11,6 +12,12 @@ in subwords. One line per model file and layer of the component (--component enc
 or cross): the layer's heads pooled ("all_heads"); a colour per model (labelled by its arch, and
 its file when two models share an arch), lighter for lower layers. --metric chooses the y axis:
 normalised_entropy (default), entropy, max_weight, distance or mass_within.
+
+With run folders instead (the run layout of docs/report.md: RUN/stats/<set>.<model>.json, as
+experiments/attn_stats_runs.sh writes them), each RUN_DIR's stats files of --set (default test2016)
+and of its probes <set>.join<K> are read (×1 and ×K), runs are grouped as attn report groups them (a
+folder named seed<N> belongs to its parent folder's group, e.g. OUT/muse/seed1 to muse), and each
+line is one group and layer: at each ×K the mean over the group's seeds that have that file.
 
 Python 3 only, no third-party packages. Exit status 2 with one line on bad input.
 """
@@ -37,9 +44,16 @@ def fail(message):
 
 def parse_args(argv):
     out, files, component, metric, title = None, [], "encoder", "normalised_entropy", None
+    options = {"--set": "test2016", "--model": "best"}
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a in ("--set", "--model"):
+            if i + 1 >= len(argv):
+                fail(f"{a} needs a value")
+            options[a] = argv[i + 1]
+            i += 2
+            continue
         if a in ("--component", "--metric", "--title"):
             if i + 1 >= len(argv):
                 fail(f"{a} needs a value")
@@ -67,7 +81,65 @@ def parse_args(argv):
         fail("usage: attn_stats_chart.py OUT.svg [K=]STATS.json ... (see the top of the script)")
     if not out.endswith(".svg"):
         fail(f"{out}: the output is an SVG file; name it .svg")
-    return out, files, component, metric, title
+    return out, files, component, metric, title, options["--set"], options["--model"]
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        fail(f"{path}: {e.strerror}")
+    except json.JSONDecodeError as e:
+        fail(f"{path}: not JSON ({e.msg} at line {e.lineno})")
+    if not isinstance(doc, dict) or doc.get("format") != "attn-attention-stats":
+        fail(f"{path}: not an attn attn-stats file (format attn-attention-stats)")
+    if doc.get("version") not in (1, 2):
+        fail(f"{path}: version {doc.get('version')} of attn-attention-stats; this script reads versions 1 and 2")
+    return doc
+
+
+def group_of(run):
+    """The group attn report puts a run in: OUT/<group>/seed<N> → <group>; any other folder its own name."""
+    run = os.path.abspath(run)
+    name = os.path.basename(run)
+    if name.startswith("seed") and name[4:].isdigit():
+        return os.path.basename(os.path.dirname(run))
+    return name
+
+
+def series_of_runs(runs, test_set, model, component, metric):
+    """{(group, layer): [(K, mean over seeds)]}, for the runs' stats/<set>[.join<K>].<model>.json."""
+    values = {}  # (group, layer, K) → [y per seed]
+    found = 0
+    for run in runs:
+        stats = os.path.join(run, "stats")
+        if not os.path.isdir(stats):
+            fail(f"{run}: no stats/ folder (experiments/attn_stats_runs.sh writes it)")
+        for name in sorted(os.listdir(stats)):
+            if not name.endswith(f".{model}.json"):
+                continue
+            stem = name[: -len(f".{model}.json")]
+            if stem == test_set:
+                k = 1
+            elif stem.startswith(test_set + ".join") and stem[len(test_set) + 5:].isdigit():
+                k = int(stem[len(test_set) + 5:])
+            else:
+                continue
+            doc = load(os.path.join(stats, name))
+            found += 1
+            for layer in doc["components"][component]["layers"]:
+                y = layer["all_heads"][metric]
+                if y is not None:
+                    values.setdefault((group_of(run), layer["layer"], k), []).append(y)
+    if not found:
+        fail(f"no stats/{test_set}.{model}.json or stats/{test_set}.join<K>.{model}.json in the runs given")
+    lines = {}
+    for (group, layer, k), ys in values.items():
+        lines.setdefault((group, layer), []).append((k, sum(ys) / len(ys)))
+    for points in lines.values():
+        points.sort()
+    return lines, {group: group for group, _ in lines}, True
 
 
 def read_file(arg):
@@ -79,18 +151,7 @@ def read_file(arg):
             k = float(head)
         except ValueError:
             fail(f"{arg}: K in K=FILE must be a number")
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        fail(f"{path}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        fail(f"{path}: not JSON ({e.msg} at line {e.lineno})")
-    if not isinstance(doc, dict) or doc.get("format") != "attn-attention-stats":
-        fail(f"{path}: not an attn attn-stats file (format attn-attention-stats)")
-    if doc.get("version") != 1:
-        fail(f"{path}: version {doc.get('version')} of attn-attention-stats; this script reads version 1")
-    return k, path, doc
+    return k, path, load(path)
 
 
 def series(files, component, metric):
@@ -200,9 +261,16 @@ def svg(lines, archs, by_k, component, metric, title):
 
 
 def main(argv):
-    out, args, component, metric, title = parse_args(argv)
-    files = [read_file(a) for a in args]
-    lines, archs, by_k = series(files, component, metric)
+    out, args, component, metric, title, test_set, model = parse_args(argv)
+    dirs = [a for a in args if os.path.isdir(a)]
+    if dirs and len(dirs) != len(args):
+        fail("give run folders or stats files, not both")
+    if dirs:
+        lines, archs, by_k = series_of_runs(dirs, test_set, model, component, metric)
+        title = title or f"{component}: {METRICS[metric]}, mean over seeds ({test_set} joined ×K)"
+    else:
+        files = [read_file(a) for a in args]
+        lines, archs, by_k = series(files, component, metric)
     text = svg(lines, archs, by_k, component, metric, title)
     tmp = out + ".tmp"
     try:

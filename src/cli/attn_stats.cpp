@@ -30,6 +30,7 @@ namespace {
 struct StatsFlags {
   std::string model, input, target, output;
   bool decode = false;
+  bool per_sentence = false;
   bool search_given = false;
   decode::SearchOptions search;  // translate's defaults (beam 5)
   std::int64_t within = 2;
@@ -47,6 +48,8 @@ int run(const StatsFlags& f) {
   require(!(f.decode && !f.target.empty()), "--decode translates, -t reads given references; drop one of them");
   require(f.decode || !f.search_given, "--beam, --lenpen and --max-len-a/b choose the search of --decode; add it");
   check_search_options(f.search);
+  require(!f.per_sentence || !f.output.empty(),
+          "--per-sentence adds each line's sums to the JSON; give -o FILE (or -o - for the JSON on stdout)");
   require(f.target.empty() || !(is_stdio(f.input) && is_stdio(f.target)), "-i and -t cannot both read stdin");
   preflight_outputs(std::array{NamedFile{f.output, "-o"}},
                     std::array{NamedFile{f.model, "-m"}, NamedFile{f.input, "-i"}, NamedFile{f.target, "-t"}});
@@ -86,6 +89,7 @@ int run(const StatsFlags& f) {
   Rng rng(0);
   nn::StepContext ctx{loaded.model->params(), arena, rng, false};
   decode::AttentionStats stats(model, f.within);
+  if (f.per_sentence) stats.keep_per_sentence(lines.size());
   CountProgress progress("sentences", static_cast<std::int64_t>(lines.size()));  // on a terminal only
   std::int64_t done = 0;
   for (std::size_t start = 0; start < order.size(); start += static_cast<std::size_t>(f.batch_size)) {
@@ -97,11 +101,12 @@ int run(const StatsFlags& f) {
     }
     const std::vector<decode::AttendedSentence> attended = decode::attend_chunk(
         ctx, model, chunk_sources, targets.empty() ? nullptr : &chunk_targets, f.search, /*score_targets=*/false);
-    for (const decode::AttendedSentence& s : attended) {
-      if (s.source.empty())
-        stats.add_empty();
+    for (std::size_t k = 0; k < attended.size(); ++k) {
+      const std::size_t line = order[start + k];
+      if (attended[k].source.empty())
+        stats.add_empty(line);
       else
-        stats.add(s.maps);
+        stats.add(attended[k].maps, line);
     }
     done += static_cast<std::int64_t>(end - start);
     progress.update(done);
@@ -109,7 +114,7 @@ int run(const StatsFlags& f) {
   progress.finish();
 
   const nlohmann::ordered_json doc = stats.to_json(decode::stats_header(model, f.model, !f.decode, f.search));
-  const std::string json_text = doc.dump(1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  const std::string json_text = decode::stats_document_text(doc);
   if (f.output == "-") {
     std::fputs(json_text.c_str(), stdout);
   } else {
@@ -148,6 +153,9 @@ void add_attn_stats_command(CLI::App& app, CommonOptions& common, Action& action
   sub->add_option("-t,--target", f.target, "references, one per source line: the model reads them (teacher forcing)");
   sub->add_flag("--decode", f.decode, "measure the maps of the model's own translations instead (beam 5; --beam 1)");
   sub->add_option("-o,--output", f.output, "also write the statistics as JSON ('-': JSON instead of the table)");
+  sub->add_flag("--per-sentence", f.per_sentence,
+                "also write each input line's row count and sums per component and layer (heads pooled) in the "
+                "JSON: what attn report's verdicts resample");
   sub->option_defaults()->group("Statistics");
   sub->add_option("--within", f.within, "W: the mass within +-W positions of the diagonal")
       ->capture_default_str()

@@ -125,7 +125,9 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
               "(docs/report.md).\n"
               "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET', "
               "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file "
-              "(docs/verdicts.md).\n"
+              "(docs/verdicts.md); also claims on attention statistics (the runs' stats/<set>.<model>.json): "
+              "'A encoder layer last max_weight above layer 0 on SET', "
+              "'A encoder layer all normalised_entropy slope above 0 on SET', 'A ... slope below B on SET'.\n"
               "Examples:\n  attn report runs/compare/transformer runs/compare/muse -o report.html\n"
               "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html\n"
               "  attn report runs/compare/*/seed* --refs runs/compare/refs --claims experiments/claims/cmp7.claims");

@@ -1,6 +1,7 @@
 #include "attn/decode/attention_stats.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -123,7 +124,7 @@ AttentionStats::AttentionStats(const model::Seq2Seq& model, std::int64_t within)
   const auto layers = [&](const std::vector<std::string>& kinds) {
     std::vector<Layer> out;
     for (const std::string& kind : kinds)
-      out.push_back({kind, std::vector<StatsSums>(static_cast<std::size_t>(heads_))});
+      out.push_back({kind, std::vector<StatsSums>(static_cast<std::size_t>(heads_)), {}});
     return out;
   };
   encoder_ = layers(model.encoder_mixer_kinds());
@@ -131,13 +132,38 @@ AttentionStats::AttentionStats(const model::Seq2Seq& model, std::int64_t within)
   cross_ = layers(std::vector<std::string>(decoder_.size(), "mha"));  // cross-attention is always multi-head attention
 }
 
-void AttentionStats::add(const model::SentenceMaps& maps) {
+void AttentionStats::keep_per_sentence(std::size_t lines) {
+  per_sentence_ = true;
+  lines_ = lines;
+  for (std::vector<Layer>* layers : {&encoder_, &decoder_, &cross_})
+    for (Layer& layer : *layers) layer.lines.assign(lines, StatsSums{});
+}
+
+void AttentionStats::check_line(std::size_t line) const {
+  if (per_sentence_ && line >= lines_) throw std::logic_error("per-sentence statistics of a line out of range");
+}
+
+void AttentionStats::add_empty(std::size_t line) {
+  check_line(line);
+  ++empty_sources_;
+}
+
+void AttentionStats::add(const model::SentenceMaps& maps, std::size_t line) {
   if (maps.encoder.size() != encoder_.size() || maps.decoder.size() != decoder_.size() ||
       maps.cross.size() != cross_.size())
     throw std::logic_error("attention maps of another model");
+  check_line(line);
   ++sentences_;
   source_tokens_ += maps.src_len;
   target_tokens_ += maps.tgt_len;
+  // The sentence's own sums first, then added to the totals (and to its line).
+  std::vector<StatsSums> sentence(static_cast<std::size_t>(heads_));
+  const auto keep = [&](Layer& layer) {
+    for (std::size_t h = 0; h < sentence.size(); ++h) {
+      layer.heads[h] += sentence[h];
+      if (per_sentence_) layer.lines[line] += sentence[h];
+    }
+  };
   std::vector<nn::KeyWindow> windows(static_cast<std::size_t>(heads_));
   const auto self = [&](std::vector<Layer>& layers, const std::vector<nn::MixerMaps>& mixer_maps, bool causal) {
     for (std::size_t l = 0; l < layers.size(); ++l) {
@@ -149,7 +175,9 @@ void AttentionStats::add(const model::SentenceMaps& maps) {
       const nn::Mechanism& hooks = mechanism ? *mechanism : nn::find_mechanism("mha");
       for (std::int64_t h = 0; h < heads_; ++h)
         windows[static_cast<std::size_t>(h)] = hooks.key_window(m.extras, causal, h);
-      add_map(layers[l].heads, m.weights.data(), heads_, m.length, m.length, windows, false, within_);
+      std::fill(sentence.begin(), sentence.end(), StatsSums{});
+      add_map(sentence, m.weights.data(), heads_, m.length, m.length, windows, false, within_);
+      keep(layers[l]);
     }
   };
   self(encoder_, maps.encoder, false);
@@ -158,7 +186,9 @@ void AttentionStats::add(const model::SentenceMaps& maps) {
   for (std::size_t l = 0; l < cross_.size(); ++l) {
     if (maps.cross[l].size() != static_cast<std::size_t>(heads_ * maps.tgt_len * maps.src_len))
       throw std::logic_error("cross-attention maps of the wrong shape");
-    add_map(cross_[l].heads, maps.cross[l].data(), heads_, maps.tgt_len, maps.src_len, windows, true, within_);
+    std::fill(sentence.begin(), sentence.end(), StatsSums{});
+    add_map(sentence, maps.cross[l].data(), heads_, maps.tgt_len, maps.src_len, windows, true, within_);
+    keep(cross_[l]);
   }
 }
 
@@ -199,7 +229,62 @@ ordered_json AttentionStats::to_json(const json& header) const {
   component("decoder", "target", "target_input", decoder_);
   component("cross", "target", "source", cross_);
   doc["components"] = std::move(components);
+  if (per_sentence_) doc["per_sentence"] = per_sentence_json();
   return doc;
+}
+
+ordered_json AttentionStats::per_sentence_json() const {
+  // Sums to 4 decimals: each line has tens of rows or more, so a mean over lines moves by about 1e-6 at most.
+  const auto rounded = [](double v) { return std::round(v * 1e4) / 1e4; };
+  ordered_json out = {{"lines", lines_}};
+  const auto component = [&](const char* name, const std::vector<Layer>& layers) {
+    ordered_json out_layers = ordered_json::array();
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      ordered_json rows = ordered_json::array();
+      std::array<ordered_json, kStatisticNames.size()> sums;
+      for (ordered_json& s : sums) s = ordered_json::array();
+      for (const StatsSums& line : layers[l].lines) {
+        rows.push_back(line.rows);
+        const std::array<double, kStatisticNames.size()> values = {line.entropy, line.normalised_entropy,
+                                                                   line.max_weight, line.distance, line.mass_within};
+        for (std::size_t k = 0; k < values.size(); ++k) sums[k].push_back(rounded(values[k]));
+      }
+      ordered_json layer = {{"layer", l}, {"rows", std::move(rows)}};
+      for (std::size_t k = 0; k < sums.size(); ++k) layer[kStatisticNames[k]] = std::move(sums[k]);
+      out_layers.push_back(std::move(layer));
+    }
+    out[name] = std::move(out_layers);
+  };
+  component("encoder", encoder_);
+  component("decoder", decoder_);
+  component("cross", cross_);
+  return out;
+}
+
+std::string stats_document_text(const ordered_json& doc) {
+  constexpr auto kReplace = ordered_json::error_handler_t::replace;
+  const auto found = doc.find("per_sentence");
+  if (found == doc.end()) return doc.dump(1, ' ', false, kReplace) + "\n";
+  ordered_json rest = doc;
+  rest.erase("per_sentence");
+  std::string text = rest.dump(1, ' ', false, kReplace);
+  text.pop_back();  // the closing brace, after a newline
+  text.pop_back();
+  text += ",\n \"per_sentence\": {";
+  bool first = true;
+  for (auto it = found->begin(); it != found->end(); ++it) {
+    text += std::string(first ? "" : ",") + "\n  " + ordered_json(it.key()).dump() + ": ";
+    first = false;
+    if (!it.value().is_array()) {
+      text += it.value().dump(-1, ' ', false, kReplace);
+      continue;
+    }
+    text += "[";
+    for (std::size_t l = 0; l < it.value().size(); ++l)
+      text += std::string(l ? "," : "") + "\n   " + it.value()[l].dump(-1, ' ', false, kReplace);
+    text += "\n  ]";
+  }
+  return text + "\n }\n}\n";
 }
 
 std::string AttentionStats::table() const {

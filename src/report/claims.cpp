@@ -1,10 +1,13 @@
 #include "attn/report/claims.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <sstream>
 
 #include "attn/core/error.h"
+#include "attn/core/format.h"
+#include "attn/decode/attention_stats.h"
 #include "attn/report/run_summary.h"
 
 namespace attn::report {
@@ -13,7 +16,26 @@ namespace {
 
 constexpr const char* kForms =
     "a claim is 'A beats B on SET [MODEL]', 'A within M of B on SET [MODEL]', 'A slope above|below B on SET "
-    "[MODEL]' or 'A slope within M of B on SET [MODEL]', optionally followed by '| label' (docs/verdicts.md)";
+    "[MODEL]', 'A slope within M of B on SET [MODEL]' or, on attention statistics, 'A COMPONENT layer L STATISTIC "
+    "[slope] above|below|within M of TARGET on SET [MODEL]', optionally followed by '| label' (docs/verdicts.md)";
+
+bool is_component(const std::string& w) { return w == "encoder" || w == "decoder" || w == "cross"; }
+
+bool is_statistic(const std::string& w) {
+  return std::find(decode::kStatisticNames.begin(), decode::kStatisticNames.end(), w) != decode::kStatisticNames.end();
+}
+
+// A layer as claims name it: a whole number (0-based), "last" or "all".
+bool is_layer(const std::string& w) {
+  if (w == "last" || w == "all") return true;
+  return !w.empty() && w.size() <= 4 && std::all_of(w.begin(), w.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+std::string statistic_names() {
+  std::string out;
+  for (const char* name : decode::kStatisticNames) out += std::string(out.empty() ? "" : ", ") + name;
+  return out;
+}
 
 std::string trim(std::string_view s) {
   const std::size_t first = s.find_first_not_of(" \t\r");
@@ -31,6 +53,65 @@ std::optional<double> number(std::string_view s) {
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
   return v;
+}
+
+// 'A COMPONENT layer L STATISTIC [slope] above|below|within M of TARGET on SET [MODEL]', from w[i] on.
+Claim parse_statistic_claim(const std::vector<std::string>& w, std::size_t i, Claim c, const std::string& where) {
+  const auto fail = [&](const std::string& what) { throw Error(where + ": " + what + "; " + kForms); };
+  const auto take = [&](const char* what) -> const std::string& {
+    if (i >= w.size()) fail(std::string("the claim ends before its ") + what);
+    return w[i++];
+  };
+  const auto layer = [&]() -> const std::string& {
+    const std::string& l = take("layer");
+    if (!is_layer(l)) fail("the layer '" + l + "' is not a layer number (0-based), 'last' or 'all'");
+    return l;
+  };
+  StatTerm term;
+  term.component = take("component");
+  ++i;  // "layer"
+  term.layer = layer();
+  term.statistic = take("statistic");
+  if (!is_statistic(term.statistic))
+    fail("unknown statistic '" + term.statistic + "' (one of " + statistic_names() + ")");
+  c.stat = term;
+  if (i < w.size() && w[i] == "slope") {
+    c.slope = true;
+    ++i;
+  }
+  const std::string& relation = take("relation");
+  if (relation == "above") {
+    c.sign = +1;
+  } else if (relation == "below") {
+    c.sign = -1;
+  } else if (relation == "within") {
+    const std::string& m = take("margin");
+    const std::optional<double> v = number(m);
+    if (!v || *v <= 0.0) fail("the margin '" + m + "' is not a positive number");
+    c.margin = v;
+    if (i >= w.size() || w[i] != "of") fail("expected 'of'" + (i < w.size() ? " at '" + w[i] + "'" : std::string()));
+    ++i;
+  } else {
+    fail("unknown relation '" + relation + "' (a statistic is 'above', 'below' or 'within M of' its target)");
+  }
+  const std::string& target = take("target (layer L, a number or a run group)");
+  if (target == "layer") {
+    c.b = c.a;
+    c.b_layer = layer();
+    if (c.b_layer == term.layer) fail("a claim compares two different layers (both are " + term.layer + ")");
+  } else if (const std::optional<double> v = number(target); v && target.find_first_of("±+") != 0) {
+    c.constant = v;
+  } else {
+    c.b = target;
+    if (c.b == c.a)
+      fail("a claim compares two different run groups (both are " + c.a + "); compare layers with 'layer L'");
+  }
+  if (i >= w.size() || w[i] != "on") fail("expected 'on'" + (i < w.size() ? " at '" + w[i] + "'" : std::string()));
+  ++i;
+  c.set = take("test set");
+  if (i < w.size()) c.model = w[i++];
+  if (i < w.size()) fail("unexpected '" + w[i] + "' after the model");
+  return c;
 }
 
 Claim parse_claim(const std::vector<std::string>& w, const std::string& where) {
@@ -53,6 +134,7 @@ Claim parse_claim(const std::vector<std::string>& w, const std::string& where) {
     c.margin = v;
   };
   c.a = take("first run group");
+  if (i + 1 < w.size() && is_component(w[i]) && w[i + 1] == "layer") return parse_statistic_claim(w, i, c, where);
   if (i < w.size() && w[i] == "slope") {
     c.slope = true;
     ++i;
@@ -80,6 +162,18 @@ Claim parse_claim(const std::vector<std::string>& w, const std::string& where) {
 }
 
 }  // namespace
+
+std::string Claim::a_side() const {
+  if (!stat) return a;
+  return a + " " + stat->component + " layer " + stat->layer + " " + stat->statistic;
+}
+
+std::string Claim::b_side() const {
+  if (!stat) return b;
+  if (constant) return format_number(*constant);
+  if (!b_layer.empty()) return "layer " + b_layer;
+  return b;
+}
 
 ClaimsFile parse_claims(std::string_view text, const std::string& path) {
   ClaimsFile file;

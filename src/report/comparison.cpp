@@ -120,6 +120,7 @@ ArchSummary summarise_arch(const ArchGroup& group, const std::vector<RunSummary>
       a.updates_max = std::max(a.updates_max.value_or(*u), *u);
     }
     for (const std::string& n : r->notes) a.notes.push_back("seed " + std::to_string(r->seed) + ": " + n);
+    for (const auto& [output, file] : r->stats) a.attention[output][r->seed] = file;
   }
   for (const std::string& set : c.sets)
     for (const std::string& model : c.models) {

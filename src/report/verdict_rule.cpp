@@ -23,8 +23,10 @@ std::string which(bool pooled, bool seed, bool pooled_present, bool seed_present
 
 std::string higher_or_lower(int d) { return d > 0 ? "higher" : "lower"; }
 
-// "A better" / "B better", or for slopes which falls less with k.
+// "A better" / "B better", or for slopes which falls less with k; for
+// attention statistics which side is higher (their slope: rises more).
 std::string better(const Claim& c, int d) {
+  if (c.statistic()) return (d > 0 ? c.a_side() : c.b_side()) + (c.slope ? " rises more with k" : " higher");
   const std::string& winner = d > 0 ? c.a : c.b;
   return c.slope ? winner + " falls less with k" : winner + " better";
 }

@@ -9,6 +9,7 @@
 #include "attn/eval/holm.h"
 #include "attn/eval/numpy_random.h"
 #include "attn/report/slope_bootstrap.h"
+#include "attn/report/statistic_claims.h"
 
 namespace attn::report {
 
@@ -45,8 +46,9 @@ std::vector<int> common(const std::vector<int>& x, const std::vector<int>& y) {
   return out;
 }
 
-// The seed-level tests of per-seed differences.
-void seed_tests(ClaimVerdict& v) {
+}  // namespace
+
+void add_seed_tests(ClaimVerdict& v) {
   const std::optional<eval::PairedT> t = eval::paired_t(v.differences);
   if (!t) {
     v.notes.push_back("no seed-level test (fewer than 2 common seeds)");
@@ -57,6 +59,8 @@ void seed_tests(ClaimVerdict& v) {
   if (v.claim.equivalence()) s.equivalence = eval::paired_t_equivalence(v.differences, *v.claim.margin);
   v.seed = s;
 }
+
+namespace {
 
 void judge_output(ClaimVerdict& v, const ArchSummary& a, const ArchSummary& b, const ComparisonOptions& options) {
   const Claim& c = v.claim;
@@ -89,7 +93,7 @@ void judge_output(ClaimVerdict& v, const ArchSummary& a, const ArchSummary& b, c
   }
   v.mean_difference = std::accumulate(v.differences.begin(), v.differences.end(), 0.0) /
                       static_cast<double>(v.differences.size());
-  seed_tests(v);
+  add_seed_tests(v);
   if (paired.empty()) {
     v.notes.push_back("no pooled test: no translations scored against --refs");
     return;
@@ -152,7 +156,7 @@ void judge_slope(ClaimVerdict& v, const ArchSummary& a, const ArchSummary& b, co
   }
   v.mean_difference = std::accumulate(v.differences.begin(), v.differences.end(), 0.0) /
                       static_cast<double>(v.differences.size());
-  seed_tests(v);
+  add_seed_tests(v);
 
   // Pooled: every seed's lines summed per group of lcm(k) consecutive test sentences.
   std::size_t group_size = 1;
@@ -244,10 +248,14 @@ Verdicts judge_claims(const ClaimsFile& file, const Comparison& comparison) {
   for (const Claim& claim : file.claims) {
     ClaimVerdict v;
     v.claim = claim;
-    const ArchSummary *a = find_group(comparison, claim.a), *b = find_group(comparison, claim.b);
-    if (!a || !b) {
+    // A statistic claim against a constant has no group B.
+    const ArchSummary *a = find_group(comparison, claim.a),
+                      *b = claim.constant ? nullptr : find_group(comparison, claim.b);
+    if (!a || (!b && !claim.constant)) {
       const std::string missing = !a && !b ? claim.a + " or " + claim.b : !a ? claim.a : claim.b;
       v.absent = "no seed runs named " + missing + " (the runs' groups: " + group_names(comparison) + ")";
+    } else if (claim.statistic()) {
+      judge_statistic(v, *a, b, comparison.options);
     } else if (claim.slope) {
       judge_slope(v, *a, *b, comparison);
     } else {

@@ -30,23 +30,26 @@ std::string p_text(double p) {
   return buffer;
 }
 
-std::string signed_text(double v) { return (v >= 0.0 ? "+" : "") + format_fixed(v, 2); }
+// BLEU to 2 decimals; attention statistics, fractions of 1 mostly, to 4.
+int digits(const Claim& c) { return c.statistic() ? 4 : 2; }
+
+std::string signed_text(double v, int decimals = 2) { return (v >= 0.0 ? "+" : "") + format_fixed(v, decimals); }
 
 std::string p_holm_text(double p, const std::optional<double>& holm) {
   return p_text(p) + " (" + (holm ? p_text(*holm) : std::string("—")) + ")";
 }
 
-std::string list(const std::vector<double>& values) {
+std::string list(const std::vector<double>& values, int decimals = 2) {
   std::string out;
-  for (double v : values) out += (out.empty() ? "" : ", ") + signed_text(v);
+  for (double v : values) out += (out.empty() ? "" : ", ") + signed_text(v, decimals);
   return out;
 }
 
-// Scores (BLEU) without a sign; slopes keep theirs.
-std::string values(const std::vector<double>& v, bool slope) {
-  if (slope) return list(v);
+// Scores (BLEU, statistics) without a sign; slopes keep theirs.
+std::string values(const std::vector<double>& v, bool slope, int decimals = 2) {
+  if (slope) return list(v, decimals);
   std::string out;
-  for (double x : v) out += (out.empty() ? "" : ", ") + format_fixed(x, 2);
+  for (double x : v) out += (out.empty() ? "" : ", ") + format_fixed(x, decimals);
   return out;
 }
 
@@ -61,7 +64,10 @@ std::string t_text(const SeedTest& s) {
          ") = " + (std::isinf(s.t.t) ? std::string(s.t.t > 0 ? "+inf" : "-inf") : format_fixed(s.t.t, 2));
 }
 
-std::string unit(const Claim& c) { return c.slope ? "BLEU per unit of k" : "BLEU"; }
+std::string unit(const Claim& c) {
+  const std::string what = c.statistic() ? c.stat->statistic : "BLEU";
+  return c.slope ? what + " per unit of k" : what;
+}
 
 // The columns of one claim (Markdown and HTML share them): Δ, per seed, pooled, seeds, equivalence.
 struct Cells {
@@ -72,9 +78,10 @@ Cells cells(const ClaimVerdict& v) {
   Cells c;
   const std::string none = "—";
   if (!v.absent.empty()) return {none, none, none, none, none};
-  c.delta = signed_text(v.mean_difference);
-  c.per_seed = list(v.differences);
-  c.pooled = v.pooled ? signed_text(v.pooled->difference) + ", " + p_holm_text(v.pooled->p, v.pooled->p_holm) : none;
+  const int d = digits(v.claim);
+  c.delta = signed_text(v.mean_difference, d);
+  c.per_seed = list(v.differences, d);
+  c.pooled = v.pooled ? signed_text(v.pooled->difference, d) + ", " + p_holm_text(v.pooled->p, v.pooled->p_holm) : none;
   c.seed = v.seed ? t_text(*v.seed) + ", " + p_holm_text(v.seed->t.p, v.seed->p_holm) : none;
   if (v.claim.equivalence()) {
     const auto part = [&](const auto& test) {
@@ -130,25 +137,26 @@ std::string details(const ClaimVerdict& v) {
   const Claim& c = v.claim;
   std::string out = c.text + ": ";
   if (!v.absent.empty()) return out + "not measured (" + v.absent + ")";
+  const int d = digits(c);
   if (c.slope) {
     std::string ks;
     for (int k : v.ks) ks += (ks.empty() ? "" : ", ") + std::to_string(k);
-    out += "k = " + ks + "; slope in " + unit(c) + ", seeds " + seed_list(v.seeds) + ": " + c.a + " " +
-           list(v.a_values) + "; " + c.b + " " + list(v.b_values) + "; ";
+    out += "k = " + ks + "; slope in " + unit(c) + ", seeds " + seed_list(v.seeds) + ": " + c.a_side() + " " +
+           list(v.a_values, d) + "; " + c.b_side() + " " + list(v.b_values, d) + "; ";
   } else {
-    out += "BLEU, seeds " + seed_list(v.seeds) + ": " + c.a + " " + values(v.a_values, false) + "; " + c.b + " " +
-           values(v.b_values, false) + "; ";
+    out += unit(c) + ", seeds " + seed_list(v.seeds) + ": " + c.a_side() + " " + values(v.a_values, false, d) + "; " +
+           c.b_side() + " " + values(v.b_values, false, d) + "; ";
   }
-  out += "A − B " + list(v.differences) + " (mean " + signed_text(v.mean_difference) + ")";
+  out += "A − B " + list(v.differences, d) + " (mean " + signed_text(v.mean_difference, d) + ")";
   if (!v.p_per_seed.empty()) {
     std::string ps;
     for (double p : v.p_per_seed) ps += (ps.empty() ? "" : ", ") + p_text(p);
     out += ", each seed's own p " + ps;
   }
   if (v.pooled)
-    out += "; pooled: " + v.pooled->what + ", " + c.a + " " + format_fixed(v.pooled->a_value, 2) + ", " + c.b + " " +
-           format_fixed(v.pooled->b_value, 2);
-  if (v.seed) out += "; seed-level sd " + format_fixed(v.seed->t.sd, 2);
+    out += "; pooled: " + v.pooled->what + ", " + c.a_side() + " " + format_fixed(v.pooled->a_value, d) + ", " +
+           c.b_side() + " " + format_fixed(v.pooled->b_value, d);
+  if (v.seed) out += "; seed-level sd " + format_fixed(v.seed->t.sd, d);
   for (const std::string& n : v.notes) out += "; " + n;
   return out + "; rule: " + v.decision.rule;
 }
@@ -163,7 +171,7 @@ json verdicts_json(const Verdicts& verdicts) {
               {"claim", c.text},
               {"label", c.label},
               {"kind", c.equivalence() ? "equivalence" : "direction"},
-              {"of", c.slope ? "slope" : "bleu"},
+              {"of", c.statistic() ? (c.slope ? "statistic_slope" : "statistic") : (c.slope ? "slope" : "bleu")},
               {"a", c.a},
               {"b", c.b},
               {"set", c.set},
@@ -174,6 +182,11 @@ json verdicts_json(const Verdicts& verdicts) {
               {"rule", v.decision.rule},
               {"absent", v.absent.empty() ? json(nullptr) : json(v.absent)},
               {"notes", v.notes}};
+    if (c.statistic()) {
+      j["statistic"] = {{"component", c.stat->component}, {"layer", c.stat->layer}, {"name", c.stat->statistic}};
+      j["b_layer"] = c.b_layer.empty() ? json(nullptr) : json(c.b_layer);
+      j["constant"] = c.constant ? json(*c.constant) : json(nullptr);
+    }
     j["seeds"] = v.seeds;
     j["a_values"] = v.a_values;
     j["b_values"] = v.b_values;

@@ -54,7 +54,7 @@ void require_complete(const json& doc, std::size_t layers, std::size_t heads) {
   INFO((errors.empty() ? std::string() : errors.front()));
   REQUIRE(errors.empty());
   REQUIRE(doc["format"] == "attn-attention-stats");
-  REQUIRE(doc["version"] == 1);
+  REQUIRE(doc["version"] == 2);
   for (const char* name : {"encoder", "decoder", "cross"}) {
     INFO(name);
     const json& comp = doc["components"][name];
@@ -141,6 +141,71 @@ TEST_CASE("attn-stats (cli): Fast-DiSA's strict directions leave the first or la
   for (const json& h : enc["heads"]) CHECK(h["empty_rows"] == 5);
   // The causal decoder: the first position sees only itself.
   for (const json& h : doc["components"]["decoder"]["layers"][0]["heads"]) CHECK(h["single_key_rows"] == 5);
+}
+
+TEST_CASE("attn-stats (cli): --per-sentence: each input line's sums, in input order, adding up to the totals",
+          "[attn-stats][cli][e2e]") {
+  test::ScratchDir dir;
+  const std::string model = test::tiny_model(dir);
+  // 30 lines of the toy test set, and the same lines in reverse order (batched in another order too).
+  std::vector<std::string> src_lines, tgt_lines;
+  {
+    std::ifstream s(kToy / "test.src"), t(kToy / "test.tgt");
+    std::string a, b;
+    for (int i = 0; i < 30 && std::getline(s, a) && std::getline(t, b); ++i) {
+      src_lines.push_back(a);
+      tgt_lines.push_back(b);
+    }
+  }
+  src_lines[3].clear();  // an empty source: not run, its line all zeros
+  const auto write = [&](const std::string& name, std::vector<std::string> lines, bool reversed) {
+    if (reversed) std::reverse(lines.begin(), lines.end());
+    std::string text;
+    for (const std::string& l : lines) text += l + "\n";
+    return dir.write(name, text);
+  };
+  const auto stats = [&](bool reversed, const std::string& batch) {
+    const std::string tag = reversed ? "r" : "f";
+    auto r = run_attn(test::shell_words({"attn-stats", "-m", model, "-i", write(tag + ".src", src_lines, reversed),
+                                         "-t", write(tag + ".tgt", tgt_lines, reversed), "--per-sentence", "-o", "-",
+                                         "--batch-size", batch}));
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    return json::parse(r.out);
+  };
+  const json forward = stats(false, "16"), backward = stats(true, "7");
+  require_complete(forward, 1, 2);
+  require_complete(backward, 1, 2);
+  const json& per = forward["per_sentence"];
+  REQUIRE(per["lines"] == 30);
+  for (const char* name : {"encoder", "decoder", "cross"}) {
+    INFO(name);
+    const json& layer = per[name][0];
+    const json& all = forward["components"][name]["layers"][0]["all_heads"];
+    REQUIRE(layer["rows"].size() == 30);
+    CHECK(layer["rows"][3] == 0);
+    std::int64_t rows = 0;
+    for (const json& n : layer["rows"]) rows += n.get<std::int64_t>();
+    CHECK(rows == all["rows"].get<std::int64_t>());
+    for (const char* statistic : {"entropy", "normalised_entropy", "max_weight", "distance", "mass_within"}) {
+      INFO(statistic);
+      double sum = 0.0;
+      for (const json& x : layer[statistic]) sum += x.get<double>();
+      CHECK(sum / static_cast<double>(rows) == Approx(all[statistic].get<double>()).margin(1e-5));
+      // Line i of the input is line 29 − i of the reversed input.
+      for (std::size_t i = 0; i < 30; ++i)
+        CHECK(layer[statistic][i].get<double>() ==
+              Approx(backward["per_sentence"][name][0][statistic][29 - i].get<double>()).margin(2e-4));
+    }
+  }
+  // Without --per-sentence the section is absent; without -o there is no JSON to put it in.
+  auto r = run_attn(test::shell_words({"attn-stats", "-m", model, "-i", write("f.src", src_lines, false), "-t",
+                                       write("f.tgt", tgt_lines, false), "-o", "-"}));
+  REQUIRE(r.status == 0);
+  CHECK_FALSE(json::parse(r.out).contains("per_sentence"));
+  require_user_error(run_attn(test::shell_words({"attn-stats", "-m", model, "-i", write("f.src", src_lines, false),
+                                                 "-t", write("f.tgt", tgt_lines, false), "--per-sentence"})),
+                     "--per-sentence");
 }
 
 TEST_CASE("attn-stats (cli): bad input gets one line, exit status 2 and no file", "[attn-stats][cli][e2e]") {

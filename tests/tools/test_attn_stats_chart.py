@@ -92,6 +92,43 @@ class ChartTest(unittest.TestCase):
         titles = sorted(p.find(SVG + "title").text for p in ET.parse(out).getroot().iter(SVG + "polyline"))
         self.assertEqual(titles, ["muse (runs/s1.attn) layer 0", "muse (runs/s2.attn) layer 0"])
 
+    def test_run_folders_mean_over_seeds_per_group_and_layer(self):
+        # OUT/<group>/seed<N>/stats/<set>[.join<K>].best.json, as experiments/attn_stats_runs.sh writes them.
+        runs = []
+        for group, seeds in (("muse", {1: 0.4, 2: 0.6}), ("transformer", {1: 0.2, 3: 0.3})):
+            for seed, value in seeds.items():
+                run = os.path.join(self.dir.name, "cmp", group, f"seed{seed}")
+                os.makedirs(os.path.join(run, "stats"))
+                for k, name in ((1, "test2016"), (2, "test2016.join2"), (8, "test2016.join8")):
+                    self.write(os.path.join(run, "stats", f"{name}.best.json"),
+                               document(f"{run}/best.attn", group, 2, [value * k, value], 10 * k))
+                self.write(os.path.join(run, "stats", "other.best.json"), document("x", group, 2, [9, 9], 1))
+                self.write(os.path.join(run, "stats", "test2016.avg5.json"), document("x", group, 2, [9, 9], 1))
+                runs.append(run)
+        out = os.path.join(self.dir.name, "runs.svg")
+        r = self.run_chart(out, *runs, "--metric", "max_weight")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = ET.parse(out).getroot()
+        lines = {p.find(SVG + "title").text: p for p in root.iter(SVG + "polyline") if p.get("class") == "series"}
+        self.assertEqual(sorted(lines), ["muse layer 0", "muse layer 1", "transformer layer 0", "transformer layer 1"])
+        points = sorted(c.find(SVG + "title").text for c in root.iter(SVG + "circle"))
+        # Layer 0 at ×K is value·K: the mean of seeds 0.4 and 0.6 is 0.5·K; of 0.2 and 0.3, 0.25·K.
+        for expected in ("muse layer 0: 0.5000", "muse layer 0: 1.0000", "muse layer 0: 4.0000",
+                         "transformer layer 0: 0.2500", "transformer layer 1: 0.2500", "muse layer 1: 0.5000"):
+            self.assertIn(expected, points)
+        self.assertEqual(len(points), 12)  # 4 lines at ×1, ×2, ×8: other sets and models are not read
+        with open(out, encoding="utf-8") as f:
+            self.assertIn("mean over seeds", f.read())
+        # Run folders and files are not mixed; a run without stats/ is an error.
+        bare = os.path.join(self.dir.name, "bare")
+        os.makedirs(bare)
+        for args in ([out + "2.svg", runs[0], self.write("g.json", document("a", "muse", 1, [0.5], 10))],
+                     [out + "2.svg", bare], [out + "2.svg", runs[0], "--set", "test2017"]):
+            r = self.run_chart(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertFalse(os.path.exists(out + "2.svg"))
+
     def test_bad_input_one_line_exit_2_no_file(self):
         good = self.write("g.json", document("a.attn", "muse", 1, [0.5], 10))
         other = self.write("o.json", {"format": "attn-attention", "version": 1})

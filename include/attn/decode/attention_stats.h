@@ -6,7 +6,10 @@
 // it. Sums over query rows, so a test set of any length is measured one
 // sentence's maps at a time (the maps attn attend writes, decode/maps.h).
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -20,7 +23,13 @@
 namespace attn::decode {
 
 inline constexpr const char* kStatsFormat = "attn-attention-stats";
-inline constexpr int kStatsFormatVersion = 1;
+// Version 2 added the optional "per_sentence" section (--per-sentence); a
+// document without it reads as version 1 did.
+inline constexpr int kStatsFormatVersion = 2;
+
+// The statistics of a row, in the order the documents list them.
+inline constexpr std::array<const char*, 5> kStatisticNames = {"entropy", "normalised_entropy", "max_weight",
+                                                               "distance", "mass_within"};
 
 // One query row over its allowed keys.
 struct RowStats {
@@ -71,17 +80,29 @@ void add_map(std::span<StatsSums> per_head, const float* weights, std::int64_t h
 nlohmann::json stats_header(const model::Seq2Seq& model, const std::string& model_file, bool forced,
                             const SearchOptions& search);
 
+// The document as attn attn-stats writes it: indented one space per level,
+// but each layer of "per_sentence" on one line (thousands of numbers, not a
+// line each); ends with a newline.
+std::string stats_document_text(const nlohmann::ordered_json& doc);
+
 // The statistics of a model's maps over a test set.
 class AttentionStats {
  public:
   AttentionStats(const model::Seq2Seq& model, std::int64_t within);
-  // One sentence's maps (model::Seq2Seq::attention_maps).
-  void add(const model::SentenceMaps& maps);
-  // A sentence that was not run (an empty source): counted only.
-  void add_empty() { ++empty_sources_; }
+  static constexpr std::size_t kNoLine = std::numeric_limits<std::size_t>::max();
+
+  // Keeps, besides the totals, the sums of each of `lines` input lines per
+  // component and layer (heads pooled), the unit a bootstrap over sentences
+  // resamples; add() and add_empty() must then name the line.
+  void keep_per_sentence(std::size_t lines);
+  // One sentence's maps (model::Seq2Seq::attention_maps), of input line `line`.
+  void add(const model::SentenceMaps& maps, std::size_t line = kNoLine);
+  // A sentence that was not run (an empty source): counted only (its line's sums stay 0).
+  void add_empty(std::size_t line = kNoLine);
 
   // The document (docs/attention-stats.md): `header` (format, model, mode, …)
-  // followed by the counts and "components", in that order.
+  // followed by the counts and "components", in that order, and
+  // "per_sentence" when kept.
   nlohmann::ordered_json to_json(const nlohmann::json& header) const;
   // The same numbers as a plain table: a commented header, then one line per
   // component, layer and head (and "all", the layer's heads pooled).
@@ -91,10 +112,15 @@ class AttentionStats {
   struct Layer {
     std::string mechanism;
     std::vector<StatsSums> heads;
+    std::vector<StatsSums> lines;  // per input line, heads pooled (keep_per_sentence)
   };
+  void check_line(std::size_t line) const;
+  nlohmann::ordered_json per_sentence_json() const;
   std::int64_t within_, heads_;
   std::vector<Layer> encoder_, decoder_, cross_;
   std::int64_t sentences_ = 0, empty_sources_ = 0, source_tokens_ = 0, target_tokens_ = 0;
+  bool per_sentence_ = false;
+  std::size_t lines_ = 0;
 };
 
 }  // namespace attn::decode

@@ -59,6 +59,8 @@ struct ArchSummary {
   std::vector<std::size_t> runs;  // indices into the runs given
   std::optional<std::int64_t> updates_min, updates_max;
   std::map<Output, OutputSummary> outputs;
+  // Attention statistics: per output, each seed's stats/<set>.<model>.json (the claims read them).
+  std::map<Output, std::map<int, std::filesystem::path>> attention;
   // BLEU per reference-length bucket on the main test set, per model: one spread over the seeds per bucket.
   std::map<std::string, std::vector<Spread>> by_length;
   std::vector<std::string> notes;

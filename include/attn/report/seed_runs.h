@@ -2,6 +2,7 @@
 //   OUT/<arch>/seed<S>/log.jsonl                 attn train's log (its model record names the arch)
 //   OUT/<arch>/seed<S>/hyp/<set>.<model>.txt     attn translate's output of RUN/<model>.attn, one line a test line
 //   OUT/<arch>/seed<S>/score/<set>.<model>.json  attn score --format json of them (BLEU, chrF)
+//   OUT/<arch>/seed<S>/stats/<set>.<model>.json  attn attn-stats of RUN/<model>.attn on the set (the attention)
 // with <set> the test set ("test2016") or one of its long-input probes
 // ("test2016.join4": K test sentences joined per line) and <model> the stem
 // of the model file ("best", "avg5"). A run is a seed run when its directory is named seed<N>; seed runs
@@ -51,9 +52,10 @@ struct SeedRun {
   std::string arch;     // the log's arch, else the parent directory's name; <comparison>/<arch> when qualified
   int seed = 0;
   std::filesystem::path dir;
-  std::map<Output, TestScore> score_files;       // score/<set>.<model>.json that parsed
-  std::map<Output, std::filesystem::path> hyps;  // hyp/<set>.<model>.txt
-  std::vector<std::string> notes;                // unreadable score files
+  std::map<Output, TestScore> score_files;        // score/<set>.<model>.json that parsed
+  std::map<Output, std::filesystem::path> hyps;   // hyp/<set>.<model>.txt
+  std::map<Output, std::filesystem::path> stats;  // stats/<set>.<model>.json (read when a claim needs them)
+  std::vector<std::string> notes;                 // unreadable score files
 };
 
 // The seed runs among `runs` (the others are left out), in the order given,

@@ -71,6 +71,10 @@ struct Verdicts {
 
 Verdicts judge_claims(const ClaimsFile& claims, const Comparison& comparison);
 
+// The seed-level tests of v.differences: the paired t, and TOST for an
+// equivalence claim; a note instead below two seeds.
+void add_seed_tests(ClaimVerdict& v);
+
 // {"claims_file", "alpha", "bootstrap", "family", "claims": [...]} (docs/verdicts.md).
 nlohmann::json verdicts_json(const Verdicts& verdicts);
 // The verdict table with the rule above it and one line of details per claim below.
