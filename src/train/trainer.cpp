@@ -235,6 +235,8 @@ class Trainer::Session {
     if (root_) remove_abandoned_temporaries(o_.save_dir);  // of a process killed while saving
     rng_.set_state(state_.rng);
     ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
+    training_forms_.emplace(kernels::ComputeTypes::training(*o_.precision), nn::ParamStore::Use::training,
+                            model_->params().weight_matrices().size());
     chunks_ = model_->gradient_chunks();
     gradient_sum_ = std::make_unique<Communicator::GradientSum>(comm_, model_->params().grads(), chunks_);
     result_.last = last_path_;
@@ -314,7 +316,7 @@ class Trainer::Session {
 
   // The checkpoint to resume from, refused when it holds another model than the flags ask for.
   model::LoadedModel open_checkpoint(const fs::path& from) {
-    model::LoadedModel loaded = model::load_model_file(from);
+    model::LoadedModel loaded = model::load_model_file(from, model::ComputeType::fp32);
     if (o_.arch_given && loaded.model->config().arch != o_.model.arch)
       throw Error(from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" +
                   o_.model.arch + "'; use another --save-dir or the same --arch");
@@ -378,11 +380,13 @@ class Trainer::Session {
     model_->params().zero_grads();
     const std::int64_t first = state_.batch_in_epoch, count = std::min(o_.update_freq, n_batches - first);
     double sums[3] = {0.0, 0.0, 0.0};  // loss, nll, target tokens
-    // --precision bf16: the forward and backward products only; the sums,
-    // the optimizer and validation stay FP32.
-    model_->params().set_compute_type(o_.precision, nn::ParamStore::Use::training);
-    accumulate_gradients(batches, first, count, sums);
-    model_->params().set_compute_type(kernels::ComputeType::fp32);
+    // --precision bf16: the forward and backward products only, on the session's own bf16 forms of
+    // this update's weights; the sums, the optimizer and validation stay FP32 (the store's own forms).
+    model_->params().make_forms(*training_forms_);
+    {
+      const nn::ParamStore::Lend lend(model_->params(), *training_forms_);
+      accumulate_gradients(batches, first, count, sums);
+    }
     comm_.sum(sums);
     state_.batch_in_epoch = first + count;
     double loss = sums[0];
@@ -617,6 +621,7 @@ class Trainer::Session {
   Arena arena_;
   Rng rng_{0};
   std::unique_ptr<nn::StepContext> ctx_;
+  std::optional<nn::WeightForms> training_forms_;  // what the forward and backward multiply by (--precision)
   std::vector<std::pair<std::int64_t, std::int64_t>> chunks_;
   std::unique_ptr<Communicator::GradientSum> gradient_sum_;
   std::vector<float> earlier_;
@@ -634,8 +639,10 @@ class Trainer::Session {
   double window_loss_ = 0.0, window_nll_ = 0.0;
 };
 
-Trainer::Trainer(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks)
-    : session_(std::make_unique<Session>(std::move(options), translator, hooks)) {}
+Trainer::Trainer(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks) {
+  if (!options.precision) throw std::invalid_argument("TrainOptions::precision is not set");
+  session_ = std::make_unique<Session>(std::move(options), translator, hooks);
+}
 Trainer::~Trainer() = default;
 TrainResult Trainer::train() { return session_->train(); }
 

@@ -150,7 +150,7 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   REQUIRE(test::model_weights(straight.save_dir / "last.attn") != test::model_weights(single.save_dir / "last.attn"));
 
   for (const char* file : {"last.attn", "best.attn"}) {
-    const auto loaded = model::load_model_file(straight.save_dir / file);
+    const auto loaded = model::load_model_file(straight.save_dir / file, model::ComputeType::fp32);
     REQUIRE(train::read_train_state(loaded).flags.at("--join-pairs") == 3);
   }
   // Every validation scores the validation set joined 3 at a time beside it.
