@@ -165,8 +165,9 @@ void make_form(const ParamReader& reader, nn::ParamStore& store, std::size_t i) 
   std::vector<float> values(static_cast<std::size_t>(span.floats));
   for (std::size_t p = span.first; p <= span.last; ++p) {
     const nn::ParamInfo& info = store.entries()[p];
-    reader.read(info, std::span(values).subspan(static_cast<std::size_t>(info.offset - store.entries()[span.first].offset),
-                                                static_cast<std::size_t>(info.shape.numel())));
+    reader.read(info,
+                std::span(values).subspan(static_cast<std::size_t>(info.offset - store.entries()[span.first].offset),
+                                          static_cast<std::size_t>(info.shape.numel())));
   }
   store.make_form(id, values.data() + span.start);
 }

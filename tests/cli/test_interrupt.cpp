@@ -27,7 +27,9 @@ std::vector<float> weights(const fs::path& file) {
   return {v.begin(), v.end()};
 }
 
-std::int64_t saved_update(const fs::path& file) { return train::read_train_state(model::load_model_file(file, model::ComputeType::fp32)).update; }
+std::int64_t saved_update(const fs::path& file) {
+  return train::read_train_state(model::load_model_file(file, model::ComputeType::fp32)).update;
+}
 
 // Runs attn train until it pauses at `pause_at`, sends `sig`, and returns the exit status.
 int interrupt_at(const fs::path& dir, const std::string& run, const std::vector<std::string>& more,

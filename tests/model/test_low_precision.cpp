@@ -41,7 +41,8 @@ LossAndGrads loss_and_grads(Seq2Seq& model, kernels::ComputeType type) {
   model.params().zero_grads();
   const double loss = model.forward_backward(ctx, batch, 0.1f, true, 1.0f).loss;
   const auto g = model.params().grads();
-  model.params().set_compute_types(kernels::ComputeTypes::decoding(kernels::ComputeType::fp32), nn::ParamStore::Use::decoding);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(kernels::ComputeType::fp32),
+                                   nn::ParamStore::Use::decoding);
   return {loss, std::vector<float>(g.begin(), g.end())};
 }
 
@@ -54,7 +55,8 @@ std::vector<float> log_probs(Seq2Seq& model, kernels::ComputeType type) {
   nn::StepContext ctx{model.params(), arena, rng, false};
   std::vector<float> out(static_cast<std::size_t>(batch.size * batch.tgt_len * model.config().vocab_size));
   model.teacher_forced_log_probs(ctx, batch, out.data());
-  model.params().set_compute_types(kernels::ComputeTypes::decoding(kernels::ComputeType::fp32), nn::ParamStore::Use::decoding);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(kernels::ComputeType::fp32),
+                                   nn::ParamStore::Use::decoding);
   return out;
 }
 

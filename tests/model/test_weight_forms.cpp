@@ -59,8 +59,7 @@ std::vector<float> product_from_values(ComputeType type, const kernels::WeightFo
   return y;
 }
 
-double loss_and_grads(Seq2Seq& model, kernels::ComputeTypes types, nn::ParamStore::Use use,
-                      std::vector<float>& grads) {
+double loss_and_grads(Seq2Seq& model, kernels::ComputeTypes types, nn::ParamStore::Use use, std::vector<float>& grads) {
   model.params().set_compute_types(types, use);
   Arena arena;
   Rng rng(11);

@@ -82,8 +82,8 @@ class SafetensorsFile {
   // In data order (ties between empty tensors broken by name), which is the
   // order write_safetensors stored them in.
   std::vector<std::string> names() const;
-  Shape shape(const std::string& name) const;                        // Error if absent
-  DType dtype(const std::string& name) const;                        // Error if absent
+  Shape shape(const std::string& name) const;  // Error if absent
+  DType dtype(const std::string& name) const;  // Error if absent
   // The data held by read(): Error if absent or of the other dtype;
   // std::logic_error for a file from open().
   std::span<const float> data(const std::string& name) const;

@@ -67,8 +67,8 @@ WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::
 // query row and applies it to the probs multiplying v; probs stay undropped.
 // Inactive, the computation is exactly the undropped one.
 void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out, float* probs,
-                       const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
-                       const WeightDropout& drop, kernels::ComputeType type);
+                       const std::int32_t* q_len, const std::int32_t* k_len, bool causal, const WeightDropout& drop,
+                       kernels::ComputeType type);
 
 // Accumulates dq, dk, dv from dout, given the forward's probs and its dropout.
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
