@@ -110,9 +110,13 @@ int main(int argc, char** argv) {
     std::vector<float> probs_global(static_cast<std::size_t>(B * H * T * T));
     const Timing global = measure(
         T >= 2048 ? std::min(samples, 3) : samples,
-        [&] { attention_forward(ad, q, k, v, o, probs_global.data(), lengths.data(), lengths.data(), false); },
         [&] {
-          attention_backward(ad, q, k, v, probs_global.data(), g, dq, dk, dv, lengths.data(), lengths.data(), false);
+          attention_forward(ad, q, k, v, o, probs_global.data(), lengths.data(), lengths.data(), false, {},
+                            kernels::ComputeType::fp32);
+        },
+        [&] {
+          attention_backward(ad, q, k, v, probs_global.data(), g, dq, dk, dv, lengths.data(), lengths.data(), false, {},
+                             kernels::ComputeType::fp32);
         },
         reset);
     const double global_bytes = 4.0 * static_cast<double>(probs_global.size());

@@ -51,7 +51,7 @@ struct Options {
 int run(const Options& o) {
   attn::require(o.search.beam >= 1 && o.batch_size >= 1, "--beam and --batch-size must be at least 1");
   attn::set_threads(o.threads);
-  attn::model::LoadedModel loaded = attn::model::load_model_file(o.model);
+  attn::model::LoadedModel loaded = attn::model::load_model_file(o.model, attn::model::ComputeType::fp32);
   const attn::model::Seq2Seq& model = *loaded.model;
   std::vector<std::string> lines = attn::cli::read_input(o.input);
   if (o.sentences > 0 && static_cast<std::int64_t>(lines.size()) > o.sentences) lines.resize(o.sentences);

@@ -158,7 +158,7 @@ std::string exact(double v) {
 void run_dump(const RunOptions& o) {
   if (!o.isa.empty()) attn::set_active_isa(attn::parse_isa(o.isa));
   if (o.threads > 0) attn::set_threads(o.threads);
-  attn::model::LoadedModel loaded = attn::model::load_model_file(o.model);
+  attn::model::LoadedModel loaded = attn::model::load_model_file(o.model, attn::model::ComputeType::fp32);
   attn::model::Seq2Seq& model = *loaded.model;
   const std::int64_t vocab = model.config().vocab_size;
 
@@ -240,7 +240,7 @@ struct BatchesOptions {
 // The batches of an attn::train::Trainer run for a fresh run with these options.
 void run_batches(const BatchesOptions& o) {
   require(o.count >= 1, "--count must be at least 1");
-  attn::model::LoadedModel trained = attn::model::load_model_file(o.trained);
+  attn::model::LoadedModel trained = attn::model::load_model_file(o.trained, attn::model::ComputeType::fp32);
   const attn::model::ModelConfig config = trained.model->config();
   attn::model::Seq2Seq model(config);
   attn::Rng init(o.seed);

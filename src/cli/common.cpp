@@ -39,8 +39,8 @@ void add_compute_type_option(CLI::App& sub, std::string& compute_type) {
 }
 
 model::ComputeType compute_type_for(const std::string& compute_type) {
-  // The flag's IsMember check has already refused any other name.
-  return model::parse_compute_type(compute_type).value_or(model::ComputeType::fp32);
+  if (const auto type = model::parse_compute_type(compute_type)) return *type;
+  throw Error("--compute-type " + compute_type + " is not a compute type; use fp32, bf16 or int8");
 }
 
 void check_search_options(const decode::SearchOptions& search) {

@@ -393,7 +393,12 @@ struct Reader {
 
 }  // namespace
 
-SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
+SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) { return load(path, true); }
+SafetensorsFile SafetensorsFile::open(const std::filesystem::path& path) { return load(path, false); }
+
+SafetensorsFile::OpenFile::~OpenFile() { ::close(fd_); }
+
+SafetensorsFile SafetensorsFile::load(const std::filesystem::path& path, bool hold_data) {
   const Reader reader{path};
   FileDescriptor file;
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is rejected below);
@@ -475,13 +480,28 @@ SafetensorsFile SafetensorsFile::read(const std::filesystem::path& path) {
     reader.corrupt("its metadata lacks a valid crc32 or header_crc32");
   if (header_crc(result.metadata_, records) != stored_header_crc) reader.corrupt("header checksum mismatch");
 
-  // The data section gets its own aligned buffer, so every F32 tensor (their
-  // offsets are multiples of 4) is a properly aligned float array.
-  result.data_ = allocate_floats(static_cast<std::size_t>((covered + 3) / 4), Pages::populated);
-  if (read_fully(file.fd, result.data_.get(), covered, path) != covered)
-    reader.truncated("the file ended inside the tensor data");
-  const auto* data_bytes = reinterpret_cast<const std::byte*>(result.data_.get());
-  const std::uint32_t data_crc = crc32(std::span(data_bytes, static_cast<std::size_t>(covered)));
+  std::uint32_t data_crc = 0;
+  if (hold_data) {
+    // The data section gets its own aligned buffer, so every F32 tensor (their
+    // offsets are multiples of 4) is a properly aligned float array.
+    result.data_ = allocate_floats(static_cast<std::size_t>((covered + 3) / 4), Pages::populated);
+    if (read_fully(file.fd, result.data_.get(), covered, path) != covered)
+      reader.truncated("the file ended inside the tensor data");
+    const auto* data_bytes = reinterpret_cast<const std::byte*>(result.data_.get());
+    data_crc = crc32(std::span(data_bytes, static_cast<std::size_t>(covered)));
+  } else {
+    std::vector<std::byte> chunk(std::size_t{1} << 20);
+    for (std::uint64_t done = 0; done < covered;) {
+      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), covered - done));
+      if (read_fully(file.fd, chunk.data(), want, path) != want)
+        reader.truncated("the file ended inside the tensor data");
+      data_crc = crc32(std::span(chunk.data(), want), data_crc);
+      done += want;
+    }
+    result.data_start_ = 8 + header_size;
+    result.file_ = std::make_shared<const OpenFile>(file.fd);
+    file.fd = -1;  // closed by result.file_ now
+  }
   if (data_crc != stored_data_crc)
     reader.corrupt("checksum mismatch (stored " + hex8(stored_data_crc) + ", computed " + hex8(data_crc) + ")");
 
@@ -550,23 +570,51 @@ std::optional<std::map<std::string, std::string>> attn_file_metadata(const std::
 
 std::span<const float> SafetensorsFile::data(const std::string& name) const {
   const Entry& e = entry_of(name, DType::F32);
+  if (!data_) throw std::logic_error("SafetensorsFile::data: the file was opened, not read");
   return {data_.get() + e.first_byte / 4, e.numel};
 }
 
 std::span<const std::int8_t> SafetensorsFile::int8(const std::string& name) const {
   const Entry& e = entry_of(name, DType::I8);
+  if (!data_) throw std::logic_error("SafetensorsFile::int8: the file was opened, not read");
   return {reinterpret_cast<const std::int8_t*>(data_.get()) + e.first_byte, e.numel};
 }
 
-void SafetensorsFile::copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const {
-  const Entry& e = entry_of(name, DType::F32);
+const SafetensorsFile::Entry& SafetensorsFile::checked(const std::string& name, DType dtype, const Shape& expected,
+                                                       std::size_t count) const {
+  const Entry& e = entry_of(name, dtype);
   if (!(e.shape == expected))
     throw Error("model file " + path_.string() + ": tensor " + shown(name) + " has shape " + e.shape.str() + " but " +
                 expected.str() + " is expected; was it written for another model configuration?");
-  if (dst.size() != e.numel)
-    throw std::invalid_argument("SafetensorsFile::copy_to: destination holds " + std::to_string(dst.size()) +
-                                " floats for shape " + expected.str());
-  std::copy_n(data_.get() + e.first_byte / 4, e.numel, dst.data());
+  if (count != e.numel)
+    throw std::invalid_argument("SafetensorsFile: the destination holds " + std::to_string(count) +
+                                " values for shape " + expected.str());
+  return e;
+}
+
+void SafetensorsFile::copy_bytes(const Entry& e, void* dst) const {
+  const std::size_t bytes = e.numel * dtype_bytes(e.dtype);
+  if (data_) {
+    std::memcpy(dst, reinterpret_cast<const unsigned char*>(data_.get()) + e.first_byte, bytes);
+    return;
+  }
+  auto* out = static_cast<unsigned char*>(dst);
+  for (std::size_t done = 0; done < bytes;) {
+    const ssize_t got = ::pread(file_->fd(), out + done, std::min<std::size_t>(bytes - done, std::size_t{1} << 30),
+                                static_cast<off_t>(data_start_ + e.first_byte + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error("cannot read " + path_.string() + ": " + std::strerror(errno));
+    if (got == 0) throw Error(path_.string() + ": the file was cut short while it was read; use another checkpoint");
+    done += static_cast<std::size_t>(got);
+  }
+}
+
+void SafetensorsFile::copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const {
+  copy_bytes(checked(name, DType::F32, expected, dst.size()), dst.data());
+}
+
+void SafetensorsFile::copy_int8_to(const std::string& name, const Shape& expected, std::span<std::int8_t> dst) const {
+  copy_bytes(checked(name, DType::I8, expected, dst.size()), dst.data());
 }
 
 }  // namespace attn

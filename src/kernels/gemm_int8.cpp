@@ -22,10 +22,9 @@ float quantize_row(const float* row, std::int64_t k, std::int8_t* out) {
   return amax / 127.0f;
 }
 
-QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n, std::int64_t k) {
-  if (n < 0 || k < 0 || ldw < std::max<std::int64_t>(k, 1))
-    throw Error("quantize_weight: bad shape " + std::to_string(n) + "×" + std::to_string(k) + ", ld " +
-                std::to_string(ldw));
+namespace {
+
+QuantizedWeight empty_packed(std::int64_t n, std::int64_t k) {
   QuantizedWeight q;
   q.n = n;
   q.k = k;
@@ -34,21 +33,53 @@ QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n
   q.packed.assign(static_cast<std::size_t>(panels * q.quads * kInt8PanelCols * 4), 0);
   q.scales.resize(static_cast<std::size_t>(n));
   q.sums.resize(static_cast<std::size_t>(n));
+  return q;
+}
+
+// Row j of W, quantized (row: [k]), into the panels, with its scale and sum.
+void pack_row(const std::int8_t* row, float scale, std::int64_t j, QuantizedWeight& q) {
+  std::int32_t sum = 0;
+  const std::int64_t panel = j / kInt8PanelCols, column = j % kInt8PanelCols;
+  for (std::int64_t p = 0; p < q.k; ++p) {
+    sum += row[p];
+    q.packed[static_cast<std::size_t>(((panel * q.quads + p / 4) * kInt8PanelCols + column) * 4 + p % 4)] = row[p];
+  }
+  q.scales[static_cast<std::size_t>(j)] = scale;
+  q.sums[static_cast<std::size_t>(j)] = sum;
+}
+
+void check_shape(const char* what, std::int64_t ld, std::int64_t n, std::int64_t k) {
+  if (n < 0 || k < 0 || ld < std::max<std::int64_t>(k, 1))
+    throw Error(std::string(what) + ": bad shape " + std::to_string(n) + "×" + std::to_string(k) + ", ld " +
+                std::to_string(ld));
+}
+
+}  // namespace
+
+QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n, std::int64_t k) {
+  check_shape("quantize_weight", ldw, n, k);
+  QuantizedWeight q = empty_packed(n, k);
   std::vector<std::int8_t> row(static_cast<std::size_t>(k));
   for (std::int64_t j = 0; j < n; ++j) {
+    float scale = 0.0f;
     try {
-      q.scales[static_cast<std::size_t>(j)] = quantize_row(w + j * ldw, k, row.data());
+      scale = quantize_row(w + j * ldw, k, row.data());
     } catch (const Error& e) {
       throw Error("quantize_weight: row " + std::to_string(j) + ": " + e.what());
     }
-    std::int32_t sum = 0;
-    const std::int64_t panel = j / kInt8PanelCols, column = j % kInt8PanelCols;
-    for (std::int64_t p = 0; p < k; ++p) {
-      sum += row[static_cast<std::size_t>(p)];
-      q.packed[static_cast<std::size_t>(((panel * q.quads + p / 4) * kInt8PanelCols + column) * 4 + p % 4)] =
-          row[static_cast<std::size_t>(p)];
-    }
-    q.sums[static_cast<std::size_t>(j)] = sum;
+    pack_row(row.data(), scale, j, q);
+  }
+  return q;
+}
+
+QuantizedWeight pack_quantized_weight(const std::int8_t* wq, std::int64_t ldq, const float* scales, std::int64_t n,
+                                      std::int64_t k) {
+  check_shape("pack_quantized_weight", ldq, n, k);
+  QuantizedWeight q = empty_packed(n, k);
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t p = 0; p < k; ++p)
+      if (wq[j * ldq + p] < -127) throw Error("pack_quantized_weight: row " + std::to_string(j) + " holds −128");
+    pack_row(wq + j * ldq, scales[j], j, q);
   }
   return q;
 }

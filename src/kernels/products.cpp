@@ -1,6 +1,8 @@
 #include "attn/kernels/products.h"
 
 #include "attn/core/error.h"
+#include <string>
+
 #include "attn/kernels/gemm_bf16.h"
 
 namespace attn::kernels {
@@ -42,6 +44,16 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
 
 namespace {
 bool usable(const Bf16PackedB* packed) { return packed && packed->panel_cols == bf16_panel_cols(); }
+
+// The FP32 values a product packs as it goes; a form held without them (a
+// model loaded for decoding) has no other way to multiply.
+const float* values_of(const WeightForm& w) {
+  if (!w.values && w.rows > 0 && w.cols > 0)
+    throw Error("weight_product: a " + std::string(compute_type_name(w.type)) +
+                " weight held without its FP32 values, in no form the active ISA multiplies (a model loaded for "
+                "decoding is decoded on the ISA it was loaded on)");
+  return w.values;
+}
 }  // namespace
 
 void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::int64_t ldx, float beta, float* y,
@@ -57,7 +69,7 @@ void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::in
   if (w.type == ComputeType::bf16 && usable(w.bf16))
     gemm_bf16_packed(m, 1.0f, x, ldx, *w.bf16, beta, y, ldy);
   else
-    gemm(w.type, Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x, ldx, w.values, w.ld, beta, y, ldy);
+    gemm(w.type, Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x, ldx, values_of(w), w.ld, beta, y, ldy);
 }
 
 void weight_product_backward(const WeightForm& w, std::int64_t m, const float* dy, std::int64_t lddy, float beta,
@@ -66,7 +78,7 @@ void weight_product_backward(const WeightForm& w, std::int64_t m, const float* d
     gemm_bf16_packed(m, 1.0f, dy, lddy, *w.bf16_backward, beta, dx, lddx);
   else
     gemm(w.type == ComputeType::bf16 ? ComputeType::bf16 : ComputeType::fp32, Trans::N, Trans::N, m, w.cols, w.rows,
-         1.0f, dy, lddy, w.values, w.ld, beta, dx, lddx);
+         1.0f, dy, lddy, values_of(w), w.ld, beta, dx, lddx);
 }
 
 }  // namespace attn::kernels

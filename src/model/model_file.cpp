@@ -1,6 +1,10 @@
 #include "attn/model/model_file.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "attn/core/error.h"
@@ -36,26 +40,136 @@ Int8Weight quantize_param(std::span<const float> w, const nn::ParamInfo& p) {
   return q;
 }
 
-// values = q·scale of the int8 parameter p and its "<name>.scale" in file.
-void dequantize_param(const SafetensorsFile& file, const nn::ParamInfo& p, std::span<float> values) {
-  const std::string where = file.path().string() + ": int8 tensor '" + p.name + "'";
-  if (!(file.shape(p.name) == p.shape))
-    throw Error(where + " has shape " + file.shape(p.name).str() + " but " + p.shape.str() +
-                " is expected; was it written for another model configuration?");
-  if (!stored_in_int8(p)) throw Error(where + ": attn stores this parameter in FP32 only; the file is inconsistent");
-  const auto [rows, k] = weight_rows(p.shape);
-  const std::string scales_name = scale_name(p.name);
-  if (!file.contains(scales_name)) throw Error(where + " has no '" + scales_name + "'; the file is incomplete");
-  std::vector<float> scales(static_cast<std::size_t>(rows));
-  file.copy_to(scales_name, Shape{rows}, scales);
-  for (const float s : scales)
-    if (!std::isfinite(s) || s < 0.0f)
-      throw Error(where + " has a scale that is negative or not finite; the file is damaged");
-  const std::span<const std::int8_t> q = file.int8(p.name);
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < k; ++c)
-      values[static_cast<std::size_t>(r * k + c)] = static_cast<float>(q[static_cast<std::size_t>(r * k + c)]) *
-                                                    scales[static_cast<std::size_t>(r)];
+// Reads a model file's parameters for the store, checking each as it goes:
+// FP32 as stored, int8 ones (attn quantize) as their int8 rows and scales or
+// dequantized (q·scale) to FP32.
+class ParamReader {
+ public:
+  explicit ParamReader(const SafetensorsFile& file) : file_(file) {}
+
+  bool stored_int8(const nn::ParamInfo& p) const { return file_.contains(p.name) && file_.dtype(p.name) == DType::I8; }
+
+  // values: [p.shape.numel()].
+  void read(const nn::ParamInfo& p, std::span<float> values) const {
+    if (!stored_int8(p)) {
+      file_.copy_to(p.name, p.shape, values);
+    } else {
+      const Int8Weight q = read_int8(p);
+      const auto [rows, k] = weight_rows(p.shape);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < k; ++c)
+          values[static_cast<std::size_t>(r * k + c)] =
+              static_cast<float>(q.values[static_cast<std::size_t>(r * k + c)]) * q.scales[static_cast<std::size_t>(r)];
+    }
+    // Valid checksums do not make valid weights: a NaN model would translate every line to nothing.
+    if (!kernels::all_finite(values.data(), static_cast<std::int64_t>(values.size())))
+      throw Error(file_.path().string() +
+                  ": holds weights that are NaN or infinite (a diverged or damaged model); it cannot be used");
+  }
+
+  // The int8 parameter p and its "<name>.scale", checked.
+  Int8Weight read_int8(const nn::ParamInfo& p) const {
+    const std::string where = file_.path().string() + ": int8 tensor '" + p.name + "'";
+    if (!(file_.shape(p.name) == p.shape))
+      throw Error(where + " has shape " + file_.shape(p.name).str() + " but " + p.shape.str() +
+                  " is expected; was it written for another model configuration?");
+    if (!stored_in_int8(p)) throw Error(where + ": attn stores this parameter in FP32 only; the file is inconsistent");
+    const auto [rows, k] = weight_rows(p.shape);
+    const std::string scales_name = scale_name(p.name);
+    if (!file_.contains(scales_name)) throw Error(where + " has no '" + scales_name + "'; the file is incomplete");
+    Int8Weight q{std::vector<std::int8_t>(static_cast<std::size_t>(p.shape.numel())),
+                 std::vector<float>(static_cast<std::size_t>(rows))};
+    file_.copy_to(scales_name, Shape{rows}, q.scales);
+    for (const float s : q.scales)
+      if (!std::isfinite(s) || s < 0.0f)
+        throw Error(where + " has a scale that is negative or not finite; the file is damaged");
+    file_.copy_int8_to(p.name, p.shape, q.values);
+    return q;
+  }
+
+ private:
+  const SafetensorsFile& file_;
+};
+
+// The parameters a weight matrix lies in: [first, last], and its start in floats from first's.
+struct MatrixSpan {
+  std::size_t first, last;
+  std::int64_t start, floats;  // from the first parameter's offset; floats: through the last parameter's end
+};
+MatrixSpan matrix_span(const std::vector<nn::ParamInfo>& params, const nn::WeightMatrix& m) {
+  const std::int64_t begin = params[static_cast<std::size_t>(m.param)].offset + m.first;
+  const std::int64_t end = begin + (m.rows > 0 ? (m.rows - 1) * m.ld + m.cols : 0);
+  auto last = static_cast<std::size_t>(m.param);
+  while (last + 1 < params.size() && params[last + 1].offset < end) ++last;
+  const std::int64_t base = params[static_cast<std::size_t>(m.param)].offset;
+  return {static_cast<std::size_t>(m.param), last, begin - base,
+          params[last].offset + params[last].shape.numel() - base};
+}
+
+// A matrix whose rows are whole rows of int8 parameters of the file: its int8
+// form is made from them directly. Each row keeps its int8 values, and its
+// scale becomes the one quantize_row gives the dequantized row (max|q·s|/127,
+// almost always s itself), so the form is bitwise the one quantizing the
+// dequantized weights gives, as loading did before. A row whose values would
+// not come back unchanged (largest |q| not 127, a subnormal scale) is
+// quantized from its dequantized values instead.
+std::optional<kernels::QuantizedWeight> int8_form(const ParamReader& reader, const std::vector<nn::ParamInfo>& params,
+                                                  const nn::WeightMatrix& m) {
+  const MatrixSpan span = matrix_span(params, m);
+  if (m.ld != m.cols || m.cols == 0 || span.start % m.cols != 0) return std::nullopt;
+  for (std::size_t p = span.first; p <= span.last; ++p)
+    if (!reader.stored_int8(params[p]) || weight_rows(params[p].shape).k != m.cols) return std::nullopt;
+  std::vector<std::int8_t> q(static_cast<std::size_t>(span.floats));
+  std::vector<float> scales(static_cast<std::size_t>(span.floats / m.cols));
+  for (std::size_t p = span.first; p <= span.last; ++p) {
+    const Int8Weight w = reader.read_int8(params[p]);
+    const std::int64_t at = params[p].offset - params[span.first].offset;
+    std::copy(w.values.begin(), w.values.end(), q.begin() + at);
+    std::copy(w.scales.begin(), w.scales.end(), scales.begin() + at / m.cols);
+  }
+  std::int8_t* rows = q.data() + span.start;  // [m.rows, m.cols]
+  float* row_scales = scales.data() + span.start / m.cols;
+  std::vector<float> dequantized(static_cast<std::size_t>(m.cols));
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    std::int8_t* row = rows + r * m.cols;
+    const float s = row_scales[r];
+    int largest = 0;
+    for (std::int64_t c = 0; c < m.cols; ++c) largest = std::max(largest, std::abs(static_cast<int>(row[c])));
+    const float amax = static_cast<float>(largest) * s;
+    if (largest == 0 || (largest == 127 && s >= std::numeric_limits<float>::min() && std::isfinite(amax))) {
+      row_scales[r] = amax / 127.0f;
+      continue;
+    }
+    for (std::int64_t c = 0; c < m.cols; ++c) dequantized[static_cast<std::size_t>(c)] = static_cast<float>(row[c]) * s;
+    row_scales[r] = kernels::quantize_row(dequantized.data(), m.cols, row);
+  }
+  return kernels::pack_quantized_weight(rows, m.cols, row_scales, m.rows, m.cols);
+}
+
+// Matrix i's form in the store's compute type, from the values the store
+// holds, from the file's int8 rows, or from its parameters read into a buffer
+// that goes when the form is made.
+void make_form(const ParamReader& reader, nn::ParamStore& store, std::size_t i) {
+  const nn::WeightMatrix& m = store.weight_matrices()[i];
+  const nn::WeightMatrixId id{static_cast<int>(i)};
+  if (const float* held = store.matrix_values(id)) {
+    store.make_form(id, held);
+    return;
+  }
+  if (store.compute_type() == ComputeType::int8)
+    if (std::optional<kernels::QuantizedWeight> q = int8_form(reader, store.entries(), m)) {
+      store.set_int8_form(id, std::move(*q));
+      return;
+    }
+  const MatrixSpan span = matrix_span(store.entries(), m);
+  std::vector<float> values(static_cast<std::size_t>(span.floats));
+  for (std::size_t p = span.first; p <= span.last; ++p) {
+    const nn::ParamInfo& info = store.entries()[p];
+    reader.read(info,
+                std::span(values).subspan(static_cast<std::size_t>(info.offset - store.entries()[span.first].offset),
+                                          static_cast<std::size_t>(info.shape.numel())));
+  }
+  store.make_form(id, values.data() + span.start);
 }
 
 }  // namespace
@@ -94,7 +208,7 @@ void save_model_file(const std::filesystem::path& path, const Seq2Seq& model, co
 }
 
 LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type) {
-  SafetensorsFile file = SafetensorsFile::read(path);
+  SafetensorsFile file = SafetensorsFile::open(path);
   const auto& meta = file.metadata();
   auto field = [&](const char* key) -> const std::string& {
     auto it = meta.find(key);
@@ -120,25 +234,33 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
   if (bpe.vocab().size() != config.vocab_size)
     throw Error(path.string() + ": the vocabulary has " + std::to_string(bpe.vocab().size()) +
                 " entries but the config says " + std::to_string(config.vocab_size) + "; the file is inconsistent");
-  auto model = std::make_unique<Seq2Seq>(config);
+  auto model = std::make_unique<Seq2Seq>(config, Seq2Seq::Declared{});
   nn::ParamStore& params = model->params();
+  params.allocate_for_decoding(compute_type);
+  const ParamReader reader(file);
   std::int64_t int8_params = 0;
-  for (const nn::ParamInfo& p : params.entries()) {
-    const std::span<float> values =
-        params.values().subspan(static_cast<std::size_t>(p.offset), static_cast<std::size_t>(p.shape.numel()));
-    if (!file.contains(p.name) || file.dtype(p.name) == DType::F32) {
-      file.copy_to(p.name, p.shape, values);
-      continue;
-    }
-    dequantize_param(file, p, values);
-    ++int8_params;
+  for (std::size_t i = 0; i < params.entries().size(); ++i) {
+    const nn::ParamInfo& p = params.entries()[i];
+    if (reader.stored_int8(p)) ++int8_params;
+    const auto id = static_cast<nn::ParamId>(i);
+    if (params.holds_values(id))
+      reader.read(p, std::span(params.value(id), static_cast<std::size_t>(p.shape.numel())));
+    else if (!file.contains(p.name))
+      file.shape(p.name);  // the file's error for a missing tensor, before any work on the forms
   }
-  // Valid checksums do not make valid weights: a NaN model would translate every line to nothing.
-  const std::span<const float> values = params.values();
-  if (!kernels::all_finite(values.data(), static_cast<std::int64_t>(values.size())))
-    throw Error(path.string() +
-                ": holds weights that are NaN or infinite (a diverged or damaged model); it cannot be used");
-  params.set_compute_type(compute_type);
+  // Matrices are independent: one per thread (int8's conversion was a fifth of loading a model).
+  const std::size_t matrices = compute_type == ComputeType::fp32 ? 0 : params.weight_matrices().size();
+  std::vector<std::string> errors(matrices);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t i = 0; i < matrices; ++i) {
+    try {
+      make_form(reader, params, i);
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  }
+  for (const std::string& error : errors)
+    if (!error.empty()) throw Error(error);
   return {std::move(model), std::move(bpe), std::move(file), int8_params};
 }
 

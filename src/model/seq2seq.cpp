@@ -10,7 +10,9 @@
 
 namespace attn::model {
 
-Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
+Seq2Seq::Seq2Seq(const ModelConfig& config) : Seq2Seq(config, Declared{}) { params_.allocate(); }
+
+Seq2Seq::Seq2Seq(const ModelConfig& config, Declared) : config_(config) {
   config_.validate();
   const std::int64_t d = config_.dim;
   if (config_.share_all_embeddings) {
@@ -44,7 +46,6 @@ Seq2Seq::Seq2Seq(const ModelConfig& config) : config_(config) {
     dec_norm_.declare(params_, "dec.ln", d);
   }
   embed_dropout_.p = config_.dropout;
-  params_.allocate();
   positions_ = nn::sinusoidal_positions(config_.max_positions, d);
 }
 
@@ -158,6 +159,7 @@ nn::LossSums Seq2Seq::forward_backward(nn::StepContext& ctx, const Batch& batch,
   forward_decoder(ctx, batch, enc.out, dec);
   const float* dec_out = dec.out;
 
+  if (backward) params_.grads();  // allocated (zeros) when backward first needs them, as in llm.c
   float* d_dec_out = backward ? ctx.arena.alloc_zeroed(B * tt * d) : nullptr;
   const Arena::Mark before_loss = ctx.arena.mark();
   const nn::LossSums sums = nn::output_loss(params_, output_matrix_, dec_out, batch.tgt_out.data(), B * tt, d,

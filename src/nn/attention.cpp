@@ -130,15 +130,20 @@ void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, Hea
   }
 }
 
-Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, Linear* q, Linear* k, Linear* v) {
+namespace {
+// The q, k, v parameters; returns q's weight and bias (k's and v's ids follow them).
+Linear declare_qkv_parameters(ParamStore& params, const std::string& name, std::int64_t d) {
   const char* names[3] = {".q", ".k", ".v"};
   ParamId weights[3], biases[3];
   for (int i = 0; i < 3; ++i) weights[i] = params.add(name + names[i] + ".weight", {d, d}, Init::xavier_uniform);
   for (int i = 0; i < 3; ++i) biases[i] = params.add(name + names[i] + ".bias", {d}, Init::zeros, 0.0f, false);
-  Linear* parts[3] = {q, k, v};
-  for (int i = 0; i < 3; ++i)
-    if (parts[i]) *parts[i] = Linear::over(params, weights[i], biases[i], d, d);
-  return Linear::over(params, weights[0], biases[0], d, 3 * d);
+  return Linear{weights[0], biases[0], d, d, {}};
+}
+}  // namespace
+
+Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d) {
+  const Linear first = declare_qkv_parameters(params, name, d);
+  return Linear::over(params, first.weight, first.bias, d, 3 * d);
 }
 
 void MultiHeadAttention::declare(ParamStore& params, const std::string& name, std::int64_t dim,
@@ -151,8 +156,17 @@ void MultiHeadAttention::declare_projections(ParamStore& params, const std::stri
                                              std::int64_t num_heads) {
   d = dim;
   heads = num_heads;
-  qkv = declare_qkv(params, name, d, &q, &k, &v);
-  kv = Linear::over(params, k.weight, k.bias, d, 2 * d);
+  qkv = declare_qkv(params, name, d);
+}
+
+void MultiHeadAttention::declare_cross(ParamStore& params, const std::string& name, std::int64_t dim,
+                                       std::int64_t num_heads) {
+  d = dim;
+  heads = num_heads;
+  const Linear first = declare_qkv_parameters(params, name, d);
+  q = Linear::over(params, first.weight, first.bias, d, d);
+  kv = Linear::over(params, first.weight + 1, first.bias + 1, d, 2 * d);
+  o.declare(params, name + ".o", d, d);
 }
 
 MultiHeadAttention::Saved MultiHeadAttention::forward_self(StepContext& ctx, const float* x, float* y,

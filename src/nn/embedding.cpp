@@ -25,6 +25,7 @@ void Embedding::declare(ParamStore& params, const std::string& name, std::int64_
   vocab = vocab_size;
   d = dim;
   table = params.add(name + ".weight", {vocab, d}, Init::normal, static_cast<float>(1.0 / std::sqrt(double(d))));
+  params.read_in_fp32(table);  // gathered in FP32, also where a tied output projection multiplies it in int8 or bf16
 }
 
 void Embedding::forward(const ParamStore& params, const Tensor& positions, const std::int32_t* ids, float* out,

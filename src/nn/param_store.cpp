@@ -1,5 +1,6 @@
 #include "attn/nn/param_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -8,24 +9,102 @@
 
 namespace attn::nn {
 
+using kernels::ComputeType;
+
 ParamId ParamStore::add(std::string name, Shape shape, Init init, float scale, bool weight_decay) {
   if (allocated()) throw std::logic_error("ParamStore::add after allocate: " + name);
   if (by_name_.count(name)) throw std::logic_error("ParamStore: duplicate parameter " + name);
   const ParamId id = static_cast<ParamId>(entries_.size());
   by_name_.emplace(name, id);
   entries_.push_back({std::move(name), shape, total_, init, scale, weight_decay});
+  read_in_fp32_.push_back(false);
   total_ += shape.numel();
   return id;
 }
 
+WeightMatrixId ParamStore::add_weight_matrix(const WeightMatrix& m) {
+  if (allocated()) throw std::logic_error("ParamStore::add_weight_matrix after allocate");
+  if (m.param < 0 || m.param >= static_cast<ParamId>(entries_.size()) || m.rows < 0 || m.cols < 0 || m.ld < m.cols ||
+      m.first < 0 || (m.rows > 0 && entries_[m.param].offset + m.first + (m.rows - 1) * m.ld + m.cols > total_))
+    throw std::logic_error("ParamStore::add_weight_matrix: the matrix runs past the parameters");
+  matrices_.push_back(m);
+  return {static_cast<int>(matrices_.size() - 1)};
+}
+
+void ParamStore::read_in_fp32(ParamId id) { read_in_fp32_.at(static_cast<std::size_t>(id)) = true; }
+
 void ParamStore::allocate() {
+  if (allocated()) throw std::logic_error("ParamStore::allocate: allocated already");
   values_ = Tensor::zeros({total_}, Pages::populated);  // written whole by initialize() or a model file
-  grads_ = Tensor::zeros({total_});
+  value_at_.resize(entries_.size());
+  for (std::size_t i = 0; i < entries_.size(); ++i) value_at_[i] = entries_[i].offset;
+  held_floats_ = total_;
+  forms_.emplace(kernels::ComputeTypes::training(ComputeType::fp32), Use::decoding, matrices_.size());
+  allocated_ = true;
+}
+
+void ParamStore::allocate_for_decoding(ComputeType type) {
+  if (allocated()) throw std::logic_error("ParamStore::allocate_for_decoding: allocated already");
+  // The floats the products read from a form of their own: under bf16 and
+  // int8, a parameter they cover whole needs no FP32 values.
+  std::vector<bool> in_form(type == ComputeType::fp32 ? 0 : static_cast<std::size_t>(total_));
+  if (!in_form.empty())
+    for (const WeightMatrix& m : matrices_)
+      for (std::int64_t r = 0, start = entries_[m.param].offset + m.first; r < m.rows; ++r)
+        std::fill_n(in_form.begin() + start + r * m.ld, m.cols, true);
+  value_at_.assign(entries_.size(), -1);
+  held_floats_ = 0;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const ParamInfo& p = entries_[i];
+    const auto first = in_form.begin() + (in_form.empty() ? 0 : p.offset);
+    const bool covered = !in_form.empty() && std::all_of(first, first + p.shape.numel(), [](bool b) { return b; });
+    if (covered && !read_in_fp32_[i]) continue;
+    value_at_[i] = held_floats_;
+    held_floats_ += p.shape.numel();
+  }
+  values_ = Tensor::zeros({held_floats_}, Pages::populated);  // written whole by the model file
+  forms_.emplace(kernels::ComputeTypes::decoding(type), Use::decoding, matrices_.size());
+  allocated_ = true;
+}
+
+std::int64_t ParamStore::value_offset(ParamId id) const {
+  const std::int64_t at = value_at_[static_cast<std::size_t>(id)];
+  if (at < 0)
+    throw std::logic_error("ParamStore: " + entries_[static_cast<std::size_t>(id)].name +
+                           " has no FP32 values here (held in its compute form only); declare it read_in_fp32");
+  return at;
+}
+
+std::span<float> ParamStore::values() {
+  if (!holds_all_values()) throw std::logic_error("ParamStore::values: not every FP32 value is held");
+  return values_.span();
+}
+
+std::span<const float> ParamStore::values() const {
+  if (!holds_all_values()) throw std::logic_error("ParamStore::values: not every FP32 value is held");
+  return values_.span();
+}
+
+std::span<float> ParamStore::grads() {
+  if (grads_.empty() && total_ > 0) grads_ = Tensor::zeros({total_});
+  return grads_.span();
+}
+
+void ParamStore::zero_grads() {
+  if (grads_.empty())
+    grads();  // fresh zeros
+  else
+    grads_.fill(0.0f);
+}
+
+float* ParamStore::grad(ParamId id) {
+  if (grads_.empty()) throw std::logic_error("ParamStore::grad: no gradients yet (zero_grads() allocates them)");
+  return grads_.data() + entries_[id].offset;
 }
 
 void ParamStore::initialize(Rng& rng) {
   for (const ParamInfo& p : entries_) {
-    float* v = values_.data() + p.offset;
+    float* v = values().data() + p.offset;
     const std::int64_t n = p.shape.numel();
     switch (p.init) {
       case Init::zeros:
@@ -51,69 +130,76 @@ void ParamStore::initialize(Rng& rng) {
   }
 }
 
-void ParamStore::zero_grads() { grads_.fill(0.0f); }
-
 ParamId ParamStore::find(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? -1 : it->second;
 }
 
-WeightMatrixId ParamStore::add_weight_matrix(const WeightMatrix& m) {
-  if (m.param < 0 || m.param >= static_cast<ParamId>(entries_.size()) || m.rows < 0 || m.cols < 0 || m.ld < m.cols ||
-      m.first < 0 || (m.rows > 0 && entries_[m.param].offset + m.first + (m.rows - 1) * m.ld + m.cols > total_))
-    throw std::logic_error("ParamStore::add_weight_matrix: the matrix runs past the parameters");
-  matrices_.push_back(m);
-  return {static_cast<int>(matrices_.size() - 1)};
+const float* ParamStore::matrix_values_at(std::size_t i) const {
+  const WeightMatrix& m = matrices_.at(i);
+  if (holds_all_values()) return values_.data() + entries_[m.param].offset + m.first;
+  // Parameters held one after another keep their order, so a matrix running on
+  // into the next parameters has its values where all of those are held.
+  const std::int64_t end = entries_[m.param].offset + m.first + (m.rows > 0 ? (m.rows - 1) * m.ld + m.cols : 0);
+  for (std::size_t p = static_cast<std::size_t>(m.param); p < entries_.size() && entries_[p].offset < end; ++p)
+    if (value_at_[p] < 0 || value_at_[p] - value_at_[m.param] != entries_[p].offset - entries_[m.param].offset)
+      return nullptr;
+  return values_.data() + value_at_[m.param] + m.first;
 }
 
-void ParamStore::set_compute_type(kernels::ComputeType type, Use use) {
-  using kernels::ComputeType;
-  // Forms of the other low-precision type go; FP32 keeps them hidden (form()
-  // shows only the current type's), and the next switch back rebuilds them in
-  // their own storage: training switches to bf16 for each update and back to
-  // FP32 for the optimizer, and fresh forms were allocated, faulted in and
-  // freed at every update.
-  if (type == ComputeType::bf16) quantized_.clear();
-  if (type == ComputeType::int8) bf16_.clear();
-  if (type != ComputeType::fp32 && use != Use::training) bf16_backward_.clear();
-  const std::size_t count = matrices_.size();
-  if (type == ComputeType::int8) quantized_.resize(count);
-  if (type == ComputeType::bf16) bf16_.resize(count);
-  if (type == ComputeType::bf16 && use == Use::training) bf16_backward_.resize(count);
+void ParamStore::make_form(WeightMatrixId id, const float* w) {
+  const auto i = static_cast<std::size_t>(id.index);
+  forms_.value().make(i, matrices_.at(i), w);
+}
+
+void ParamStore::set_int8_form(WeightMatrixId id, kernels::QuantizedWeight q) {
+  forms_.value().set_int8(static_cast<std::size_t>(id.index), std::move(q));
+}
+
+void ParamStore::make_forms(WeightForms& forms) const {
+  if (forms.types().weights == ComputeType::fp32) return;  // the products read the values
+  if (!holds_all_values()) throw std::logic_error("ParamStore::make_forms: not every FP32 value is held");
   // Matrices are independent: one per thread (int8's conversion was a fifth of loading a model).
-  std::vector<std::string> errors(type == ComputeType::fp32 ? 0 : count);
-#pragma omp parallel for schedule(dynamic, 1) if (type != ComputeType::fp32)
+  std::vector<std::string> errors(matrices_.size());
+#pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < errors.size(); ++i) {
-    const WeightMatrix& m = matrices_[i];
-    const float* w = value(m.param) + m.first;  // [rows, ld]
     try {
-      if (type == ComputeType::int8) quantized_[i] = kernels::quantize_weight(w, m.ld, m.rows, m.cols);
-      if (type == ComputeType::bf16) kernels::pack_bf16_b_into(w, m.ld, 1, m.rows, m.cols, bf16_[i]);
-      if (type == ComputeType::bf16 && use == Use::training)
-        kernels::pack_bf16_b_into(w, 1, m.ld, m.cols, m.rows, bf16_backward_[i]);
+      forms.make(i, matrices_[i], matrix_values_at(i));
     } catch (const std::exception& e) {
       errors[i] = e.what();
     }
   }
   for (const std::string& error : errors)
-    if (!error.empty()) {
-      quantized_.clear();
-      bf16_.clear();
-      bf16_backward_.clear();
-      throw Error(error);
-    }
-  compute_type_ = type;
-  use_ = use;
+    if (!error.empty()) throw Error(error);
+}
+
+void ParamStore::set_compute_types(kernels::ComputeTypes types, Use use) {
+  if (lent_) throw std::logic_error("ParamStore::set_compute_types while forms are lent");
+  WeightForms forms(types, use, matrices_.size());
+  make_forms(forms);
+  forms_.emplace(std::move(forms));
+}
+
+const WeightForms& ParamStore::forms() const {
+  if (lent_) return *lent_;
+  if (!forms_) throw std::logic_error("ParamStore: no weight forms before allocate()");
+  return *forms_;
 }
 
 kernels::WeightForm ParamStore::form(WeightMatrixId id) const {
   const auto i = static_cast<std::size_t>(id.index);
-  const WeightMatrix& m = matrices_.at(i);
-  kernels::WeightForm f{compute_type_, value(m.param) + m.first, m.rows, m.cols, m.ld};
-  if (compute_type_ == kernels::ComputeType::int8) f.int8 = &quantized_[i];
-  if (compute_type_ == kernels::ComputeType::bf16) f.bf16 = &bf16_[i];
-  if (compute_type_ == kernels::ComputeType::bf16 && use_ == Use::training) f.bf16_backward = &bf16_backward_[i];
-  return f;
+  return forms().form(i, matrices_.at(i), matrix_values_at(i));
+}
+
+ParamStore::Lend::Lend(ParamStore& params, const WeightForms& forms) : params_(params) {
+  if (params.lent_) throw std::logic_error("ParamStore::Lend: forms are lent already");
+  params.lent_ = &forms;
+}
+
+ParamStore::Footprint ParamStore::footprint() const {
+  return {static_cast<std::int64_t>(held_floats_ * sizeof(float)),
+          static_cast<std::int64_t>(grads_.empty() ? 0 : total_ * static_cast<std::int64_t>(sizeof(float))),
+          forms_ ? forms_->bytes() : 0};
 }
 
 }  // namespace attn::nn

@@ -116,7 +116,7 @@ void DecoderLayer::declare(ParamStore& params, const std::string& name, const La
   shape = layer_shape;
   self_attn = make_mixer(params, name + ".self_attn", with_causal(mixer, true));
   ln_self.declare(params, shape.parallel ? name + ".ln" : name + ".ln_self", shape.d);
-  cross_attn.declare(params, name + ".cross_attn", shape.d, shape.heads);
+  cross_attn.declare_cross(params, name + ".cross_attn", shape.d, shape.heads);
   cross_attn.attention_dropout = mixer.attention_dropout;
   if (!shape.parallel) ln_cross.declare(params, name + ".ln_cross", shape.d);
   ffn.declare(params, name + ".ffn", shape.d, shape.ffn_dim);

@@ -44,7 +44,7 @@ nlohmann::json training_flags(const TrainOptions& o) {
           {"--best-metric", std::string(best_metric_name(o.best_metric))},
           {"--keep-last", o.keep_last},
           {"--label-smoothing", o.label_smoothing},
-          {"--precision", std::string(kernels::compute_type_name(o.precision))},
+          {"--precision", std::string(kernels::compute_type_name(o.precision.value()))},
           {"--seed", o.seed},
           {"--lr", o.optimizer.lr},
           {"--warmup", o.optimizer.warmup},

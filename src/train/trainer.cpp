@@ -100,17 +100,19 @@ class Trainer::Session {
   bool update(const std::vector<BatchIndices>& batches) {
     model_->params().zero_grads();
     const std::int64_t first = state_.batch_in_epoch, count = std::min(o_.update_freq, epoch_batches_ - first);
-    // --precision bf16: the forward and backward products only; the sums,
-    // the optimizer and validation stay FP32.
-    model_->params().set_compute_type(o_.precision, nn::ParamStore::Use::training);
-    std::array<double, 3> sums =
-        gradients_->accumulate(count, [&](std::int64_t k, const GradientAccumulator::ChunkDone* chunk_done) {
-          arena_.reset();
-          rng_.set_state(batch_rng_state(state_.rng.seed, state_.epoch, first + k));
-          const model::Batch batch = gather_batch(data_.epoch_examples(), batches[first + k]);
-          return model_->forward_backward(*ctx_, batch, o_.label_smoothing, true, 1.0f, chunk_done);
-        });
-    model_->params().set_compute_type(kernels::ComputeType::fp32);
+    // --precision bf16: the forward and backward products only, on the session's own bf16 forms of
+    // this update's weights; the sums, the optimizer and validation stay FP32 (the store's own forms).
+    model_->params().make_forms(*training_forms_);
+    std::array<double, 3> sums{};
+    {
+      const nn::ParamStore::Lend lend(model_->params(), *training_forms_);
+      sums = gradients_->accumulate(count, [&](std::int64_t k, const GradientAccumulator::ChunkDone* chunk_done) {
+        arena_.reset();
+        rng_.set_state(batch_rng_state(state_.rng.seed, state_.epoch, first + k));
+        const model::Batch batch = gather_batch(data_.epoch_examples(), batches[first + k]);
+        return model_->forward_backward(*ctx_, batch, o_.label_smoothing, true, 1.0f, chunk_done);
+      });
+    }
     comm_.sum(sums);  // loss, nll, target tokens
     state_.batch_in_epoch = first + count;
     double loss = sums[0];
@@ -320,6 +322,8 @@ class Trainer::Session {
     run_dir_.remove_abandoned_temporaries();  // of a process killed while saving
     rng_.set_state(state_.rng);
     ctx_ = std::make_unique<nn::StepContext>(nn::StepContext{model_->params(), arena_, rng_, true});
+    training_forms_.emplace(kernels::ComputeTypes::training(*o_.precision), nn::ParamStore::Use::training,
+                            model_->params().weight_matrices().size());
     gradients_ = std::make_unique<GradientAccumulator>(comm_, model_->params(), model_->gradient_chunks());
     result_.last = run_dir_.last();
     result_.best = run_dir_.best();
@@ -349,7 +353,8 @@ class Trainer::Session {
   std::unique_ptr<GradientAccumulator> gradients_;
   std::int64_t epoch_batches_ = 0;  // batches of the epoch in progress; 0 before its plan
   LogWindow window_;
-  std::string changed_flags_;  // since the checkpoint resumed, for the log
+  std::optional<nn::WeightForms> training_forms_;  // what the forward and backward multiply by (--precision)
+  std::string changed_flags_;                      // since the checkpoint resumed, for the log
   TrainResult result_;
 
   Clock::time_point session_start_;
@@ -358,8 +363,10 @@ class Trainer::Session {
   std::int64_t attempts_this_session_ = 0, bad_skipped_ = 0;  // update attempts, and those skipped as NaN/Inf
 };
 
-Trainer::Trainer(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks)
-    : session_(std::make_unique<Session>(std::move(options), translator, hooks)) {}
+Trainer::Trainer(TrainOptions options, const ValidationTranslator& translator, TrainHooks* hooks) {
+  if (!options.precision) throw std::invalid_argument("TrainOptions::precision is not set");
+  session_ = std::make_unique<Session>(std::move(options), translator, hooks);
+}
 Trainer::~Trainer() = default;
 TrainResult Trainer::train() { return session_->train(); }
 

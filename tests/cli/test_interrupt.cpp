@@ -22,12 +22,14 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<float> weights(const fs::path& file) {
-  const auto loaded = model::load_model_file(file);
+  const auto loaded = model::load_model_file(file, model::ComputeType::fp32);
   const auto v = loaded.model->params().values();
   return {v.begin(), v.end()};
 }
 
-std::int64_t saved_update(const fs::path& file) { return train::read_train_state(model::load_model_file(file)).update; }
+std::int64_t saved_update(const fs::path& file) {
+  return train::read_train_state(model::load_model_file(file, model::ComputeType::fp32)).update;
+}
 
 // Runs attn train until it pauses at `pause_at`, sends `sig`, and returns the exit status.
 int interrupt_at(const fs::path& dir, const std::string& run, const std::vector<std::string>& more,

@@ -33,7 +33,7 @@ Batch small_batch() {
 }
 
 LossAndGrads loss_and_grads(Seq2Seq& model, kernels::ComputeType type) {
-  model.params().set_compute_type(type);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(type), nn::ParamStore::Use::decoding);
   Arena arena;
   Rng rng(11);
   nn::StepContext ctx{model.params(), arena, rng, false};
@@ -41,20 +41,22 @@ LossAndGrads loss_and_grads(Seq2Seq& model, kernels::ComputeType type) {
   model.params().zero_grads();
   const double loss = model.forward_backward(ctx, batch, 0.1f, true, 1.0f).loss;
   const auto g = model.params().grads();
-  model.params().set_compute_type(kernels::ComputeType::fp32);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(kernels::ComputeType::fp32),
+                                   nn::ParamStore::Use::decoding);
   return {loss, std::vector<float>(g.begin(), g.end())};
 }
 
 // The teacher-forced log-probabilities [rows × V] of small_batch under a precision.
 std::vector<float> log_probs(Seq2Seq& model, kernels::ComputeType type) {
-  model.params().set_compute_type(type);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(type), nn::ParamStore::Use::decoding);
   const Batch batch = small_batch();
   Arena arena;
   Rng rng(1);
   nn::StepContext ctx{model.params(), arena, rng, false};
   std::vector<float> out(static_cast<std::size_t>(batch.size * batch.tgt_len * model.config().vocab_size));
   model.teacher_forced_log_probs(ctx, batch, out.data());
-  model.params().set_compute_type(kernels::ComputeType::fp32);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(kernels::ComputeType::fp32),
+                                   nn::ParamStore::Use::decoding);
   return out;
 }
 
@@ -175,22 +177,23 @@ TEST_CASE("model file, every arch: int8 weights (attn quantize) load within half
     model.initialize(init);
     const auto path = dir.path() / "int8.attn";
     save_model_file(path, model, bpe, {}, {}, WeightStorage::int8);
-    const LoadedModel loaded = load_model_file(path);
+    const LoadedModel loaded = load_model_file(path, ComputeType::fp32);
+    const SafetensorsFile file = SafetensorsFile::read(path);  // its bytes as stored
     const auto original = model.params().values(), got = loaded.model->params().values();
     std::int64_t in_int8 = 0;
     for (const nn::ParamInfo& p : model.params().entries()) {
       INFO("parameter " << p.name);
       const auto at = [&](std::int64_t i) { return static_cast<std::size_t>(p.offset + i); };
       if (!stored_in_int8(p)) {
-        REQUIRE(loaded.file.dtype(p.name) == DType::F32);
+        REQUIRE(file.dtype(p.name) == DType::F32);
         REQUIRE(std::memcmp(&got[at(0)], &original[at(0)], static_cast<std::size_t>(p.shape.numel()) * 4) == 0);
         continue;
       }
       ++in_int8;
       REQUIRE(p.name.find(".bias") == std::string::npos);
       const std::int64_t k = p.shape[p.shape.ndim() - 1], rows = p.shape.numel() / k;
-      const std::span<const std::int8_t> stored = loaded.file.int8(p.name);
-      const std::span<const float> scales = loaded.file.data(p.name + ".scale");
+      const std::span<const std::int8_t> stored = file.int8(p.name);
+      const std::span<const float> scales = file.data(p.name + ".scale");
       REQUIRE(static_cast<std::int64_t>(scales.size()) == rows);
       std::vector<std::int8_t> again(static_cast<std::size_t>(k));
       for (std::int64_t r = 0; r < rows; ++r) {

@@ -39,13 +39,12 @@ Arena poisoned_arena() {
 }
 
 // decode_step at every position equals the teacher-forced log-probabilities.
-void require_incremental_equals_forced(const ModelConfig& config,
-                                       kernels::ComputeType type = kernels::ComputeType::fp32) {
+void require_incremental_equals_forced(const ModelConfig& config, kernels::ComputeType type) {
   Seq2Seq model(config);
   Rng init(5);
   model.initialize(init);
   perturb_norms(model.params());
-  model.params().set_compute_type(type);
+  model.params().set_compute_types(kernels::ComputeTypes::decoding(type), nn::ParamStore::Use::decoding);
   Arena arena, state_arena = poisoned_arena();
   Rng rng(1);
   nn::StepContext ctx{model.params(), arena, rng, false};
@@ -161,7 +160,7 @@ TEST_CASE("loss: fused label-smoothed cross-entropy equals the naive formula", "
 TEST_CASE("seq2seq: incremental decoding equals the teacher-forced forward", "[model][decode]") {
   for (const char* norm : {"pre", "post"}) {
     INFO("norm " << norm);
-    require_incremental_equals_forced(tiny_config(norm, true, true));
+    require_incremental_equals_forced(tiny_config(norm, true, true), kernels::ComputeType::fp32);
   }
 }
 
@@ -176,7 +175,7 @@ TEST_CASE("seq2seq, every arch: gradient w.r.t. every parameter tensor matches f
 TEST_CASE("seq2seq, every arch: incremental decoding equals the teacher-forced forward", "[model][decode][arch]") {
   for (const ArchVariant& v : kArchVariants) {
     INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm);
-    require_incremental_equals_forced(arch_config(v));
+    require_incremental_equals_forced(arch_config(v), kernels::ComputeType::fp32);
   }
 }
 

@@ -157,7 +157,7 @@ TEST_CASE("attention dropout: cross-attention's gradients match finite differenc
           "[nn][grad][dropout]") {
   Fixture f;
   MultiHeadAttention mha;
-  mha.declare(f.params, "att", 8, 2);
+  mha.declare_cross(f.params, "att", 8, 2);
   mha.attention_dropout = 0.3f;
   f.ready();
   const std::int64_t B = 2, tq = 5, tk = 4, d = 8;

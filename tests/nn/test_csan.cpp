@@ -319,9 +319,10 @@ TEST_CASE("band attention: a window of 2T-1 or more is global attention", "[csan
     std::vector<float> g = dout;
     const AttentionDims ad{B, H, dh, T, T};
     attention_forward(ad, x.view(qkv, 0), x.view(qkv, 1), x.view(qkv, 2), {out.data(), x.d, T * x.d}, probs.data(),
-                      lengths.data(), lengths.data(), false);
+                      lengths.data(), lengths.data(), false, {}, kernels::ComputeType::fp32);
     attention_backward(ad, x.view(qkv, 0), x.view(qkv, 1), x.view(qkv, 2), probs.data(), {g.data(), x.d, T * x.d},
-                       x.view(grad, 0), x.view(grad, 1), x.view(grad, 2), lengths.data(), lengths.data(), false);
+                       x.view(grad, 0), x.view(grad, 1), x.view(grad, 2), lengths.data(), lengths.data(), false, {},
+                       kernels::ComputeType::fp32);
     test::require_close(band.out, std::vector<double>(out.begin(), out.end()), 1e-6, 1e-5);
     test::require_close(band.grad, std::vector<double>(grad.begin(), grad.end()), 1e-6, 1e-5);
     // Band row i, slot o is key j = i + o − left: the same numbers as the T×T row.

@@ -193,7 +193,8 @@ TEST_CASE("fast-disa: the factorised form equals the direct T×T×d_h feature-wi
 
   std::vector<float> o(lq * dh, -7.0f), inv_d(lq * dh, -7.0f);
   std::vector<float> sc;
-  fast_disa_attend(lq, lk, dh, a.data(), lk, e.data(), dh, v.data(), dh, o.data(), dh, inv_d.data(), dh, sc);
+  fast_disa_attend(lq, lk, dh, a.data(), lk, e.data(), dh, v.data(), dh, o.data(), dh, inv_d.data(), dh, sc, nullptr,
+                   kernels::ComputeType::fp32);
   test::require_close(o, want, 1e-6, 1e-5);
   for (std::int64_t c = 0; c < dh; ++c) {  // row 0: no key → exactly 0
     REQUIRE(o[c] == 0.0f);
@@ -203,7 +204,8 @@ TEST_CASE("fast-disa: the factorised form equals the direct T×T×d_h feature-wi
   // Backward accumulates: start the gradients at 1 and subtract it afterwards.
   std::vector<float> da(lq * lk, 1.0f), de(lk * dh, 1.0f), dv(lk * dh, 1.0f);
   fast_disa_attend_backward(lq, lk, dh, a.data(), lk, e.data(), dh, v.data(), dh, o.data(), dh, inv_d.data(), dh,
-                            w.data(), dh, da.data(), lk, de.data(), dh, dv.data(), dh, sc);
+                            w.data(), dh, da.data(), lk, de.data(), dh, dv.data(), dh, sc, nullptr,
+                            kernels::ComputeType::fp32);
   for (float& g : da) g -= 1.0f;
   for (float& g : de) g -= 1.0f;
   for (float& g : dv) g -= 1.0f;

@@ -48,7 +48,10 @@ TEST_CASE("attention: self, causal and cross gradients match finite differences"
       INFO("causal " << causal << " cross " << cross);
       Fixture f;
       MultiHeadAttention mha;
-      mha.declare(f.params, "att", 8, 2);
+      if (cross)
+        mha.declare_cross(f.params, "att", 8, 2);
+      else
+        mha.declare(f.params, "att", 8, 2);
       f.ready();
       const std::int64_t B = 2, tq = 5, tk = cross ? 4 : 5, d = 8;
       std::vector<std::int32_t> q_len{5, 3}, k_len = cross ? std::vector<std::int32_t>{4, 2} : q_len;

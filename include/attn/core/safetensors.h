@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -68,6 +69,12 @@ class SafetensorsFile {
   // problem (missing, not an attn file, newer format, malformed header,
   // truncated, checksum mismatch) is a one-line Error naming the file.
   static SafetensorsFile read(const std::filesystem::path& path);
+  // Validates the file as read() does (the data's checksum through a small
+  // buffer) but holds none of its data: copy_to and copy_int8_to read each
+  // tensor from the file when asked, straight into the caller's memory, so a
+  // model loaded this way takes its weights' memory once, not twice. The file
+  // stays open (a file replaced by a rename is still read as it was opened).
+  static SafetensorsFile open(const std::filesystem::path& path);
 
   const std::filesystem::path& path() const { return path_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
@@ -75,13 +82,17 @@ class SafetensorsFile {
   // In data order (ties between empty tensors broken by name), which is the
   // order write_safetensors stored them in.
   std::vector<std::string> names() const;
-  Shape shape(const std::string& name) const;                        // Error if absent
-  DType dtype(const std::string& name) const;                        // Error if absent
-  std::span<const float> data(const std::string& name) const;        // Error if absent or not F32
-  std::span<const std::int8_t> int8(const std::string& name) const;  // Error if absent or not I8
+  Shape shape(const std::string& name) const;  // Error if absent
+  DType dtype(const std::string& name) const;  // Error if absent
+  // The data held by read(): Error if absent or of the other dtype;
+  // std::logic_error for a file from open().
+  std::span<const float> data(const std::string& name) const;
+  std::span<const std::int8_t> int8(const std::string& name) const;
   // Copies the F32 tensor into dst after checking its shape is exactly `expected`
   // (Error naming the tensor, both shapes and the file). dst: [expected.numel()].
   void copy_to(const std::string& name, const Shape& expected, std::span<float> dst) const;
+  // The same for an I8 tensor.
+  void copy_int8_to(const std::string& name, const Shape& expected, std::span<std::int8_t> dst) const;
 
  private:
   struct Entry {
@@ -91,15 +102,34 @@ class SafetensorsFile {
     std::size_t first_byte;  // offset into data_ (a multiple of 4 for F32)
     std::size_t numel;
   };
+  // The descriptor of a file from open(), closed with the last copy of it.
+  class OpenFile {
+   public:
+    explicit OpenFile(int fd) : fd_(fd) {}
+    OpenFile(const OpenFile&) = delete;
+    OpenFile& operator=(const OpenFile&) = delete;
+    ~OpenFile();
+    int fd() const { return fd_; }
+
+   private:
+    int fd_;
+  };
   SafetensorsFile() = default;
+  static SafetensorsFile load(const std::filesystem::path& path, bool hold_data);
   const Entry& entry(const std::string& name) const;
   const Entry& entry_of(const std::string& name, DType dtype) const;  // Error if another dtype
+  // Entry `name` checked to be of dtype and shape `expected` and to fit `bytes`.
+  const Entry& checked(const std::string& name, DType dtype, const Shape& expected, std::size_t count) const;
+  // Its bytes into dst: from data_, or read from the open file.
+  void copy_bytes(const Entry& e, void* dst) const;
 
   std::filesystem::path path_;
   std::map<std::string, std::string> metadata_;
   std::vector<Entry> entries_;                          // data order
   std::unordered_map<std::string, std::size_t> index_;  // name -> entries_ index
-  AlignedFloats data_;                                  // the data section's bytes, 64-byte aligned
+  AlignedFloats data_;                                  // read(): the data section's bytes, 64-byte aligned
+  std::shared_ptr<const OpenFile> file_;                // open(): the file, its data from data_start_
+  std::uint64_t data_start_ = 0;
 };
 
 }  // namespace attn

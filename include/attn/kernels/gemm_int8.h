@@ -40,6 +40,11 @@ float quantize_row(const float* row, std::int64_t k, std::int8_t* out);
 
 // W: n rows of k floats, rows ldw apart, each row by quantize_row.
 QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n, std::int64_t k);
+// W quantized already (an int8 model file's weights): n rows of k values in
+// [−127, 127], rows ldq apart, and their scales [n]; packed as quantize_weight
+// packs, without a round trip through FP32.
+QuantizedWeight pack_quantized_weight(const std::int8_t* wq, std::int64_t ldq, const float* scales, std::int64_t n,
+                                      std::int64_t k);
 
 // y[m×n] = x[m×k]·Wᵀ (+ beta·y when beta ≠ 0: fma(beta, y, product)), x's rows
 // ldx apart, y's ldy (y not aliasing x); W quantized (k must be w.k). A row of

@@ -20,6 +20,25 @@ namespace attn::kernels {
 
 enum class ComputeType { fp32, bf16, int8 };
 
+// The types a model multiplies in: its weight matrices' form and the
+// products between activations (attention's Q·Kᵀ and P·V, a convolution's
+// taps). A pair, as CTranslate2's (weight type, float type), and not one type
+// with the second inferred: the two differ for a reason that belongs at the
+// call site. Decoding multiplies one query row per head by the caches each
+// step, where rounding and packing the caches costs more than bf16 saves
+// (perf, beam 5: 19% of bf16 decoding went to packing them), so bf16 and int8
+// decoding keep the activation products in FP32; bf16 training rounds them
+// too (its T×T products are the large ones). decoding() and training() name
+// the two pairs attn runs; no member has a default, so nothing runs FP32
+// because an argument was forgotten.
+struct ComputeTypes {
+  ComputeType weights;
+  ComputeType activations;
+  static constexpr ComputeTypes decoding(ComputeType type) { return {type, ComputeType::fp32}; }
+  static constexpr ComputeTypes training(ComputeType type) { return {type, type}; }
+  bool operator==(const ComputeTypes&) const = default;
+};
+
 // "fp32", "bf16", "int8"; parse_compute_type: nullopt for any other text.
 std::string_view compute_type_name(ComputeType type);
 std::optional<ComputeType> parse_compute_type(std::string_view name);
@@ -40,12 +59,14 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
 //   bf16  W rounded to bf16 and packed for the tiles (pack_bf16_b): `bf16`
 //         for x·Wᵀ, `bf16_backward` for dy·W (made only for training);
 //   int8  W quantized per row (quantize_weight); the values no longer read.
-// The values stay in the form too: a product whose packed form is absent
-// (or packed for another ISA than the active one) packs them as it goes,
-// with the same bits.
+// A model loaded for decoding in bf16 or int8 keeps no FP32 values of a
+// matrix it holds in another form (values null), as CTranslate2 drops a
+// weight once converted. Where they are kept (training, or a matrix also read
+// in FP32), a product whose packed form is absent (or packed for another ISA
+// than the active one) packs them as it goes, with the same bits.
 struct WeightForm {
-  ComputeType type = ComputeType::fp32;
-  const float* values = nullptr;  // [rows, ld]
+  ComputeType type;
+  const float* values = nullptr;  // [rows, ld], or null when only the form is held
   std::int64_t rows = 0, cols = 0, ld = 0;
   const QuantizedWeight* int8 = nullptr;       // under int8
   const Bf16PackedB* bf16 = nullptr;           // under bf16: op(B) = Wᵀ, n = rows, k = cols

@@ -18,8 +18,9 @@ namespace attn::model {
 // How the parameters are stored. int8 (`attn quantize`): each weight matrix
 // as an I8 tensor of its name, quantized per row of its last dimension
 // (kernels::quantize_row), with the rows' FP32 scales as "<name>.scale"
-// [rows]; everything else in FP32. About 4× smaller; loading dequantizes
-// (q·scale), so every command and compute type reads it.
+// [rows]; everything else in FP32. About 4× smaller; every command and
+// compute type reads it: int8 takes the int8 rows as they are, the others
+// dequantize them (q·scale).
 enum class WeightStorage { fp32, int8 };
 
 // The parameters WeightStorage::int8 stores in int8: the matrices the
@@ -37,15 +38,21 @@ void save_model_file(const std::filesystem::path& path, const Seq2Seq& model, co
 struct LoadedModel {
   std::unique_ptr<Seq2Seq> model;
   text::Bpe bpe;
-  SafetensorsFile file;          // for the extras (optimizer, training state)
+  SafetensorsFile file;          // for the extras (optimizer, training state), read from the file when asked
   std::int64_t int8_params = 0;  // parameters the file stored in int8 (attn quantize)
 };
 
 // Reads and checks a model file: a valid attn file, a valid config, a BPE
 // whose vocabulary matches the config, every parameter present with its shape
 // (in FP32, or in int8 with finite scales). Each problem is a one-line Error
-// naming the file. The model is loaded into `compute_type`: its weight
-// matrices are put into that type's form here, once (nn::ParamStore).
-LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type = ComputeType::fp32);
+// naming the file. The model is loaded for decoding in `compute_type`
+// (ComputeTypes::decoding): its weight matrices are put into that type's form
+// here, once, and under bf16 and int8 the store keeps no FP32 copy of them
+// (nn::ParamStore::allocate_for_decoding); no gradients until a backward
+// asks. Under fp32 every value is held, as training and the commands that
+// rewrite a model (average, quantize, export) need. Each tensor is read from
+// the file straight into its place: the file's bytes are not held beside the
+// model.
+LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type);
 
 }  // namespace attn::model

@@ -47,8 +47,13 @@ struct SentenceMaps {
 
 class Seq2Seq {
  public:
-  // Declares and allocates the parameters (values zero until initialize or load).
+  // Declares and allocates the parameters: every FP32 value (zero until
+  // initialize or a model file), gradients at the first backward.
   explicit Seq2Seq(const ModelConfig& config);
+  // Declares the parameters without storage: the model file loader gives the
+  // store that of its compute type (nn::ParamStore::allocate_for_decoding).
+  struct Declared {};
+  Seq2Seq(const ModelConfig& config, Declared);
   Seq2Seq(const Seq2Seq&) = delete;
   Seq2Seq& operator=(const Seq2Seq&) = delete;
 

@@ -67,35 +67,38 @@ WeightDropout weight_dropout(StepContext& ctx, float p, std::int64_t rows, std::
 // query row and applies it to the probs multiplying v; probs stay undropped.
 // Inactive, the computation is exactly the undropped one.
 void attention_forward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, HeadsView out, float* probs,
-                       const std::int32_t* q_len, const std::int32_t* k_len, bool causal,
-                       const WeightDropout& drop = {}, kernels::ComputeType type = kernels::ComputeType::fp32);
+                       const std::int32_t* q_len, const std::int32_t* k_len, bool causal, const WeightDropout& drop,
+                       kernels::ComputeType type);
 
 // Accumulates dq, dk, dv from dout, given the forward's probs and its dropout.
 void attention_backward(const AttentionDims& dims, HeadsView q, HeadsView k, HeadsView v, const float* probs,
                         HeadsView dout, HeadsView dq, HeadsView dk, HeadsView dv, const std::int32_t* q_len,
-                        const std::int32_t* k_len, bool causal, const WeightDropout& drop = {},
-                        kernels::ComputeType type = kernels::ComputeType::fp32);
+                        const std::int32_t* k_len, bool causal, const WeightDropout& drop, kernels::ComputeType type);
 
 // Declares "<name>.{q,k,v}.weight" [d, d] (Xavier) and "<name>.{q,k,v}.bias"
 // [d] (zeros) — weights first, then biases, each trio contiguous — so that
-// they are one [3d, d] projection, which is returned. q, k, v (optional)
-// receive the single projections.
-Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d, Linear* q = nullptr,
-                   Linear* k = nullptr, Linear* v = nullptr);
+// they are one [3d, d] projection, which is returned.
+Linear declare_qkv(ParamStore& params, const std::string& name, std::int64_t d);
 
 // Multi-head attention with separate q/k/v/o projections named like PyTorch
 // modules ("<name>.q.weight", …). The q, k and v weights (and biases) are
 // declared one after another, so they are one [3d, d] matrix in the store and
 // self-attention projects with a single GEMM (cross-attention: k and v in one).
+// Each role declares only the views it multiplies by: a weight matrix is held
+// in its compute type's form, and a form nothing reads is memory for nothing.
 struct MultiHeadAttention {
   std::int64_t d = 0, heads = 0;
   float attention_dropout = 0.0f;  // on the probs in training (WeightDropout); set after declare
-  Linear q, k, v, o;
-  Linear qkv;  // view of q, k, v as one [3d, d] projection
-  Linear kv;   // view of k, v as one [2d, d] projection
+  Linear o;
+  Linear qkv;  // self-attention: q, k, v as one [3d, d] projection
+  Linear q;    // cross-attention: the queries' [d, d] projection
+  Linear kv;   // cross-attention: k, v as one [2d, d] projection
 
+  // Self-attention.
   void declare(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads);
-  // q, k and v only, for a mixer whose own output projection reads more than
+  // Cross-attention: the same parameters, multiplied as q and kv.
+  void declare_cross(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads);
+  // q, k and v only, for a self-attention mixer whose own output projection reads more than
   // the attention (MUSE declares it after its convolutions); o stays unset.
   void declare_projections(ParamStore& params, const std::string& name, std::int64_t dim, std::int64_t num_heads);
 

@@ -57,7 +57,8 @@ struct TrainOptions {
   // fp32 or bf16: the matrix products of the forward and backward passes
   // (the model's compute type, kernels/products.h); weights, gradients, the optimizer, LayerNorm,
   // softmax and the loss stay FP32, and so does the model file.
-  kernels::ComputeType precision = kernels::ComputeType::fp32;
+  // Required (std::invalid_argument without it): no session runs FP32 for want of an argument.
+  std::optional<kernels::ComputeType> precision;
   std::uint64_t seed = 1;
   OptimizerOptions optimizer;
   bool quiet = false;

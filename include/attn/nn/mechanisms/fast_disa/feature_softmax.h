@@ -37,8 +37,8 @@ struct FactorDropout {
 // drop (attention dropout): O = (Ã (v ⊙ Ẽ)) ⊘ (A E).
 void fast_disa_attend(std::int64_t lq, std::int64_t lk, std::int64_t dh, const float* a, std::int64_t lda,
                       const float* e, std::int64_t lde, const float* v, std::int64_t ldv, float* o, std::int64_t ldo,
-                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch, const FactorDropout* drop = nullptr,
-                      kernels::ComputeType type = kernels::ComputeType::fp32);
+                      float* inv_d, std::int64_t ldi, std::vector<float>& scratch, const FactorDropout* drop,
+                      kernels::ComputeType type);
 
 // Its backward (§4.4) given dout: [lq, dh] (lddo) and the forward's o, inv_d.
 // Accumulates da: [lq, lk] (ldda), de: [lk, dh] (ldde), dv: [lk, dh] (lddv).
@@ -46,7 +46,7 @@ void fast_disa_attend_backward(std::int64_t lq, std::int64_t lk, std::int64_t dh
                                const float* e, std::int64_t lde, const float* v, std::int64_t ldv, const float* o,
                                std::int64_t ldo, const float* inv_d, std::int64_t ldi, const float* dout,
                                std::int64_t lddo, float* da, std::int64_t ldda, float* de, std::int64_t ldde, float* dv,
-                               std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop = nullptr,
-                               kernels::ComputeType type = kernels::ComputeType::fp32);
+                               std::int64_t lddv, std::vector<float>& scratch, const FactorDropout* drop,
+                               kernels::ComputeType type);
 
 }  // namespace attn::nn
