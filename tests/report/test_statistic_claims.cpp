@@ -171,24 +171,24 @@ TEST_CASE("statistic claims: the grammar, its sides' names and its errors (file:
   // A BLEU claim is still one.
   CHECK_FALSE(report::parse_claims("tf beats mu on t\n", "x.claims").claims[0].statistic());
 
-  const auto fails = [](const std::string& text, const std::string& needle) {
-    INFO(text);
-    try {
-      report::parse_claims(text, "x.claims");
-      FAIL("no error");
-    } catch (const Error& e) {
-      CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    }
-  };
-  fails("a encoder layer 1 attention above layer 0 on t\n", "x.claims:1: unknown statistic 'attention'");
-  fails("a encoder layer first max_weight above layer 0 on t\n", "the layer 'first' is not a layer number");
-  fails("a encoder layer 1 max_weight beats layer 0 on t\n", "unknown relation 'beats'");
-  fails("a encoder layer 1 max_weight above layer 1 on t\n", "two different layers");
-  fails("a encoder layer 1 max_weight above a on t\n", "two different run groups");
-  fails("a encoder layer 1 max_weight within 0 of b on t\n", "the margin '0' is not a positive number");
-  fails("a encoder layer 1 max_weight above layer 0 t\n", "expected 'on' at 't'");
-  fails("a encoder layer 1 max_weight above\n", "the claim ends before its target");
-  fails("a encoder layer 1 max_weight above b on t best x\n", "unexpected 'x' after the model");
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 attention above layer 0 on t\n", "x.claims"),
+                    Catch::Contains("x.claims:1: unknown statistic 'attention'"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer first max_weight above layer 0 on t\n", "x.claims"),
+                    Catch::Contains("the layer 'first' is not a layer number"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight beats layer 0 on t\n", "x.claims"),
+                    Catch::Contains("unknown relation 'beats'"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight above layer 1 on t\n", "x.claims"),
+                    Catch::Contains("two different layers"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight above a on t\n", "x.claims"),
+                    Catch::Contains("two different run groups"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight within 0 of b on t\n", "x.claims"),
+                    Catch::Contains("the margin '0' is not a positive number"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight above layer 0 t\n", "x.claims"),
+                    Catch::Contains("expected 'on' at 't'"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight above\n", "x.claims"),
+                    Catch::Contains("the claim ends before its target"));
+  CHECK_THROWS_WITH(report::parse_claims("a encoder layer 1 max_weight above b on t best x\n", "x.claims"),
+                    Catch::Contains("unexpected 'x' after the model"));
 }
 
 TEST_CASE("statistic claims: the stats file's reader pools layers by their rows", "[verdicts][report]") {
@@ -210,24 +210,19 @@ TEST_CASE("statistic claims: the stats file's reader pools layers by their rows"
   old.erase("per_sentence");
   old["version"] = 1;
   CHECK_FALSE(report::parse_attention_file(old.dump(), "s.json").per_sentence);
-  const auto fails = [](const json& d, const std::string& needle) {
-    try {
-      report::parse_attention_file(d.dump(), "s.json");
-      FAIL("no error");
-    } catch (const Error& e) {
-      CHECK(std::string(e.what()).find(needle) != std::string::npos);
-    }
-  };
   json future = doc;
   future["version"] = 3;
-  fails(future, "s.json: version 3 of attn-attention-stats");
+  CHECK_THROWS_WITH(report::parse_attention_file(future.dump(), "s.json"),
+                    Catch::Contains("s.json: version 3 of attn-attention-stats"));
   json short_lines = doc;
   short_lines["per_sentence"]["decoder"][1]["entropy"] = json::array();
-  fails(short_lines, "per_sentence.decoder layer 1 has not one entry per line");
-  fails(json{{"format", "attn-attention-maps"}}, "not an attn-attention-stats document");
+  CHECK_THROWS_WITH(report::parse_attention_file(short_lines.dump(), "s.json"),
+                    Catch::Contains("per_sentence.decoder layer 1 has not one entry per line"));
+  CHECK_THROWS_WITH(report::parse_attention_file(json{{"format", "attn-attention-maps"}}.dump(), "s.json"),
+                    Catch::Contains("not an attn-attention-stats document"));
   json missing = doc;
   missing["components"].erase("cross");
-  fails(missing, "a field is missing");
+  CHECK_THROWS_WITH(report::parse_attention_file(missing.dump(), "s.json"), Catch::Contains("a field is missing"));
 }
 
 TEST_CASE("statistic claims: verdicts on hand-made stats files — holds, not distinguishable, slopes, Holm",

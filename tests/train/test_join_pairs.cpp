@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -212,20 +213,20 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   REQUIRE(test::model_weights(straight.save_dir / "last.attn") ==
           test::model_weights(interrupted.save_dir / "last.attn"));
 
+  // A variant of that run, trained to the end in a save dir of its own.
+  const auto variant = [&](const char* name, const std::function<void(train::TrainOptions&)>& change) {
+    auto o = straight;
+    change(o);
+    o.save_dir = tmp.path() / name;
+    o.log_json.clear();
+    test::train_session(o);
+    return o;
+  };
   // The same run on single pairs is another run.
-  auto single = straight;
-  single.join_pairs = 1;
-  single.save_dir = tmp.path() / "single";
-  single.log_json.clear();
-  test::train_session(single);
+  const auto single = variant("single", [](train::TrainOptions& o) { o.join_pairs = 1; });
   REQUIRE(test::model_weights(straight.save_dir / "last.attn") != test::model_weights(single.save_dir / "last.attn"));
-
   // Dropping final stops is another run again, resumable the same way, and stored with the model.
-  auto stops = straight;
-  stops.drop_final_stop = 0.5;
-  stops.save_dir = tmp.path() / "stops";
-  stops.log_json.clear();
-  test::train_session(stops);
+  const auto stops = variant("stops", [](train::TrainOptions& o) { o.drop_final_stop = 0.5; });
   REQUIRE(test::model_weights(straight.save_dir / "last.attn") != test::model_weights(stops.save_dir / "last.attn"));
   auto stops_resumed = stops;
   stops_resumed.save_dir = tmp.path() / "stops-resumed";
