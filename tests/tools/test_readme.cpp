@@ -16,6 +16,7 @@
 #include "../cli/app_under_test.h"
 #include "../cli/run_attn.h"
 #include "../support.h"
+#include "attn/model/presets.h"
 #include "attn/serve/http_rules.h"
 
 namespace fs = std::filesystem;
@@ -117,6 +118,34 @@ TEST_CASE("README: every command in its code blocks names a real target, subcomm
       FAIL("a command the check does not know: teach tests/tools/test_readme.cpp what makes it valid");
     }
   }
+}
+
+TEST_CASE("README: every row of a table headed `--arch` names an arch attn train takes, and real flags",
+          "[tools][readme]") {
+  const std::string readme = attn::test::slurp(kRepo / "README.md");
+  const attn::test::AppUnderTest under_test;
+  const CLI::App* train = under_test.app->get_subcommand("train");
+  std::istringstream lines(readme);
+  bool in_arch_table = false;
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `--arch`", 0) == 0) {
+      in_arch_table = true;
+      continue;
+    }
+    if (line.rfind("|", 0) != 0) in_arch_table = false;
+    if (!in_arch_table || line.rfind("| ---", 0) == 0) continue;
+    // "| `transformer --ffn-dim 1184` (wide) | …": the first cell's code span is what follows --arch.
+    const std::size_t open = line.find('`'), close = line.find('`', open + 1);
+    REQUIRE(close != std::string::npos);
+    const std::vector<std::string> w = words(line.substr(open + 1, close - open - 1));
+    INFO("README row: " << line);
+    CHECK(attn::model::is_known_arch(w.at(0)));
+    for (std::size_t i = 1; i < w.size(); ++i)
+      if (w[i].rfind("--", 0) == 0) CHECK(train->get_option_no_throw(w[i]) != nullptr);
+    ++rows;
+  }
+  CHECK(rows >= 7);
 }
 
 TEST_CASE("README: at most 150 lines", "[tools][readme]") {
