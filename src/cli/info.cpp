@@ -39,9 +39,20 @@ int run(const std::string& path, bool as_json) {
     const auto& s = j["train_state"];
     std::printf("training    update %ld, epoch %ld, %.0f s, %ld target tokens\n", s["update"].get<long>(),
                 s["epoch"].get<long>(), s["elapsed_s"].get<double>(), s["target_tokens"].get<long>());
-    if (s["has_best"].get<bool>())
-      std::printf("best        %.4f at update %ld (last valid BLEU %.2f, loss %.4f)\n", s["best_metric"].get<double>(),
-                  s["best_update"].get<long>(), s["last_valid_bleu"].get<double>(), s["last_valid_loss"].get<double>());
+    if (s["has_best"].get<bool>()) {
+      // best_metric is what --best-metric chose, higher is better (a loss is stored negated); with
+      // --join-pairs K > 1, the mean over the single and the joined validation set.
+      const nlohmann::json flags = s.contains("flags") && s["flags"].is_object() ? s["flags"]
+                                                                                 : nlohmann::json::object();
+      const bool by_loss = flags.value("--best-metric", std::string("bleu")) == "loss";
+      const long pairs = flags.value("--join-pairs", 1L);
+      const double metric = s["best_metric"].get<double>();
+      const std::string what = (pairs > 1 ? "mean valid " : "valid ") + std::string(by_loss ? "loss" : "BLEU") +
+                               (pairs > 1 ? " (single, ×" + std::to_string(pairs) + ")" : "");
+      std::printf("best        %s %.4f at update %ld (last valid BLEU %.2f, loss %.4f)\n", what.c_str(),
+                  by_loss ? -metric : metric, s["best_update"].get<long>(), s["last_valid_bleu"].get<double>(),
+                  s["last_valid_loss"].get<double>());
+    }
   }
   return 0;
 }

@@ -171,7 +171,7 @@ TEST_CASE("train log: with --join-pairs a validation's time is read once the joi
   REQUIRE(valid[0]["elapsed_s"].get<double>() >= 0.25 * slow.calls);
 }
 
-TEST_CASE("train log: with --join-pairs the closing line names the best as the mean of single and joined",
+TEST_CASE("train log: with --join-pairs the closing line and attn info name the best as the mean of single and joined",
           "[train][log][e2e]") {
   test::ScratchDir tmp;
   test::write_tiny_corpus(tmp.path(), "train", 100, 1);
@@ -188,4 +188,11 @@ TEST_CASE("train log: with --join-pairs the closing line names the best as the m
   INFO("stderr: " << plain.err);
   REQUIRE(plain.status == 0);
   REQUIRE(test::count_occurrences(plain.err, "; best bleu ") == 1);
+  // attn info says the same of the model file.
+  const test::RunResult joined_info =
+      test::run_attn(test::shell_words({"info", (tmp.path() / "joined" / "last.attn").string()}));
+  REQUIRE(test::count_occurrences(joined_info.out, "best        mean valid BLEU (single, ×2) ") == 1);
+  const test::RunResult plain_info =
+      test::run_attn(test::shell_words({"info", (tmp.path() / "plain" / "last.attn").string()}));
+  REQUIRE(test::count_occurrences(plain_info.out, "best        valid BLEU ") == 1);
 }
