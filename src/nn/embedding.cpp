@@ -25,13 +25,15 @@ void Embedding::declare(ParamStore& params, const std::string& name, std::int64_
   vocab = vocab_size;
   d = dim;
   table = params.add(name + ".weight", {vocab, d}, Init::normal, static_cast<float>(1.0 / std::sqrt(double(d))));
-  params.read_in_fp32(table);  // gathered in FP32, also where a tied output projection multiplies it in int8 or bf16
+  // Gathered in FP32, also where a tied output projection multiplies it in int8
+  // or bf16; from that projection's int8 form where an int8 file is loaded as int8.
+  params.read_in_fp32(table);
 }
 
 void Embedding::forward(const ParamStore& params, const Tensor& positions, const std::int32_t* ids, float* out,
                         std::int64_t batch, std::int64_t t, std::int64_t position_offset) const {
   const float scale = std::sqrt(static_cast<float>(d));
-  kernels::embedding_gather(params.value(table), ids, out, batch * t, d, scale);
+  params.gather_rows(table, ids, out, batch * t, scale);
   for (std::int64_t b = 0; b < batch; ++b)
     kernels::add(out + b * t * d, positions.data() + position_offset * d, out + b * t * d, t * d);
 }
