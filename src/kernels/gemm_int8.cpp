@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,13 @@ QuantizedWeight pack_quantized_weight(const std::int8_t* wq, std::int64_t ldq, c
     pack_row(wq + j * ldq, scales[j], j, q);
   }
   return q;
+}
+
+void unpack_row(const QuantizedWeight& w, std::int64_t j, std::int8_t* out) {
+  if (j < 0 || j >= w.n) throw std::out_of_range("unpack_row: row " + std::to_string(j) + " of " + std::to_string(w.n));
+  const std::int8_t* panel = w.packed.data() + (j / kInt8PanelCols) * w.quads * kInt8PanelCols * 4 +
+                             (j % kInt8PanelCols) * 4;
+  for (std::int64_t p = 0; p < w.k; ++p) out[p] = panel[(p / 4) * kInt8PanelCols * 4 + p % 4];
 }
 
 }  // namespace attn::kernels

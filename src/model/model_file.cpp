@@ -69,22 +69,26 @@ class ParamReader {
 
   // The int8 parameter p and its "<name>.scale", checked.
   Int8Weight read_int8(const nn::ParamInfo& p) const {
+    const auto [rows, k] = weight_rows(p.shape);
+    Int8Weight q{std::vector<std::int8_t>(static_cast<std::size_t>(p.shape.numel())),
+                 std::vector<float>(static_cast<std::size_t>(rows))};
+    read_int8(p, q.values, q.scales);
+    return q;
+  }
+  // The same into values: [p.shape.numel()] and scales: [its rows].
+  void read_int8(const nn::ParamInfo& p, std::span<std::int8_t> values, std::span<float> scales) const {
     const std::string where = file_.path().string() + ": int8 tensor '" + p.name + "'";
     if (!(file_.shape(p.name) == p.shape))
       throw Error(where + " has shape " + file_.shape(p.name).str() + " but " + p.shape.str() +
                   " is expected; was it written for another model configuration?");
     if (!stored_in_int8(p)) throw Error(where + ": attn stores this parameter in FP32 only; the file is inconsistent");
-    const auto [rows, k] = weight_rows(p.shape);
     const std::string scales_name = scale_name(p.name);
     if (!file_.contains(scales_name)) throw Error(where + " has no '" + scales_name + "'; the file is incomplete");
-    Int8Weight q{std::vector<std::int8_t>(static_cast<std::size_t>(p.shape.numel())),
-                 std::vector<float>(static_cast<std::size_t>(rows))};
-    file_.copy_to(scales_name, Shape{rows}, q.scales);
-    for (const float s : q.scales)
+    file_.copy_to(scales_name, Shape{weight_rows(p.shape).count}, scales);
+    for (const float s : scales)
       if (!std::isfinite(s) || s < 0.0f)
         throw Error(where + " has a scale that is negative or not finite; the file is damaged");
-    file_.copy_int8_to(p.name, p.shape, q.values);
-    return q;
+    file_.copy_int8_to(p.name, p.shape, values);
   }
 
  private:
@@ -112,9 +116,11 @@ MatrixSpan matrix_span(const std::vector<nn::ParamInfo>& params, const nn::Weigh
 // almost always s itself), so the form is bitwise the one quantizing the
 // dequantized weights gives, as loading did before. A row whose values would
 // not come back unchanged (largest |q| not 127, a subnormal scale) is
-// quantized from its dequantized values instead.
+// quantized from its dequantized values instead. `rows`, when given, gets the
+// file's scales and those rows' dequantized values: what gathering the
+// matrix's rows from the form needs to give the file's values (nn::Int8Rows).
 std::optional<kernels::QuantizedWeight> int8_form(const ParamReader& reader, const std::vector<nn::ParamInfo>& params,
-                                                  const nn::WeightMatrix& m) {
+                                                  const nn::WeightMatrix& m, nn::Int8Rows* rows_out = nullptr) {
   const MatrixSpan span = matrix_span(params, m);
   if (m.ld != m.cols || m.cols == 0 || span.start % m.cols != 0) return std::nullopt;
   for (std::size_t p = span.first; p <= span.last; ++p)
@@ -122,13 +128,16 @@ std::optional<kernels::QuantizedWeight> int8_form(const ParamReader& reader, con
   std::vector<std::int8_t> q(static_cast<std::size_t>(span.floats));
   std::vector<float> scales(static_cast<std::size_t>(span.floats / m.cols));
   for (std::size_t p = span.first; p <= span.last; ++p) {
-    const Int8Weight w = reader.read_int8(params[p]);
     const std::int64_t at = params[p].offset - params[span.first].offset;
-    std::copy(w.values.begin(), w.values.end(), q.begin() + at);
-    std::copy(w.scales.begin(), w.scales.end(), scales.begin() + at / m.cols);
+    reader.read_int8(params[p],
+                     std::span(q).subspan(static_cast<std::size_t>(at),
+                                          static_cast<std::size_t>(params[p].shape.numel())),
+                     std::span(scales).subspan(static_cast<std::size_t>(at / m.cols),
+                                               static_cast<std::size_t>(weight_rows(params[p].shape).count)));
   }
   std::int8_t* rows = q.data() + span.start;  // [m.rows, m.cols]
   float* row_scales = scales.data() + span.start / m.cols;
+  if (rows_out) rows_out->scales.assign(row_scales, row_scales + m.rows);
   std::vector<float> dequantized(static_cast<std::size_t>(m.cols));
   for (std::int64_t r = 0; r < m.rows; ++r) {
     std::int8_t* row = rows + r * m.cols;
@@ -141,6 +150,7 @@ std::optional<kernels::QuantizedWeight> int8_form(const ParamReader& reader, con
       continue;
     }
     for (std::int64_t c = 0; c < m.cols; ++c) dequantized[static_cast<std::size_t>(c)] = static_cast<float>(row[c]) * s;
+    if (rows_out) rows_out->fp32_rows.emplace(r, dequantized);
     row_scales[r] = kernels::quantize_row(dequantized.data(), m.cols, row);
   }
   return kernels::pack_quantized_weight(rows, m.cols, row_scales, m.rows, m.cols);
@@ -156,11 +166,19 @@ void make_form(const ParamReader& reader, nn::ParamStore& store, std::size_t i) 
     store.make_form(id, held);
     return;
   }
-  if (store.compute_type() == ComputeType::int8)
-    if (std::optional<kernels::QuantizedWeight> q = int8_form(reader, store.entries(), m)) {
+  const nn::ParamId gathered = store.int8_rows_of(id);
+  if (store.compute_type() == ComputeType::int8) {
+    nn::Int8Rows rows;
+    if (std::optional<kernels::QuantizedWeight> q =
+            int8_form(reader, store.entries(), m, gathered >= 0 ? &rows : nullptr)) {
       store.set_int8_form(id, std::move(*q));
+      if (gathered >= 0) store.set_int8_rows(gathered, std::move(rows));
       return;
     }
+  }
+  if (gathered >= 0)
+    throw std::logic_error("load_model_file: " + store.entries()[static_cast<std::size_t>(gathered)].name +
+                           " is gathered from int8 rows the file does not hold");
   const MatrixSpan span = matrix_span(store.entries(), m);
   std::vector<float> values(static_cast<std::size_t>(span.floats));
   for (std::size_t p = span.first; p <= span.last; ++p) {
@@ -207,9 +225,12 @@ void save_model_file(const std::filesystem::path& path, const Seq2Seq& model, co
   write_safetensors(path, tensors, metadata);
 }
 
-LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type) {
-  SafetensorsFile file = SafetensorsFile::open(path);
-  const auto& meta = file.metadata();
+namespace {
+
+// The file's config and BPE, its JSON gone before the weights are read (it
+// would add a tenth of an int8 file's bytes to the peak of loading it).
+std::pair<ModelConfig, text::Bpe> config_and_bpe(const std::filesystem::path& path,
+                                                 const std::map<std::string, std::string>& meta) {
   auto field = [&](const char* key) -> const std::string& {
     auto it = meta.find(key);
     if (it == meta.end())
@@ -223,21 +244,28 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
   } catch (const nlohmann::json::exception& e) {
     throw Error(path.string() + ": damaged model metadata (" + e.what() + ")");
   }
-  ModelConfig config;
-  text::Bpe bpe;
+  std::pair<ModelConfig, text::Bpe> read;
   try {
-    config = ModelConfig::from_json(config_json);
-    bpe = text::Bpe::from_json(bpe_json);
+    read.first = ModelConfig::from_json(config_json);
+    read.second = text::Bpe::from_json(bpe_json);
   } catch (const Error& e) {
     throw Error(path.string() + ": " + e.what());
   }
+  return read;
+}
+
+}  // namespace
+
+LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type) {
+  SafetensorsFile file = SafetensorsFile::open(path);
+  auto [config, bpe] = config_and_bpe(path, file.metadata());
   if (bpe.vocab().size() != config.vocab_size)
     throw Error(path.string() + ": the vocabulary has " + std::to_string(bpe.vocab().size()) +
                 " entries but the config says " + std::to_string(config.vocab_size) + "; the file is inconsistent");
   auto model = std::make_unique<Seq2Seq>(config, Seq2Seq::Declared{});
   nn::ParamStore& params = model->params();
-  params.allocate_for_decoding(compute_type);
   const ParamReader reader(file);
+  params.allocate_for_decoding(compute_type, [&](const nn::ParamInfo& p) { return reader.stored_int8(p); });
   std::int64_t int8_params = 0;
   for (std::size_t i = 0; i < params.entries().size(); ++i) {
     const nn::ParamInfo& p = params.entries()[i];
@@ -248,13 +276,23 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
     else if (!file.contains(p.name))
       file.shape(p.name);  // the file's error for a missing tensor, before any work on the forms
   }
-  // Matrices are independent: one per thread (int8's conversion was a fifth of loading a model).
+  // Matrices are independent: one per thread (int8's conversion was a fifth of
+  // loading a model), the largest first, so that the buffers a form is made in
+  // are held while few forms are (the peak of loading is the model it ends with).
   const std::size_t matrices = compute_type == ComputeType::fp32 ? 0 : params.weight_matrices().size();
+  std::vector<std::size_t> order(matrices);
+  for (std::size_t i = 0; i < matrices; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto size = [&](std::size_t i) {
+      return params.weight_matrices()[i].rows * params.weight_matrices()[i].cols;
+    };
+    return size(a) > size(b);
+  });
   std::vector<std::string> errors(matrices);
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t i = 0; i < matrices; ++i) {
     try {
-      make_form(reader, params, i);
+      make_form(reader, params, order[i]);
     } catch (const std::exception& e) {
       errors[i] = e.what();
     }

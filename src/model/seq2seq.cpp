@@ -12,8 +12,15 @@ namespace attn::model {
 
 Seq2Seq::Seq2Seq(const ModelConfig& config) : Seq2Seq(config, Declared{}) { params_.allocate(); }
 
-Seq2Seq::Seq2Seq(const ModelConfig& config, Declared) : config_(config) {
-  config_.validate();
+namespace {
+const ModelConfig& validated(const ModelConfig& config) {
+  config.validate();
+  return config;
+}
+}  // namespace
+
+Seq2Seq::Seq2Seq(const ModelConfig& config, Declared)
+    : config_(validated(config)), positions_(config.max_positions, config.dim) {
   const std::int64_t d = config_.dim;
   if (config_.share_all_embeddings) {
     src_embed_.declare(params_, "embed", config_.vocab_size, d);
@@ -46,7 +53,6 @@ Seq2Seq::Seq2Seq(const ModelConfig& config, Declared) : config_(config) {
     dec_norm_.declare(params_, "dec.ln", d);
   }
   embed_dropout_.p = config_.dropout;
-  positions_ = nn::sinusoidal_positions(config_.max_positions, d);
 }
 
 nn::ParamId Seq2Seq::output_weight() const { return out_proj_ >= 0 ? out_proj_ : tgt_embed_.table; }

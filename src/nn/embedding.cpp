@@ -9,15 +9,7 @@ namespace attn::nn {
 
 Tensor sinusoidal_positions(std::int64_t max_len, std::int64_t d) {
   Tensor table = Tensor::zeros({max_len, d});
-  const std::int64_t half = d / 2;
-  const double step = half > 1 ? std::log(10000.0) / static_cast<double>(half - 1) : 0.0;
-  for (std::int64_t t = 0; t < max_len; ++t) {
-    for (std::int64_t j = 0; j < half; ++j) {
-      const double angle = static_cast<double>(t) * std::exp(-static_cast<double>(j) * step);
-      table.at(t, j) = static_cast<float>(std::sin(angle));
-      table.at(t, half + j) = static_cast<float>(std::cos(angle));
-    }
-  }
+  for (std::int64_t t = 0; t < max_len; ++t) sinusoidal_row(t, d, table.data() + t * d);
   return table;
 }
 
@@ -25,15 +17,17 @@ void Embedding::declare(ParamStore& params, const std::string& name, std::int64_
   vocab = vocab_size;
   d = dim;
   table = params.add(name + ".weight", {vocab, d}, Init::normal, static_cast<float>(1.0 / std::sqrt(double(d))));
-  params.read_in_fp32(table);  // gathered in FP32, also where a tied output projection multiplies it in int8 or bf16
+  // Gathered in FP32, also where a tied output projection multiplies it in int8
+  // or bf16; from that projection's int8 form where an int8 file is loaded as int8.
+  params.read_in_fp32(table);
 }
 
-void Embedding::forward(const ParamStore& params, const Tensor& positions, const std::int32_t* ids, float* out,
+void Embedding::forward(const ParamStore& params, const Positions& positions, const std::int32_t* ids, float* out,
                         std::int64_t batch, std::int64_t t, std::int64_t position_offset) const {
   const float scale = std::sqrt(static_cast<float>(d));
-  kernels::embedding_gather(params.value(table), ids, out, batch * t, d, scale);
-  for (std::int64_t b = 0; b < batch; ++b)
-    kernels::add(out + b * t * d, positions.data() + position_offset * d, out + b * t * d, t * d);
+  params.gather_rows(table, ids, out, batch * t, scale);
+  const float* rows = positions.rows(position_offset + t) + position_offset * d;  // [t, d]
+  for (std::int64_t b = 0; b < batch; ++b) kernels::add(out + b * t * d, rows, out + b * t * d, t * d);
 }
 
 void Embedding::backward(ParamStore& params, const std::int32_t* ids, const float* dout, std::int64_t tokens) const {

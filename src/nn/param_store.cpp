@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attn/core/error.h"
+#include "attn/kernels/embedding.h"
 
 namespace attn::nn {
 
@@ -43,8 +44,18 @@ void ParamStore::allocate() {
   allocated_ = true;
 }
 
-void ParamStore::allocate_for_decoding(ComputeType type) {
+void ParamStore::allocate_for_decoding(ComputeType type, const std::function<bool(const ParamInfo&)>& stored_int8) {
   if (allocated()) throw std::logic_error("ParamStore::allocate_for_decoding: allocated already");
+  int8_rows_from_.assign(entries_.size(), -1);
+  if (type == ComputeType::int8 && stored_int8)
+    for (std::size_t i = 0; i < matrices_.size(); ++i) {
+      const WeightMatrix& m = matrices_[i];
+      const ParamInfo& p = entries_[static_cast<std::size_t>(m.param)];
+      const bool rows_whole = p.shape.ndim() == 2 && m.first == 0 && m.rows == p.shape[0] && m.cols == p.shape[1] &&
+                              m.ld == m.cols && m.cols > 0;
+      if (rows_whole && read_in_fp32_[static_cast<std::size_t>(m.param)] && stored_int8(p))
+        int8_rows_from_[static_cast<std::size_t>(m.param)] = static_cast<int>(i);
+    }
   // The floats the products read from a form of their own: under bf16 and
   // int8, a parameter they cover whole needs no FP32 values.
   std::vector<bool> in_form(type == ComputeType::fp32 ? 0 : static_cast<std::size_t>(total_));
@@ -58,7 +69,7 @@ void ParamStore::allocate_for_decoding(ComputeType type) {
     const ParamInfo& p = entries_[i];
     const auto first = in_form.begin() + (in_form.empty() ? 0 : p.offset);
     const bool covered = !in_form.empty() && std::all_of(first, first + p.shape.numel(), [](bool b) { return b; });
-    if (covered && !read_in_fp32_[i]) continue;
+    if (covered && (!read_in_fp32_[i] || int8_rows_from_[i] >= 0)) continue;
     value_at_[i] = held_floats_;
     held_floats_ += p.shape.numel();
   }
@@ -156,6 +167,36 @@ void ParamStore::set_int8_form(WeightMatrixId id, kernels::QuantizedWeight q) {
   forms_.value().set_int8(static_cast<std::size_t>(id.index), std::move(q));
 }
 
+ParamId ParamStore::int8_rows_of(WeightMatrixId id) const {
+  for (std::size_t p = 0; p < int8_rows_from_.size(); ++p)
+    if (int8_rows_from_[p] == id.index) return static_cast<ParamId>(p);
+  return -1;
+}
+
+void ParamStore::set_int8_rows(ParamId id, Int8Rows rows) {
+  const auto i = static_cast<std::size_t>(id);
+  if (i >= int8_rows_from_.size() || int8_rows_from_[i] < 0)
+    throw std::logic_error("ParamStore::set_int8_rows: " + entries_.at(i).name + " is not gathered from int8 rows");
+  int8_rows_.insert_or_assign(id, std::move(rows));
+}
+
+void ParamStore::gather_rows(ParamId id, const std::int32_t* ids, float* out, std::int64_t tokens, float scale) const {
+  const ParamInfo& p = entries_.at(static_cast<std::size_t>(id));
+  if (holds_values(id)) {
+    kernels::embedding_gather(value(id), ids, out, tokens, p.shape[1], scale);
+    return;
+  }
+  const auto rows = int8_rows_.find(id);
+  const int matrix = int8_rows_from_.empty() ? -1 : int8_rows_from_[static_cast<std::size_t>(id)];
+  const kernels::QuantizedWeight* form =
+      matrix >= 0
+          ? forms().form(static_cast<std::size_t>(matrix), matrices_[static_cast<std::size_t>(matrix)], nullptr).int8
+          : nullptr;
+  if (rows == int8_rows_.end() || form == nullptr)
+    throw std::logic_error("ParamStore::gather_rows: " + p.name + " has neither FP32 values nor int8 rows here");
+  rows->second.gather(*form, ids, out, tokens, scale);
+}
+
 void ParamStore::make_forms(WeightForms& forms) const {
   if (forms.types().weights == ComputeType::fp32) return;  // the products read the values
   if (!holds_all_values()) throw std::logic_error("ParamStore::make_forms: not every FP32 value is held");
@@ -196,10 +237,16 @@ ParamStore::Lend::Lend(ParamStore& params, const WeightForms& forms) : params_(p
   params.lent_ = &forms;
 }
 
+std::int64_t ParamStore::int8_rows_bytes() const {
+  std::int64_t total = 0;
+  for (const auto& [id, rows] : int8_rows_) total += rows.bytes();
+  return total;
+}
+
 ParamStore::Footprint ParamStore::footprint() const {
   return {static_cast<std::int64_t>(held_floats_ * sizeof(float)),
           static_cast<std::int64_t>(grads_.empty() ? 0 : total_ * static_cast<std::int64_t>(sizeof(float))),
-          forms_ ? forms_->bytes() : 0};
+          (forms_ ? forms_->bytes() : 0) + int8_rows_bytes()};
 }
 
 }  // namespace attn::nn

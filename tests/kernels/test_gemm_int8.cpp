@@ -1,10 +1,13 @@
 // gemm_int8 against its contract written out in plain C++ (int8_model):
 // bitwise on every ISA and thread count; and against the FP32 product within
 // the quantization's error.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "../support.h"
@@ -160,4 +163,20 @@ TEST_CASE("gemm_int8: awkward shapes, every ISA and 1/2 threads, bitwise its con
   }
   float scratch[4] = {};
   REQUIRE_THROWS_AS(kernels::gemm_int8(1, scratch, 1, weights[0], 0.0f, scratch, 1), Error);
+}
+
+TEST_CASE("unpack_row: each row of a packed weight comes back as packed, on awkward shapes", "[kernels][int8]") {
+  for (const auto [n, k] : {std::pair<std::int64_t, std::int64_t>{1, 1}, {33, 7}, {70, 64}, {5, 130}}) {
+    INFO(n << "x" << k);
+    std::vector<std::int8_t> wq(static_cast<std::size_t>(n * k));
+    for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<std::int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    const std::vector<float> scales(static_cast<std::size_t>(n), 0.5f);
+    const kernels::QuantizedWeight w = kernels::pack_quantized_weight(wq.data(), k, scales.data(), n, k);
+    std::vector<std::int8_t> row(static_cast<std::size_t>(k));
+    for (std::int64_t j = 0; j < n; ++j) {
+      kernels::unpack_row(w, j, row.data());
+      REQUIRE(std::equal(row.begin(), row.end(), wq.begin() + j * k));
+    }
+    REQUIRE_THROWS_AS(kernels::unpack_row(w, n, row.data()), std::out_of_range);
+  }
 }

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -227,6 +228,58 @@ TEST_CASE("model file, every arch: an int8 file loaded as int8 takes its int8 ro
       REQUIRE(std::memcmp(got.scales.data(), want.scales.data(), want.scales.size() * sizeof(float)) == 0);
     }
   }
+}
+
+TEST_CASE("model file, every arch: an int8 file loaded as int8 holds no FP32 embedding table where the output "
+          "projection tied to it holds it in int8; its rows gather the bits the FP32 table gave",
+          "[model][int8][io][arch][quantize][embedding][param_store]") {
+  test::ScratchDir dir;
+  const text::Bpe bpe;
+  for (const ArchVariant& v : kArchVariants)
+    for (const bool tied : {true, false}) {
+      INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm << " tied " << tied);
+      ModelConfig config = form_config(v, bpe.vocab().size());
+      config.share_all_embeddings = config.share_decoder_output = tied;
+      Seq2Seq model(config);
+      Rng init(5);
+      model.initialize(init);
+      // Row 3 of each embedding so small that its scale is subnormal: the form
+      // re-quantizes it, and the gather must still give the file's values.
+      for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(model.params().entries().size()); ++p)
+        if (is_embedding(model.params().info(p)))
+          for (std::int64_t c = 0; c < config.dim; ++c)
+            model.params().value(p)[3 * config.dim + c] = 1e-39f * static_cast<float>(c % 5 - 2);
+      const auto path = dir.path() / "int8.attn", fp32_path = dir.path() / "fp32.attn";
+      save_model_file(path, model, bpe, {}, {}, WeightStorage::int8);
+      save_model_file(fp32_path, model, bpe);
+      const LoadedModel dequantized = load_model_file(path, ComputeType::fp32);
+      const LoadedModel loaded = load_model_file(path, ComputeType::int8);
+      const nn::ParamStore& params = loaded.model->params();
+      // An FP32 file loaded as int8 gathers from its FP32 table (its original weights).
+      const LoadedModel fp32_file = load_model_file(fp32_path, ComputeType::int8);
+      std::int64_t expected = 0;
+      for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(params.entries().size()); ++p) {
+        INFO("parameter " << params.info(p).name);
+        const bool fp32_needed = !covered_by_matrices(params, p) || (is_embedding(params.info(p)) && !tied);
+        REQUIRE(params.holds_values(p) == fp32_needed);
+        if (fp32_needed) expected += params.info(p).shape.numel() * static_cast<std::int64_t>(sizeof(float));
+        if (!is_embedding(params.info(p))) continue;
+        std::vector<std::int32_t> ids(static_cast<std::size_t>(config.vocab_size));
+        for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(ids.size() - 1 - i);
+        const float scale = std::sqrt(static_cast<float>(config.dim));
+        std::vector<float> want(ids.size() * static_cast<std::size_t>(config.dim)), got(want.size());
+        dequantized.model->params().gather_rows(p, ids.data(), want.data(), config.vocab_size, scale);
+        params.gather_rows(p, ids.data(), got.data(), config.vocab_size, scale);
+        REQUIRE(same_bits(got, want));
+        REQUIRE(want[static_cast<std::size_t>((config.vocab_size - 1 - 3) * config.dim + 1)] != 0.0f);
+      }
+      REQUIRE(params.footprint().fp32_values == expected);
+      // The embedding's int8 rows cost their scales and row 3's FP32 values, not a table.
+      const std::int64_t row_bytes = tied ? (config.vocab_size + config.dim) * std::int64_t{sizeof(float)} : 0;
+      REQUIRE(params.footprint().forms - fp32_file.model->params().footprint().forms == row_bytes);
+      for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(params.entries().size()); ++p)
+        if (is_embedding(params.info(p))) REQUIRE(fp32_file.model->params().holds_values(p));
+    }
 }
 
 TEST_CASE("seq2seq, every arch: training's bf16 forms (backward products packed once per update) give the gradient "

@@ -45,6 +45,9 @@ QuantizedWeight quantize_weight(const float* w, std::int64_t ldw, std::int64_t n
 // packs, without a round trip through FP32.
 QuantizedWeight pack_quantized_weight(const std::int8_t* wq, std::int64_t ldq, const float* scales, std::int64_t n,
                                       std::int64_t k);
+// Row j of W's int8 values as packed (out: [w.k]): the rows of a tied
+// embedding table are gathered from its output projection's form.
+void unpack_row(const QuantizedWeight& w, std::int64_t j, std::int8_t* out);
 
 // y[m×n] = x[m×k]·Wᵀ (+ beta·y when beta ≠ 0: fma(beta, y, product)), x's rows
 // ldx apart, y's ldy (y not aliasing x); W quantized (k must be w.k). A row of

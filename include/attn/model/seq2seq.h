@@ -130,7 +130,7 @@ class Seq2Seq {
   std::vector<nn::DecoderLayer> decoder_;
   nn::LayerNorm enc_norm_, dec_norm_;  // pre-norm only
   nn::Dropout embed_dropout_;
-  Tensor positions_;  // [max_positions, d]
+  nn::Positions positions_;  // [max_positions, d]
   struct TrainingActivations {
     StackActivations encoder, decoder;
   } training_activations_;  // forward_backward's activations, kept from step to step

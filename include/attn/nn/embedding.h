@@ -5,6 +5,7 @@
 
 #include "attn/core/tensor.h"
 #include "attn/nn/context.h"
+#include "attn/nn/positions.h"
 
 namespace attn::nn {
 
@@ -19,7 +20,7 @@ struct Embedding {
   void declare(ParamStore& params, const std::string& name, std::int64_t vocab_size, std::int64_t dim);
 
   // ids: [batch, t] → out: [batch·t, d] = sqrt(d)·table[ids] + positions[t + position_offset].
-  void forward(const ParamStore& params, const Tensor& positions, const std::int32_t* ids, float* out,
+  void forward(const ParamStore& params, const Positions& positions, const std::int32_t* ids, float* out,
                std::int64_t batch, std::int64_t t, std::int64_t position_offset = 0) const;
   // Accumulates sqrt(d)·dout into the rows of the table gradient.
   void backward(ParamStore& params, const std::int32_t* ids, const float* dout, std::int64_t tokens) const;

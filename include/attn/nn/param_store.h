@@ -12,11 +12,14 @@
 //               model built in the process.
 //   allocate_for_decoding(type)  a model file loaded for decoding: FP32
 //               values only where the products do not hold the weights in
-//               another form (model/model_file.cpp fills values and forms).
+//               another form (model/model_file.cpp fills values and forms),
+//               and under int8 none for an int8 file's tied embedding table,
+//               gathered from its output projection's int8 form (Int8Rows).
 // Gradients come when backward first needs them (zero_grads, grads()), as
 // llm.c allocates them at its first backward: decoding never has any.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +29,7 @@
 #include "attn/core/rng.h"
 #include "attn/core/tensor.h"
 #include "attn/kernels/products.h"
+#include "attn/nn/int8_rows.h"
 #include "attn/nn/weight_forms.h"
 
 namespace attn::nn {
@@ -67,8 +71,12 @@ class ParamStore {
   // the products do not cover, of those read_in_fp32, and under fp32 of all;
   // the weight matrices in `type`'s forms (ComputeTypes::decoding), each made
   // by make_form or set_int8_form before the first product. The FP32 values
-  // of a matrix held as int8 or bf16 are never allocated.
-  void allocate_for_decoding(kernels::ComputeType type);
+  // of a matrix held as int8 or bf16 are never allocated. Under int8, a
+  // parameter read_in_fp32 that the file holds in int8 (stored_int8) and
+  // whose rows are a weight matrix's rows whole (a tied embedding table) gets
+  // none either: gather_rows reads its rows from that matrix's int8 form and
+  // the file's scales (set_int8_rows), the same values.
+  void allocate_for_decoding(kernels::ComputeType type, const std::function<bool(const ParamInfo&)>& stored_int8 = {});
   // Whether parameter id has FP32 values here (always after allocate()).
   bool holds_values(ParamId id) const { return value_at_[static_cast<std::size_t>(id)] >= 0; }
   bool holds_all_values() const { return allocated_ && held_floats_ == total_; }
@@ -78,6 +86,14 @@ class ParamStore {
   void make_form(WeightMatrixId id, const float* w);
   // Matrix id's int8 form, quantized already (under int8 only).
   void set_int8_form(WeightMatrixId id, kernels::QuantizedWeight q);
+  // The parameter whose rows are gathered from matrix id's int8 form, or -1.
+  ParamId int8_rows_of(WeightMatrixId id) const;
+  // Its file's scales and the rows the form re-quantized (set with the form).
+  void set_int8_rows(ParamId id, Int8Rows rows);
+
+  // out[t, :] = scale · row ids[t] of parameter id (a [rows, k] table, rows
+  // and k its shape's), from its FP32 values or its int8 rows. out: [tokens, k].
+  void gather_rows(ParamId id, const std::int32_t* ids, float* out, std::int64_t tokens, float scale) const;
 
   // A parameter's FP32 values; std::logic_error where none are held.
   float* value(ParamId id) { return values_.data() + value_offset(id); }
@@ -139,6 +155,7 @@ class ParamStore {
  private:
   std::int64_t value_offset(ParamId id) const;
   const WeightForms& forms() const;
+  std::int64_t int8_rows_bytes() const;
   // Matrix i's FP32 values, or null where its parameters hold none.
   const float* matrix_values_at(std::size_t i) const;
 
@@ -152,7 +169,9 @@ class ParamStore {
   Tensor values_;
   Tensor grads_;
   std::vector<WeightMatrix> matrices_;
-  std::optional<WeightForms> forms_;  // the store's own, from allocate() or allocate_for_decoding()
+  std::vector<int> int8_rows_from_;  // [entries_]: the matrix gather_rows reads under int8, −1 where none
+  std::unordered_map<ParamId, Int8Rows> int8_rows_;  // of those, as set_int8_rows set them
+  std::optional<WeightForms> forms_;                 // the store's own, from allocate() or allocate_for_decoding()
   const WeightForms* lent_ = nullptr;
 };
 
