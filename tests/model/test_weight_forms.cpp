@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -41,6 +42,16 @@ ModelConfig form_config(const ArchVariant& v, std::int64_t vocab) {
   ModelConfig config = small_arch_config(v);
   config.vocab_size = vocab;
   return config;
+}
+
+// A small model of the variant, its embeddings tied to the output projection or not, initialised from seed.
+std::unique_ptr<Seq2Seq> initialized_model(const ArchVariant& v, std::int64_t vocab, bool tied, std::uint64_t seed) {
+  ModelConfig config = form_config(v, vocab);
+  config.share_all_embeddings = config.share_decoder_output = tied;
+  auto model = std::make_unique<Seq2Seq>(config);
+  Rng init(seed);
+  model->initialize(init);
+  return model;
 }
 
 // x·Wᵀ made the long way from the FP32 values, as before weights had forms.
@@ -140,11 +151,9 @@ TEST_CASE("model file, every arch and compute type: a model loaded for decoding 
   for (const ArchVariant& v : kArchVariants)
     for (const bool tied : {true, false}) {
       INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm << " tied " << tied);
-      ModelConfig config = form_config(v, bpe.vocab().size());
-      config.share_all_embeddings = config.share_decoder_output = tied;
-      Seq2Seq model(config);
-      Rng init(3);
-      model.initialize(init);
+      const std::unique_ptr<Seq2Seq> made = initialized_model(v, bpe.vocab().size(), tied, 3);
+      Seq2Seq& model = *made;
+      const ModelConfig& config = model.config();
       const std::int64_t all_bytes = model.parameter_count() * static_cast<std::int64_t>(sizeof(float));
       // A model built in the process: every FP32 value, gradients at the first backward.
       REQUIRE(model.params().footprint().fp32_values == all_bytes);
@@ -238,11 +247,9 @@ TEST_CASE("model file, every arch: an int8 file loaded as int8 holds no FP32 emb
   for (const ArchVariant& v : kArchVariants)
     for (const bool tied : {true, false}) {
       INFO("arch " << v.arch << " decoder mixer '" << v.decoder_mixer << "' norm " << v.norm << " tied " << tied);
-      ModelConfig config = form_config(v, bpe.vocab().size());
-      config.share_all_embeddings = config.share_decoder_output = tied;
-      Seq2Seq model(config);
-      Rng init(5);
-      model.initialize(init);
+      const std::unique_ptr<Seq2Seq> made = initialized_model(v, bpe.vocab().size(), tied, 5);
+      Seq2Seq& model = *made;
+      const ModelConfig& config = model.config();
       // Row 3 of each embedding so small that its scale is subnormal: the form
       // re-quantizes it, and the gather must still give the file's values.
       for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(model.params().entries().size()); ++p)
