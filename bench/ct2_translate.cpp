@@ -6,7 +6,11 @@
 //
 //   ct2_translate DIR [--compute-type float32|int8_float32|...] [--beam 5] [--lenpen 1]
 //                 [--max-len-a 2] [--max-len-b 10] [--batch-size 64] [--threads 1]
-//                 [--max-input-len 250] [--max-positions 1024] < input > output
+//                 [--inter-threads 1] [--max-input-len 250] [--max-positions 1024] < input > output
+//
+// --threads is CTranslate2's intra_threads (threads per model replica);
+// --inter-threads its inter_threads (replicas, each decoding its own batches
+// concurrently), so 2 cores run as 1×2 or 2×1.
 //
 // As attn translate does, the lines are sorted longest first and cut into
 // batches of --batch-size, empty lines translate to empty lines, inputs are
@@ -25,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <numeric>
 #include <string>
@@ -39,16 +44,16 @@ struct Options {
   std::string compute_type = "float32";
   int beam = 5;
   float lenpen = 1.0f, max_len_a = 2.0f, max_len_b = 10.0f;
-  std::size_t batch_size = 64, threads = 1, max_input_len = 250;
+  std::size_t batch_size = 64, threads = 1, inter_threads = 1, max_input_len = 250;
   std::size_t max_positions = 1024;  // the model's (attn info): bounds the output as in attn
 };
 
 [[noreturn]] void usage(const std::string& why) {
-  std::fprintf(
-      stderr,
-      "ct2_translate: %s\nusage: ct2_translate DIR [--compute-type T] [--beam K] [--lenpen P] "
-      "[--max-len-a A] [--max-len-b B] [--batch-size N] [--threads N] [--max-input-len N] [--max-positions N] < in > out\n",
-      why.c_str());
+  std::fprintf(stderr,
+               "ct2_translate: %s\nusage: ct2_translate DIR [--compute-type T] [--beam K] [--lenpen P] "
+               "[--max-len-a A] [--max-len-b B] [--batch-size N] [--threads N] [--inter-threads N] [--max-input-len N] "
+               "[--max-positions N] < in > out\n",
+               why.c_str());
   std::exit(2);
 }
 
@@ -77,6 +82,8 @@ Options parse(int argc, char** argv) {
       o.batch_size = std::stoul(v);
     else if (a == "--threads")
       o.threads = std::stoul(v);
+    else if (a == "--inter-threads")
+      o.inter_threads = std::stoul(v);
     else if (a == "--max-input-len")
       o.max_input_len = std::stoul(v);
     else if (a == "--max-positions")
@@ -85,7 +92,8 @@ Options parse(int argc, char** argv) {
       usage("unknown option " + a);
   }
   if (o.dir.empty()) usage("no model directory");
-  if (o.beam < 1 || o.batch_size < 1 || o.threads < 1) usage("--beam, --batch-size and --threads must be >= 1");
+  if (o.beam < 1 || o.batch_size < 1 || o.threads < 1 || o.inter_threads < 1)
+    usage("--beam, --batch-size, --threads and --inter-threads must be >= 1");
   return o;
 }
 
@@ -108,6 +116,7 @@ int main(int argc, char** argv) {
   ctranslate2::models::ModelLoader loader(o.dir);
   loader.device = ctranslate2::Device::CPU;
   loader.compute_type = ctranslate2::str_to_compute_type(o.compute_type);
+  loader.num_replicas_per_device = o.inter_threads;
   ctranslate2::ReplicaPoolConfig pool;
   pool.num_threads_per_replica = o.threads;
   ctranslate2::Translator translator(loader, pool);
@@ -131,7 +140,10 @@ int main(int argc, char** argv) {
   options.min_decoding_length = 0;
   options.max_input_length = o.max_input_len;
 
-  std::vector<std::string> outputs(lines.size());
+  // Every batch is posted at once, with its own length limit; the replicas
+  // take them as they come free.
+  std::vector<std::vector<std::size_t>> batch_ids;
+  std::vector<std::vector<std::future<ctranslate2::TranslationResult>>> pending;
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t first = 0; first < order.size();) {
     std::vector<std::size_t> ids;
@@ -145,20 +157,24 @@ int main(int argc, char** argv) {
     }
     if (batch.empty()) continue;
     options.max_decoding_length = limit + 1;  // the tokens and </s>
-    const std::vector<ctranslate2::TranslationResult> results = translator.translate_batch(batch, options);
-    for (std::size_t k = 0; k < ids.size(); ++k) {
-      std::vector<std::int32_t> tokens;
-      for (const std::string& piece : results[k].output())
-        if (piece != "</s>") tokens.push_back(bpe.vocab().id(piece));
-      outputs[ids[k]] = bpe.decode_line(tokens);
-    }
+    pending.push_back(translator.translate_batch_async(batch, options));
+    batch_ids.push_back(std::move(ids));
   }
+  std::vector<std::string> outputs(lines.size());
+  for (std::size_t b = 0; b < pending.size(); ++b)
+    for (std::size_t k = 0; k < batch_ids[b].size(); ++k) {
+      const ctranslate2::TranslationResult result = pending[b][k].get();
+      std::vector<std::int32_t> tokens;
+      for (const std::string& piece : result.output())
+        if (piece != "</s>") tokens.push_back(bpe.vocab().id(piece));
+      outputs[batch_ids[b][k]] = bpe.decode_line(tokens);
+    }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string out;
   for (const std::string& line : outputs) out += line + '\n';
   std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fprintf(stderr, "ct2_translate: %zu sentences in %.3f s: %.1f sentences/s (%s, batch %zu, %zu threads)\n",
+  std::fprintf(stderr, "ct2_translate: %zu sentences in %.3f s: %.1f sentences/s (%s, batch %zu, %zu × %zu threads)\n",
                lines.size(), seconds, seconds > 0 ? static_cast<double>(lines.size()) / seconds : 0.0,
-               o.compute_type.c_str(), o.batch_size, o.threads);
+               o.compute_type.c_str(), o.batch_size, o.inter_threads, o.threads);
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

@@ -41,13 +41,13 @@ int run(const AverageFlags& f) {
   std::vector<NamedFile> read;
   for (const std::filesystem::path& input : inputs) read.push_back({input.string(), "the input"});
   preflight_outputs(std::array{NamedFile{f.output, "-o", true}}, read);
-  model::LoadedModel first = model::load_model_file(inputs[0], model::ComputeType::fp32);
+  model::LoadedModel first = model::load_model_values(inputs[0]);
   const std::string config = first.model->config().to_json().dump(), bpe = first.bpe.to_json().dump();
   const auto values = first.model->params().values();
   std::vector<double> sum(values.begin(), values.end());
   std::string names = inputs[0].filename().string();
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    const model::LoadedModel other = model::load_model_file(inputs[i], model::ComputeType::fp32);
+    const model::LoadedModel other = model::load_model_values(inputs[i]);
     require(other.model->config().to_json().dump() == config, inputs[i].string() + ": a different model config than " +
                                                                   inputs[0].string() +
                                                                   "; average checkpoints of one run");

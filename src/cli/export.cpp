@@ -21,7 +21,7 @@ struct ExportFlags {
 
 int run(const ExportFlags& f) {
   require(std::filesystem::exists(f.model), "the model " + f.model + " does not exist");
-  const model::LoadedModel loaded = model::load_model_file(f.model, model::ComputeType::fp32);
+  const model::LoadedModel loaded = model::load_model_values(f.model);
   model::export_ctranslate2(*loaded.model, loaded.bpe, f.dir);
   const model::ModelConfig& c = loaded.model->config();
   std::fprintf(stderr,

@@ -12,7 +12,7 @@ namespace attn::cli {
 namespace {
 
 int run(const std::string& path, bool as_json) {
-  const model::LoadedModel loaded = model::load_model_file(path, model::ComputeType::fp32);
+  const model::LoadedModel loaded = model::load_model_values(path);
   const auto& meta = loaded.file.metadata();
   nlohmann::json j;
   j["file"] = path;

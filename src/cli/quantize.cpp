@@ -24,7 +24,7 @@ struct QuantizeFlags {
 
 int run(const QuantizeFlags& f) {
   preflight_outputs(std::array{NamedFile{f.output, "-o", true}}, std::array{NamedFile{f.input, "the model"}});
-  const model::LoadedModel loaded = model::load_model_file(f.input, model::ComputeType::fp32);
+  const model::LoadedModel loaded = model::load_model_values(f.input);
   // The training state stays (attn info shows where the model came from); the
   // optimizer does not: an int8 model is for decoding.
   std::map<std::string, std::string> metadata{{"kind", "model"},

@@ -85,7 +85,8 @@ void run_batch(const Product& first, std::int64_t stride_a, std::int64_t stride_
 void sgemm_fp32(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                 const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                 std::int64_t ldc) {
-  active_kernels().fp32_product(checked_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), true);
+  active_kernels().fp32_product(checked_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc),
+                                nullptr, true);
 }
 
 void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -93,7 +94,29 @@ void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
                         std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
                         std::int64_t batch) {
   const Product first = checked_product(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, batch);
-  run_batch(first, stride_a, stride_b, stride_c, batch, active_kernels().fp32_product);
+  const auto fp32_product = active_kernels().fp32_product;
+  run_batch(first, stride_a, stride_b, stride_c, batch,
+            [fp32_product](const Product& p, bool allow_threads) { fp32_product(p, nullptr, allow_threads); });
+}
+
+std::int64_t fp32_panel_cols() { return active_kernels().fp32_panel_cols; }
+
+Fp32PackedB pack_fp32_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
+                        std::int64_t k) {
+  Fp32PackedB packed;
+  active_kernels().pack_fp32_b_into(b, col_stride, step_stride, n, k, packed);
+  return packed;
+}
+
+void sgemm_fp32_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Fp32PackedB& b, float beta,
+                       float* c, std::int64_t ldc) {
+  // op(B) is read from b alone: the pointer in its place is never read.
+  const Product p = checked_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr,
+                                    std::max<std::int64_t>(b.n, 1), beta, c, ldc);
+  const KernelTable& kernels = active_kernels();
+  if (b.n > 0 && b.k > 0 && b.panel_cols != kernels.fp32_panel_cols)
+    throw Error("sgemm_fp32_packed: B was packed for another ISA's tiles");
+  kernels.fp32_product(p, b.k > 0 ? &b : nullptr, true);
 }
 
 void gemm_bf16(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,

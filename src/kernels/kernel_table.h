@@ -17,6 +17,7 @@
 #include "attn/kernels/dropout.h"
 #include "attn/kernels/elementwise.h"
 #include "attn/kernels/embedding.h"
+#include "attn/kernels/gemm.h"
 #include "attn/kernels/gemm_bf16.h"
 #include "attn/kernels/gemm_int8.h"
 #include "attn/kernels/layernorm.h"
@@ -64,8 +65,13 @@ struct KernelTable {
   decltype(&kernels::log_softmax_backward) log_softmax_backward;
 
   // sgemm_fp32's product; allow_threads is false for the items of a batch
-  // that runs its threads over the items.
-  void (*fp32_product)(const Product& product, bool allow_threads);
+  // that runs its threads over the items. op(B) is read from packed_b
+  // (packed by this ISA) when it is not null, and b, b_col and b_step are
+  // then unused.
+  void (*fp32_product)(const Product& product, const Fp32PackedB* packed_b, bool allow_threads);
+  std::int64_t fp32_panel_cols;  // the width of the B panels this ISA's FP32 tiles read
+  void (*pack_fp32_b_into)(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
+                           std::int64_t k, Fp32PackedB& packed);
   // gemm_bf16's product; op(B) is read from packed_b (packed by this ISA)
   // when it is not null, and b, b_col and b_step are then unused.
   void (*bf16_product)(const Product& product, const Bf16PackedB* packed_b, bool allow_threads);

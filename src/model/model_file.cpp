@@ -256,7 +256,10 @@ std::pair<ModelConfig, text::Bpe> config_and_bpe(const std::filesystem::path& pa
 
 }  // namespace
 
-LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type) {
+namespace {
+
+// decoding: the compute type to load into, or nullopt for every FP32 value.
+LoadedModel load(const std::filesystem::path& path, std::optional<ComputeType> decoding) {
   SafetensorsFile file = SafetensorsFile::open(path);
   auto [config, bpe] = config_and_bpe(path, file.metadata());
   if (bpe.vocab().size() != config.vocab_size)
@@ -265,7 +268,10 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
   auto model = std::make_unique<Seq2Seq>(config, Seq2Seq::Declared{});
   nn::ParamStore& params = model->params();
   const ParamReader reader(file);
-  params.allocate_for_decoding(compute_type, [&](const nn::ParamInfo& p) { return reader.stored_int8(p); });
+  if (decoding)
+    params.allocate_for_decoding(*decoding, [&](const nn::ParamInfo& p) { return reader.stored_int8(p); });
+  else
+    params.allocate();
   std::int64_t int8_params = 0;
   for (std::size_t i = 0; i < params.entries().size(); ++i) {
     const nn::ParamInfo& p = params.entries()[i];
@@ -279,7 +285,7 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
   // Matrices are independent: one per thread (int8's conversion was a fifth of
   // loading a model), the largest first, so that the buffers a form is made in
   // are held while few forms are (the peak of loading is the model it ends with).
-  const std::size_t matrices = compute_type == ComputeType::fp32 ? 0 : params.weight_matrices().size();
+  const std::size_t matrices = decoding ? params.weight_matrices().size() : 0;
   std::vector<std::size_t> order(matrices);
   for (std::size_t i = 0; i < matrices; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -301,5 +307,13 @@ LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compu
     if (!error.empty()) throw Error(error);
   return {std::move(model), std::move(bpe), std::move(file), int8_params};
 }
+
+}  // namespace
+
+LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type) {
+  return load(path, compute_type);
+}
+
+LoadedModel load_model_values(const std::filesystem::path& path) { return load(path, std::nullopt); }
 
 }  // namespace attn::model

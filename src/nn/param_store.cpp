@@ -40,7 +40,7 @@ void ParamStore::allocate() {
   value_at_.resize(entries_.size());
   for (std::size_t i = 0; i < entries_.size(); ++i) value_at_[i] = entries_[i].offset;
   held_floats_ = total_;
-  forms_.emplace(kernels::ComputeTypes::training(ComputeType::fp32), Use::decoding, matrices_.size());
+  forms_.emplace(kernels::ComputeTypes::training(ComputeType::fp32), Use::training, matrices_.size());
   allocated_ = true;
 }
 
@@ -56,9 +56,9 @@ void ParamStore::allocate_for_decoding(ComputeType type, const std::function<boo
       if (rows_whole && read_in_fp32_[static_cast<std::size_t>(m.param)] && stored_int8(p))
         int8_rows_from_[static_cast<std::size_t>(m.param)] = static_cast<int>(i);
     }
-  // The floats the products read from a form of their own: under bf16 and
-  // int8, a parameter they cover whole needs no FP32 values.
-  std::vector<bool> in_form(type == ComputeType::fp32 ? 0 : static_cast<std::size_t>(total_));
+  // The floats the products read from a form of their own: a parameter they
+  // cover whole needs no FP32 values.
+  std::vector<bool> in_form(static_cast<std::size_t>(total_));
   if (!in_form.empty())
     for (const WeightMatrix& m : matrices_)
       for (std::int64_t r = 0, start = entries_[m.param].offset + m.first; r < m.rows; ++r)
@@ -198,7 +198,8 @@ void ParamStore::gather_rows(ParamId id, const std::int32_t* ids, float* out, st
 }
 
 void ParamStore::make_forms(WeightForms& forms) const {
-  if (forms.types().weights == ComputeType::fp32) return;  // the products read the values
+  // The products read the values, which a store with all of them keeps current.
+  if (forms.types().weights == ComputeType::fp32) return;
   if (!holds_all_values()) throw std::logic_error("ParamStore::make_forms: not every FP32 value is held");
   // Matrices are independent: one per thread (int8's conversion was a fifth of loading a model).
   std::vector<std::string> errors(matrices_.size());

@@ -383,7 +383,7 @@ RunSummary read_run(const fs::path& dir) {
       continue;
     }
     try {
-      const model::LoadedModel loaded = model::load_model_file(p, model::ComputeType::fp32);
+      const model::LoadedModel loaded = model::load_model_values(p);
       const model::ModelConfig& c = loaded.model->config();
       facts.arch = arch_label(c.arch, c.decoder_mixer);
       facts.parameters = loaded.model->parameter_count();

@@ -14,7 +14,7 @@ namespace attn::train {
 namespace fs = std::filesystem;
 
 model::LoadedModel open_checkpoint(const TrainOptions& o, const fs::path& from) {
-  model::LoadedModel loaded = model::load_model_file(from, model::ComputeType::fp32);  // training keeps FP32 values
+  model::LoadedModel loaded = model::load_model_values(from);  // training keeps FP32 values
   if (o.arch_given && loaded.model->config().arch != o.model.arch)
     throw Error(from.string() + " holds a '" + loaded.model->config().arch + "' model but --arch is '" + o.model.arch +
                 "'; use another --save-dir or the same --arch");

@@ -42,7 +42,7 @@ TEST_CASE("average: --last N averages the newest N checkpoints of a run, paramet
   INFO(r.err);
   REQUIRE(r.status == 0);
   REQUIRE(r.err.find("ckpt.20.attn,ckpt.100.attn") != std::string::npos);  // numeric, not lexical, order
-  const model::LoadedModel avg = model::load_model_file(run + "/avg.attn", model::ComputeType::fp32);
+  const model::LoadedModel avg = model::load_model_values(run + "/avg.attn");
   const auto values = avg.model->params().values();
   REQUIRE(values.size() == a.size());
   for (std::size_t i = 0; i < a.size(); ++i) REQUIRE(values[i] == Approx(0.5 * (a[i] + b[i])).margin(1e-7));

@@ -236,7 +236,7 @@ void check_export(const test::ScratchDir& dir, const std::string& model_file) {
   for (const auto& entry : fs::directory_iterator(out)) files.insert(entry.path().filename().string());
   REQUIRE(files == std::set<std::string>{"model.bin", "config.json", "shared_vocabulary.json", "attn_bpe.json"});
 
-  const model::LoadedModel loaded = model::load_model_file(model_file, model::ComputeType::fp32);
+  const model::LoadedModel loaded = model::load_model_values(model_file);
   const ModelBin bin = read_model_bin(out / "model.bin");
   CHECK(bin.version == 6);
   CHECK(bin.spec == "TransformerSpec");
@@ -339,7 +339,7 @@ TEST_CASE("export (cli): post-norm, separate embeddings and other sizes map too"
   INFO(trained.err);
   REQUIRE(trained.status == 0);
   const std::string model_file = (dir.path() / "run" / "last.attn").string();
-  const model::LoadedModel loaded = model::load_model_file(model_file, model::ComputeType::fp32);
+  const model::LoadedModel loaded = model::load_model_values(model_file);
   REQUIRE(loaded.model->config().enc_layers == 2);
   REQUIRE(loaded.model->config().dec_layers == 3);
   REQUIRE(loaded.model->config().ffn_dim == 48);
@@ -351,7 +351,7 @@ TEST_CASE("export (cli): an int8 model file is written in FP32, dequantized", "[
   const test::ScratchDir dir;
   const std::string fp32 = test::tiny_model(dir), int8 = (dir.path() / "int8.attn").string();
   REQUIRE(test::run_attn("quantize " + fp32 + " -o " + int8).status == 0);
-  REQUIRE(model::load_model_file(int8, model::ComputeType::fp32).int8_params > 0);
+  REQUIRE(model::load_model_values(int8).int8_params > 0);
   check_export(dir, int8);  // against the loaded (dequantized) values
   const test::RunResult again =
       test::run_attn("export --to ctranslate2 " + int8 + " " + (dir.path() / "again").string());

@@ -22,13 +22,13 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<float> weights(const fs::path& file) {
-  const auto loaded = model::load_model_file(file, model::ComputeType::fp32);
+  const auto loaded = model::load_model_values(file);
   const auto v = loaded.model->params().values();
   return {v.begin(), v.end()};
 }
 
 std::int64_t saved_update(const fs::path& file) {
-  return train::read_train_state(model::load_model_file(file, model::ComputeType::fp32)).update;
+  return train::read_train_state(model::load_model_values(file)).update;
 }
 
 // Runs attn train until it pauses at `pause_at`, sends `sig`, and returns the exit status.

@@ -53,7 +53,7 @@ int run_train(int ranks, const std::vector<std::string>& args, const fs::path& o
 }
 
 std::vector<float> weights(const fs::path& file) {
-  const auto loaded = model::load_model_file(file, model::ComputeType::fp32);
+  const auto loaded = model::load_model_values(file);
   const auto v = loaded.model->params().values();
   return {v.begin(), v.end()};
 }

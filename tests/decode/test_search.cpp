@@ -176,7 +176,7 @@ TEST_CASE("model files: a model saved and loaded gives identical translations", 
   initialize_sharp(model, 9);
   const auto path = std::filesystem::temp_directory_path() / "attn-test-roundtrip.attn";
   model::save_model_file(path, model, bpe);
-  const model::LoadedModel loaded = model::load_model_file(path, model::ComputeType::fp32);
+  const model::LoadedModel loaded = model::load_model_values(path);
   std::filesystem::remove(path);
   REQUIRE(loaded.model->config().to_json() == model.config().to_json());
   Arena arena;

@@ -57,7 +57,9 @@ TEST_CASE("sgemm: awkward shapes, all layouts, every ISA and 1/2 threads, agains
 }
 
 TEST_CASE("sgemm: model-sized and decoding shapes (several k blocks, many tiles, threads split C)", "[gemm]") {
-  const Shape3 shapes[] = {{256, 256, 64}, {300, 96, 600}, {37, 2100, 20}, {700, 45, 33}, {3, 700, 300}};
+  // 5 to 8 rows: a beam of 5 to 8 at batch 1, against a weight stored n×k.
+  const Shape3 shapes[] = {{256, 256, 64}, {300, 96, 600}, {37, 2100, 20}, {700, 45, 33},
+                           {3, 700, 300},  {5, 1030, 512}, {6, 37, 129},   {8, 515, 33}};
   for (const Shape3& s : shapes)
     for (const auto& layout : kLayouts) {
       const GemmCase gc(layout[0], layout[1], s.m, s.n, s.k, 0.5f, 0.25f, 3, static_cast<std::uint64_t>(s.m + s.n));
@@ -172,4 +174,58 @@ TEST_CASE("sgemm: called from inside an OpenMP parallel region (one product per 
     results[static_cast<std::size_t>(omp_get_thread_num())] = gc.run();
     for (const auto& got : results) require_matches(got, want, gc.k);
   });
+}
+
+namespace {
+
+// sgemm_fp32(N, N) with op(B) copied into a k×n store: what a packed B gives.
+std::vector<float> product_with_b_stored_k_by_n(const GemmCase& gc) {
+  std::vector<float> b_kn(static_cast<std::size_t>(std::max<std::int64_t>(gc.k * gc.n, 1)));
+  for (std::int64_t p = 0; p < gc.k; ++p)
+    for (std::int64_t j = 0; j < gc.n; ++j) b_kn[static_cast<std::size_t>(p * gc.n + j)] = gc.op_b(p, j);
+  std::vector<float> c = gc.c0;
+  kernels::sgemm_fp32(Trans::N, Trans::N, gc.m, gc.n, gc.k, gc.alpha, gc.a.data(), gc.lda, b_kn.data(),
+                      std::max<std::int64_t>(gc.n, 1), gc.beta, c.data(), gc.ldc);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("sgemm_fp32_packed: op(B) packed once gives sgemm_fp32's bits with B stored k×n, both B layouts, "
+          "every ISA and 1/2 threads",
+          "[gemm]") {
+  std::vector<GemmCase> cases;
+  std::uint64_t seed = 171;
+  for (const Shape3& s : covering_shapes())
+    for (Trans tb : {Trans::N, Trans::T})
+      cases.emplace_back(Trans::N, tb, s.m, s.n, s.k, 1.0f, (seed++ % 2) * 0.5f, 3, seed);
+  // Decoding's shapes (a beam of 5 against a weight stored n×k), several k blocks, many panels.
+  for (const Shape3& s : {Shape3{5, 1030, 512}, Shape3{4, 300, 1025}, Shape3{37, 2100, 64}, Shape3{300, 96, 600}})
+    cases.emplace_back(Trans::N, Trans::T, s.m, s.n, s.k, -0.5f, 1.0f, 1, seed++);
+  test::for_each_isa_and_threads([&](Isa, int) {
+    for (const GemmCase& gc : cases) {
+      INFO(layout_name(gc.ta, gc.tb) << " m " << gc.m << " n " << gc.n << " k " << gc.k << " beta " << gc.beta);
+      // op(B) column j, step p: b[j·ldb + p] under T, b[p·ldb + j] under N.
+      const kernels::Fp32PackedB packed = gc.tb == Trans::T ? kernels::pack_fp32_b(gc.b.data(), gc.ldb, 1, gc.n, gc.k)
+                                                            : kernels::pack_fp32_b(gc.b.data(), 1, gc.ldb, gc.n, gc.k);
+      REQUIRE(packed.panel_cols == kernels::fp32_panel_cols());
+      std::vector<float> got = gc.c0;
+      kernels::sgemm_fp32_packed(gc.m, gc.alpha, gc.a.data(), gc.lda, packed, gc.beta, got.data(), gc.ldc);
+      const std::vector<float> want = product_with_b_stored_k_by_n(gc);
+      REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)) == 0);
+      // From 5 rows on, also sgemm_fp32's bits with B as it was stored.
+      if (gc.m > 4) REQUIRE(std::memcmp(got.data(), gc.run().data(), got.size() * sizeof(float)) == 0);
+    }
+  });
+}
+
+TEST_CASE("sgemm_fp32_packed: a B packed for another ISA's tiles is refused, not misread; bad sizes throw", "[gemm]") {
+  const GemmCase gc(Trans::N, Trans::T, 3, 40, 9, 1.0f, 0.0f, 0, 5);
+  kernels::Fp32PackedB packed = kernels::pack_fp32_b(gc.b.data(), gc.ldb, 1, gc.n, gc.k);
+  packed.panel_cols = packed.panel_cols == 32 ? 16 : 32;
+  std::vector<float> c = gc.c0;
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32_packed(gc.m, 1.0f, gc.a.data(), gc.lda, packed, 0.0f, c.data(), gc.ldc), Error);
+  REQUIRE_THROWS_AS(kernels::pack_fp32_b(gc.b.data(), gc.ldb, 1, -1, gc.k), Error);
+  const kernels::Fp32PackedB good = kernels::pack_fp32_b(gc.b.data(), gc.ldb, 1, gc.n, gc.k);
+  REQUIRE_THROWS_AS(kernels::sgemm_fp32_packed(gc.m, 1.0f, gc.a.data(), 2, good, 0.0f, c.data(), gc.ldc), Error);
 }

@@ -65,8 +65,12 @@ std::vector<float> product_from_values(ComputeType type, const kernels::WeightFo
     kernels::gemm_bf16(Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x.data(), w.cols, w.values, w.ld, 0.0f, y.data(),
                        w.rows);
   } else {
-    kernels::sgemm_fp32(Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x.data(), w.cols, w.values, w.ld, 0.0f, y.data(),
-                        w.rows);
+    // Decoding's packed Wᵀ multiplies as sgemm_fp32 does with Wᵀ stored cols × rows.
+    std::vector<float> wt(static_cast<std::size_t>(w.cols * w.rows));
+    for (std::int64_t r = 0; r < w.rows; ++r)
+      for (std::int64_t c = 0; c < w.cols; ++c) wt[static_cast<std::size_t>(c * w.rows + r)] = w.values[r * w.ld + c];
+    kernels::sgemm_fp32(Trans::N, Trans::N, m, w.rows, w.cols, 1.0f, x.data(), w.cols, wt.data(), w.rows, 0.0f,
+                        y.data(), w.rows);
   }
   return y;
 }
@@ -116,7 +120,7 @@ TEST_CASE("model file, every arch and compute type: each weight's form is made a
     model.initialize(init);
     const auto path = dir.path() / "forms.attn";
     save_model_file(path, model, bpe);
-    const LoadedModel fp32 = load_model_file(path, ComputeType::fp32);
+    const LoadedModel fp32 = load_model_values(path);
     for (ComputeType type : {ComputeType::fp32, ComputeType::bf16, ComputeType::int8}) {
       INFO("compute type " << kernels::compute_type_name(type));
       const LoadedModel loaded = load_model_file(path, type);
@@ -129,6 +133,7 @@ TEST_CASE("model file, every arch and compute type: each weight's form is made a
         const kernels::WeightForm w_fp32 = fp32.model->params().form({static_cast<int>(i)});
         INFO("weight matrix " << i << ": " << w.rows << " × " << w.cols);
         // Converted at load, not at each call; decoding needs no backward form.
+        REQUIRE((w.fp32 != nullptr) == (type == ComputeType::fp32));
         REQUIRE((w.bf16 != nullptr) == (type == ComputeType::bf16));
         REQUIRE((w.int8 != nullptr) == (type == ComputeType::int8));
         REQUIRE(w.bf16_backward == nullptr);
@@ -144,7 +149,7 @@ TEST_CASE("model file, every arch and compute type: each weight's form is made a
 }
 
 TEST_CASE("model file, every arch and compute type: a model loaded for decoding holds no gradients and no FP32 "
-          "copy of a weight held as int8 or bf16; gradients come with the first backward",
+          "copy of a weight held in its form; gradients come with the first backward",
           "[model][bf16][int8][io][arch][param_store]") {
   test::ScratchDir dir;
   const text::Bpe bpe;
@@ -176,11 +181,6 @@ TEST_CASE("model file, every arch and compute type: a model loaded for decoding 
         const nn::ParamStore::Footprint held = params.footprint();
         REQUIRE(held.gradients == 0);
         REQUIRE(std::as_const(params).grads().empty());
-        if (type == ComputeType::fp32) {
-          REQUIRE(held.fp32_values == all_bytes);
-          REQUIRE(held.forms == 0);
-          continue;
-        }
         // FP32 values exactly for what no matrix covers and for the embeddings (gathered in FP32).
         std::int64_t expected = 0;
         for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(params.entries().size()); ++p) {
@@ -199,8 +199,10 @@ TEST_CASE("model file, every arch and compute type: a model loaded for decoding 
         REQUIRE(held.forms > 0);
         REQUIRE_THROWS_AS(params.values(), std::logic_error);
       }
-      // A backward allocates them.
-      LoadedModel trained = load_model_file(path, ComputeType::fp32);
+      // Loaded with every FP32 value, as training loads it: a backward allocates them.
+      LoadedModel trained = load_model_values(path);
+      REQUIRE(trained.model->params().footprint().fp32_values == all_bytes);
+      REQUIRE(trained.model->params().footprint().forms == 0);
       Arena arena;
       Rng rng(11);
       nn::StepContext ctx{trained.model->params(), arena, rng, true};
@@ -222,7 +224,7 @@ TEST_CASE("model file, every arch: an int8 file loaded as int8 takes its int8 ro
     model.initialize(init);
     const auto path = dir.path() / "int8.attn";
     save_model_file(path, model, bpe, {}, {}, WeightStorage::int8);
-    const LoadedModel dequantized = load_model_file(path, ComputeType::fp32);
+    const LoadedModel dequantized = load_model_values(path);
     const LoadedModel loaded = load_model_file(path, ComputeType::int8);
     REQUIRE(loaded.int8_params > 0);
     const nn::ParamStore& params = loaded.model->params();
@@ -259,7 +261,7 @@ TEST_CASE("model file, every arch: an int8 file loaded as int8 holds no FP32 emb
       const auto path = dir.path() / "int8.attn", fp32_path = dir.path() / "fp32.attn";
       save_model_file(path, model, bpe, {}, {}, WeightStorage::int8);
       save_model_file(fp32_path, model, bpe);
-      const LoadedModel dequantized = load_model_file(path, ComputeType::fp32);
+      const LoadedModel dequantized = load_model_values(path);
       const LoadedModel loaded = load_model_file(path, ComputeType::int8);
       const nn::ParamStore& params = loaded.model->params();
       // An FP32 file loaded as int8 gathers from its FP32 table (its original weights).

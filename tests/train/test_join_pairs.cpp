@@ -234,11 +234,12 @@ TEST_CASE("training --join-pairs: resumes bit-identical, validates joined too, K
   REQUIRE(test::train_session(stops_resumed).updates == 14);
   REQUIRE(test::model_weights(stops.save_dir / "last.attn") ==
           test::model_weights(stops_resumed.save_dir / "last.attn"));
-  REQUIRE(train::read_train_state(model::load_model_file(stops.save_dir / "last.attn", model::ComputeType::fp32))
-              .flags.at("--drop-final-stop") == 0.5);
+  REQUIRE(
+      train::read_train_state(model::load_model_values(stops.save_dir / "last.attn")).flags.at("--drop-final-stop") ==
+      0.5);
 
   for (const char* file : {"last.attn", "best.attn"}) {
-    const auto loaded = model::load_model_file(straight.save_dir / file, model::ComputeType::fp32);
+    const auto loaded = model::load_model_values(straight.save_dir / file);
     REQUIRE(train::read_train_state(loaded).flags.at("--join-pairs") == 3);
     REQUIRE(train::read_train_state(loaded).flags.at("--drop-final-stop") == 0.0);
   }

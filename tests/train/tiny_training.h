@@ -40,7 +40,7 @@ inline train::TrainResult train_session(const train::TrainOptions& o, train::Tra
 
 // Every parameter of a model file, in order.
 inline std::vector<float> model_weights(const std::filesystem::path& file) {
-  const auto loaded = model::load_model_file(file, model::ComputeType::fp32);
+  const auto loaded = model::load_model_values(file);
   const auto v = loaded.model->params().values();
   return {v.begin(), v.end()};
 }

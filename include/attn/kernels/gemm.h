@@ -4,6 +4,7 @@
 // (products.h), which picks this or the bf16 and int8 products.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace attn::kernels {
 
@@ -34,5 +35,36 @@ void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
                         const float* a, std::int64_t lda, std::int64_t stride_a, const float* b, std::int64_t ldb,
                         std::int64_t stride_b, float beta, float* c, std::int64_t ldc, std::int64_t stride_c,
                         std::int64_t batch);
+
+// op(B) of a product (n columns over k steps) packed once in the panels the
+// active ISA's tiles read, as the product packs it block by block, so that a
+// weight read at every decoding step is not packed again at every product
+// (with a beam's few rows of A, packing B cost more than multiplying by it):
+//   k block b (steps b·kc_len …, the blocks sgemm_fp32 uses for this k, the
+//   last one kc ≤ kc_len long), panel p (columns p·panel_cols …), step q:
+//   values[b·panels·kc_len·panel_cols + (p·kc + q)·panel_cols + c]
+//     = op(B)[b·kc_len + q][p·panel_cols + c],
+// with panels = ⌈n / panel_cols⌉ and zeros past n. panel_cols belongs to the
+// ISA that packed it (fp32_panel_cols).
+struct Fp32PackedB {
+  std::int64_t n = 0, k = 0, kc_len = 0, panel_cols = 0;
+  std::vector<float> values;
+};
+
+// The width of the B panels the active ISA's FP32 tiles read.
+std::int64_t fp32_panel_cols();
+
+// op(B) packed for the active ISA: column j, step p is
+// b[j·col_stride + p·step_stride]. A negative n or k throws attn::Error.
+Fp32PackedB pack_fp32_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
+                        std::int64_t k);
+
+// C[m×n] = alpha · A[m×k]·op(B) + beta · C with op(B) packed (n and k are b's;
+// A's rows lda apart, C's ldc): bitwise what sgemm_fp32(N, N, …) gives with
+// op(B) stored k×n, for any m (with B stored n×k, sgemm_fp32's few-row dot
+// products round differently; from 5 rows on it is the same too). b must have
+// been packed for the active ISA; attn::Error otherwise, as for bad shapes.
+void sgemm_fp32_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Fp32PackedB& b, float beta,
+                       float* c, std::int64_t ldc);
 
 }  // namespace attn::kernels

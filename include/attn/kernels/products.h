@@ -55,19 +55,22 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
 // A weight matrix W [rows × cols] (rows ld floats apart) in the form its
 // compute type multiplies, made once from the FP32 values (and made again
 // after they change, as training does once per update):
-//   fp32  the values themselves, read at each product;
+//   fp32  the values themselves, read at each product (training); a model
+//         loaded for decoding holds Wᵀ packed for the tiles (pack_fp32_b)
+//         instead, the values dropped: a beam's few rows per step would
+//         otherwise pack W again at every product;
 //   bf16  W rounded to bf16 and packed for the tiles (pack_bf16_b): `bf16`
 //         for x·Wᵀ, `bf16_backward` for dy·W (made only for training);
 //   int8  W quantized per row (quantize_weight); the values no longer read.
-// A model loaded for decoding in bf16 or int8 keeps no FP32 values of a
-// matrix it holds in another form (values null), as CTranslate2 drops a
-// weight once converted. Where they are kept (training, or a matrix also read
-// in FP32), a product whose packed form is absent (or packed for another ISA
-// than the active one) packs them as it goes, with the same bits.
+// A model loaded for decoding keeps no FP32 values of a matrix it holds in
+// another form (values null), as CTranslate2 drops a weight once converted. Where they are kept (training, or a matrix
+// also read in FP32), a product whose packed form is absent (or packed for another ISA than the active one) packs them
+// as it goes, with the same bits.
 struct WeightForm {
   ComputeType type;
   const float* values = nullptr;  // [rows, ld], or null when only the form is held
   std::int64_t rows = 0, cols = 0, ld = 0;
+  const Fp32PackedB* fp32 = nullptr;           // under fp32, decoding: op(B) = Wᵀ, n = rows, k = cols
   const QuantizedWeight* int8 = nullptr;       // under int8
   const Bf16PackedB* bf16 = nullptr;           // under bf16: op(B) = Wᵀ, n = rows, k = cols
   const Bf16PackedB* bf16_backward = nullptr;  // under bf16, training: op(B) = W, n = cols, k = rows

@@ -47,12 +47,15 @@ struct LoadedModel {
 // (in FP32, or in int8 with finite scales). Each problem is a one-line Error
 // naming the file. The model is loaded for decoding in `compute_type`
 // (ComputeTypes::decoding): its weight matrices are put into that type's form
-// here, once, and under bf16 and int8 the store keeps no FP32 copy of them
-// (nn::ParamStore::allocate_for_decoding); no gradients until a backward
-// asks. Under fp32 every value is held, as training and the commands that
-// rewrite a model (average, quantize, export) need. Each tensor is read from
-// the file straight into its place: the file's bytes are not held beside the
-// model.
+// here, once (under fp32, Wᵀ packed for the tiles), and the store keeps no
+// FP32 copy of a matrix held in a form (nn::ParamStore::allocate_for_decoding);
+// no gradients until a backward asks. Each tensor is read from the file
+// straight into its place: the file's bytes are not held beside the model.
 LoadedModel load_model_file(const std::filesystem::path& path, ComputeType compute_type);
+
+// The same checks, with every FP32 value held and no forms made, as training
+// and the commands that rewrite or inspect a model (average, quantize,
+// export, info) need; an int8 file's weights dequantized.
+LoadedModel load_model_values(const std::filesystem::path& path);
 
 }  // namespace attn::model

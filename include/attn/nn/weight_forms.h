@@ -35,7 +35,8 @@ class WeightForms {
   enum class Use { decoding, training, training_lean };
 
   // Forms of `matrices` weight matrices in types.weights, not made yet. Under
-  // fp32 there is nothing to make: the products read the values.
+  // fp32 they are made for decoding only (Wᵀ packed); training's products
+  // read the values.
   WeightForms(kernels::ComputeTypes types, Use use, std::size_t matrices);
 
   kernels::ComputeTypes types() const { return types_; }
@@ -53,6 +54,7 @@ class WeightForms {
  private:
   kernels::ComputeTypes types_;
   Use use_;
+  std::vector<kernels::Fp32PackedB> fp32_;           // [matrices] under fp32 for decoding, else empty: Wᵀ
   std::vector<kernels::QuantizedWeight> int8_;       // [matrices] under int8, else empty
   std::vector<kernels::Bf16PackedB> bf16_;           // [matrices] under bf16, else empty: Wᵀ
   std::vector<kernels::Bf16PackedB> bf16_backward_;  // [matrices] under bf16 for training, else empty: W

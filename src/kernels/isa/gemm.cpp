@@ -17,6 +17,7 @@
 
 #include <omp.h>
 
+#include "attn/core/error.h"
 #include "kernels.h"
 #include "gemm_common.h"
 #include "gemm_dot.h"
@@ -44,6 +45,12 @@ constexpr std::int64_t kWholeKMaxFloats = std::int64_t{1} << 18;
 // Threads share out row panels as they go when there are at least this many
 // per thread (4 groups); fewer, and each gets a fixed rectangle of C.
 constexpr std::int64_t kSharedRowsMinPanels = 4 * kGroupPanels;
+
+static_assert(kTileCols == kFp32PanelCols, "the table's panel width is the tiles'");
+
+// The k blocks of a product over k steps: kc_len steps each, the last shorter
+// (fixed by k alone, so a packed B and the product agree on them).
+std::int64_t kc_len_for(std::int64_t k) { return ceil_div(k, ceil_div(k, kKcMax)); }
 
 struct ThreadBuffers {
   PackBuffer<float> a, b;
@@ -85,24 +92,24 @@ struct SharedRows {
 // micro-panel of the block. When op(B) is stored k×n and few rows of C share
 // each B panel, the tiles read B in place instead of packing it; small
 // products read A in place too. A few rows against a B stored n×k go to dot
-// products (gemm_dot.h).
-void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t n0, std::int64_t n1,
-                SharedRows* shared) {
+// products (gemm_dot.h). With `packed`, op(B) is read from it, already in the
+// panels a block would be packed into.
+void run_region(const Product& p, const Fp32PackedB* packed, std::int64_t m0, std::int64_t m1, std::int64_t n0,
+                std::int64_t n1, SharedRows* shared) {
   // Chosen by the whole product's shape, never by the region's, so that the
   // rounding does not depend on the thread count.
-  if (p.m <= kDotMaxRows && p.a_step == 1 && p.b_step == 1) {
+  if (!packed && p.m <= kDotMaxRows && p.a_step == 1 && p.b_step == 1) {
     gemm_dot(static_cast<int>(m1 - m0), n1 - n0, p.k, p.alpha, p.a + m0 * p.a_row, p.a_row, p.b + n0 * p.b_col, p.b_col,
              p.beta, p.c + m0 * p.ldc + n0, p.ldc);
     return;
   }
   ThreadBuffers& buffers = thread_buffers();
-  const std::int64_t k_blocks = ceil_div(p.k, kKcMax);
-  const std::int64_t kc_len = ceil_div(p.k, k_blocks);
+  const std::int64_t kc_len = kc_len_for(p.k), k_blocks = ceil_div(p.k, kc_len);
   // Whole 14-row tiles: equal-height panels (13+13 for 26 rows) measured
   // slower, the 13-row tile compiling worse than the 14-row one.
   const std::int64_t panel_rows = kTileRows;
   const std::int64_t m_panels = ceil_div(m1 - m0, panel_rows);
-  const bool direct_b = p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
+  const bool direct_b = !packed && p.b_col == 1 && m1 - m0 <= kDirectBMaxRows;
   const bool direct_a = (m1 - m0) * (n1 - n0) * p.k <= kDirectAMaxMacs;
   // kGroupPanels × [kc × kTileRows]
   float* a_packed = direct_a ? nullptr : buffers.a.get(kGroupPanels * kTileRows * kc_len);
@@ -119,8 +126,8 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
       const std::int64_t kb1 = std::min(k_blocks, kb0 + blocks_per_step);
       // k block kb of B: n_panels micro-panels of [kc × kTileCols], packed at
       // b_packed + (kb − kb0)·b_block_floats.
-      float* b_packed = direct_b ? nullptr : buffers.b.get(b_block_floats * (kb1 - kb0));
-      if (!direct_b)
+      float* b_packed = direct_b || packed ? nullptr : buffers.b.get(b_block_floats * (kb1 - kb0));
+      if (b_packed)
         for (std::int64_t kb = kb0; kb < kb1; ++kb) {
           const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
           for (std::int64_t jp = 0; jp < n_panels; ++jp) {
@@ -139,12 +146,16 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
           const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, p.k - p0);
           const float beta = kb == 0 ? p.beta : 1.0f;
           // B micro-panel jp: b_block + jp·b_panel_stride, rows b_step apart.
-          const float* b_block = p.b + jc * p.b_col + p0 * p.b_step;
-          std::int64_t b_panel_stride = kTileCols, b_step = p.b_step;
-          if (!direct_b) {
+          const float* b_block = nullptr;
+          std::int64_t b_panel_stride = kTileCols * kc, b_step = kTileCols;
+          if (packed) {
+            b_block = packed->values.data() + kb * ceil_div(p.n, kTileCols) * kTileCols * kc_len + jc * kc;
+          } else if (direct_b) {
+            b_block = p.b + jc * p.b_col + p0 * p.b_step;
+            b_panel_stride = kTileCols;
+            b_step = p.b_step;
+          } else {
             b_block = b_packed + (kb - kb0) * b_block_floats;
-            b_panel_stride = kTileCols * kc;
-            b_step = kTileCols;
           }
           if (!direct_a)
             for (std::int64_t ip = ip0; ip < ip1; ++ip) {
@@ -188,11 +199,11 @@ void run_region(const Product& p, std::int64_t m0, std::int64_t m1, std::int64_t
 
 }  // namespace
 
-void fp32_product(const Product& p, bool allow_threads) {
+void fp32_product(const Product& p, const Fp32PackedB* packed, bool allow_threads) {
   if (trivial_product(p)) return;
   const int threads = product_threads(p, allow_threads, kParallelMinMacs);
   if (threads == 1) {
-    run_region(p, 0, p.m, 0, p.n, nullptr);
+    run_region(p, packed, 0, p.m, 0, p.n, nullptr);
     return;
   }
   const std::int64_t m_panels = ceil_div(p.m, kTileRows), n_panels = ceil_div(p.n, kTileCols);
@@ -209,12 +220,37 @@ void fp32_product(const Product& p, bool allow_threads) {
     int gm = grid_m, gn = grid_n;
     if (team != threads) choose_grid(team, m_panels, n_panels, kTileRows, kTileCols, gm, gn);
     if (team == threads && share_rows) {
-      run_region(p, 0, p.m, 0, p.n, &shared);
+      run_region(p, packed, 0, p.m, 0, p.n, &shared);
     } else {
       const Region r = grid_region(t, gm, gn, p.m, p.n, kTileRows, kTileCols);
-      if (r.m0 < r.m1 && r.n0 < r.n1) run_region(p, r.m0, r.m1, r.n0, r.n1, nullptr);
+      if (r.m0 < r.m1 && r.n0 < r.n1) run_region(p, packed, r.m0, r.m1, r.n0, r.n1, nullptr);
       // Wait here (yielding) rather than at OpenMP's closing barrier (spinning).
       if (team == threads) shared.barrier.wait();
+    }
+  }
+}
+
+void pack_fp32_b_into(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
+                      Fp32PackedB& packed) {
+  if (n < 0 || k < 0) throw Error("pack_fp32_b: a negative size");
+  packed.n = n;
+  packed.k = k;
+  packed.panel_cols = kTileCols;
+  packed.kc_len = 0;
+  if (n == 0 || k == 0) {
+    packed.values.clear();
+    return;
+  }
+  packed.kc_len = kc_len_for(k);
+  const std::int64_t k_blocks = ceil_div(k, packed.kc_len), panels = ceil_div(n, kTileCols);
+  packed.values.assign(static_cast<std::size_t>(k_blocks * panels * kTileCols * packed.kc_len), 0.0f);
+  for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+    const std::int64_t p0 = kb * packed.kc_len, kc = std::min(packed.kc_len, k - p0);
+    for (std::int64_t panel = 0; panel < panels; ++panel) {
+      const std::int64_t j = panel * kTileCols;
+      pack_panel<kTileCols>(b + j * col_stride + p0 * step_stride, col_stride, step_stride,
+                            static_cast<int>(std::min<std::int64_t>(kTileCols, n - j)), kc,
+                            packed.values.data() + kb * panels * kTileCols * packed.kc_len + j * kc);
     }
   }
 }

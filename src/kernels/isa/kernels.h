@@ -43,7 +43,12 @@ decltype(kernels::softmax_backward) softmax_backward;
 decltype(kernels::log_softmax_forward) log_softmax_forward;
 decltype(kernels::log_softmax_backward) log_softmax_backward;
 
-void fp32_product(const Product& product, bool allow_threads);
+void fp32_product(const Product& product, const Fp32PackedB* packed_b, bool allow_threads);
+// The width of the B panels the FP32 tiles read (gemm_tile.h's kTileCols,
+// which gemm.cpp checks against it): here for the table of every level.
+inline constexpr std::int64_t kFp32PanelCols = ATTN_AVX512 ? 32 : ATTN_ISA_LEVEL == 1 ? 16 : 8;
+void pack_fp32_b_into(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
+                      Fp32PackedB& packed);
 
 }  // namespace attn::kernels::ATTN_FP32_NAMESPACE
 

@@ -46,6 +46,8 @@ const KernelTable kernel_table = {
     .log_softmax_backward = fp32::log_softmax_backward,
 
     .fp32_product = fp32::fp32_product,
+    .fp32_panel_cols = fp32::kFp32PanelCols,
+    .pack_fp32_b_into = fp32::pack_fp32_b_into,
     .bf16_product = bf16_product,
     .bf16_panel_cols = kBf16TileCols,
     .pack_bf16_b_into = pack_bf16_b_into,
