@@ -196,7 +196,8 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     }
     return rows;
   };
-  const std::string pooled_seeds = std::to_string(seeds.size()) + " seed" + (seeds.size() == 1 ? "" : "s");
+  // "the 2 seeds' rows", "the 1 seed's rows"
+  const std::string pooled_seeds = std::to_string(seeds.size()) + (seeds.size() == 1 ? " seed's" : " seeds'");
   PooledTest p;
   if (!c.slope) {
     const eval::SegmentStats rows_a = pooled_rows(0, 0), rows_b = pooled_rows(1, 0);
@@ -207,7 +208,7 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     const eval::PairedResult r =
         eval::paired_bootstrap(rows_b, rows_a, ratio_of_sums, options.bootstrap_samples, options.bootstrap_seed);
     p.what = "paired bootstrap over " + std::to_string(rows_a.segments()) + " test sentences of the " + pooled_seeds +
-             "' rows pooled";
+             " rows pooled";
     p.a_value = r.score;
     p.b_value = ratio_of_sums(rows_b.sum());
     p.p = r.p_value;
@@ -233,7 +234,7 @@ void judge_statistic(ClaimVerdict& v, const ArchSummary& a, const ArchSummary* b
     const SlopeBootstrap boot =
         slope_bootstrap(grouped[0], grouped[1], ratio_of_sums, options.bootstrap_samples, options.bootstrap_seed);
     p.what = "bootstrap over " + std::to_string(groups) + " groups of " + std::to_string(group_size) +
-             " consecutive test sentences of the slope on the " + pooled_seeds + "' rows pooled";
+             " consecutive test sentences of the slope on the " + pooled_seeds + " rows pooled";
     p.a_value = boot.a_slope;
     p.b_value = boot.b_slope;
     p.p = boot.p;

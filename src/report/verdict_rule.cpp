@@ -9,16 +9,18 @@ namespace {
 std::string level(double alpha) { return "Holm p < " + format_number(alpha); }
 
 // Which of the two tests do something, in words: "both tests reject", "neither test rejects", ...
-std::string which(bool pooled, bool seed, bool pooled_present, bool seed_present, const std::string& verb) {
+std::string which(bool pooled, bool seed, const std::string& verb) {
   if (pooled && seed) return "both tests " + verb;
   const std::string verbs = verb + (verb.ends_with("ch") ? "es" : "s");  // one test reaches, rejects
   if (!pooled && !seed) return "neither test " + verbs;
-  const std::string one = pooled ? "the pooled test" : "the seed-level test";
-  const bool other_present = pooled ? seed_present : pooled_present;
-  return "only " + one + " " + verbs +
-         (other_present ? ""
-          : pooled      ? " (there is no seed-level test)"
-                        : " (there is no pooled test)");
+  return std::string("only ") + (pooled ? "the pooled test " : "the seed-level test ") + verbs;
+}
+
+// "; there is no seed-level test" when one of the two could not be run.
+std::string missing(bool pooled_present, bool seed_present) {
+  if (!seed_present) return "; there is no seed-level test";
+  if (!pooled_present) return "; there is no pooled test";
+  return "";
 }
 
 std::string higher_or_lower(int d) { return d > 0 ? "higher" : "lower"; }
@@ -37,8 +39,8 @@ std::string difference_rule(int dp, int ds, bool pooled_present, bool seed_prese
     return "the tests disagree (pooled " + higher_or_lower(dp) + ", seed-level " + higher_or_lower(ds) + ")";
   if (dp == 0 && ds == 0) return "neither test reaches " + level(alpha);
   const std::string found = higher_or_lower(dp != 0 ? dp : ds);
-  return which(dp != 0, ds != 0, pooled_present, seed_present, "reach") + " " + level(alpha) + " (" + found + ")" +
-         ((dp != 0 ? seed_present : pooled_present) ? "; the other does not" : "");
+  return which(dp != 0, ds != 0, "reach") + " " + level(alpha) + " (" + found + ")" +
+         ((dp != 0 ? seed_present : pooled_present) ? "; the other does not" : missing(pooled_present, seed_present));
 }
 
 }  // namespace
@@ -61,8 +63,8 @@ Decision decide(const Claim& c, const TestOutcome& pooled, const TestOutcome& se
   };
   const bool ep = equivalent(pooled), es = equivalent(seed);
   const std::string margin = "±" + format_number(*c.margin);
-  const std::string tost = which(ep, es, pooled.present, seed.present, "reject") + " a difference of " +
-                           format_number(*c.margin) + " or more at " + level(alpha);
+  const std::string tost = which(ep, es, "reject") + " a difference of " + format_number(*c.margin) + " or more at " +
+                           level(alpha) + missing(pooled.present, seed.present);
   if (ep && es) {
     if (dp != 0 && dp == ds)
       return {"equivalent within " + margin + " (" + better(c, dp) + ", by less than " + format_number(*c.margin) + ")",
