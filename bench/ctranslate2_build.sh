@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds CTranslate2 (CPU only) from git snapshots into build-ct2/ (git-ignored), with Debian's
-# oneDNN for int8 and OpenBLAS (its OpenMP build) for FP32, then bench/ct2_translate.cpp against it and against
-# libattn (for attn's BPE). Nothing of CTranslate2 is committed to this repository.
+# oneDNN and OpenBLAS (its OpenMP build), then bench/ct2_translate.cpp against it and against libattn
+# (for attn's BPE). With both, CTranslate2 multiplies FP32 and int8 with oneDNN (its backend order:
+# MKL, oneDNN, OpenBLAS; Debian main has no MKL). Nothing of CTranslate2 is committed to this repository.
 #
 #   bench/ctranslate2_build.sh CT2_GIT SPDLOG_GIT CPU_FEATURES_GIT
 #
@@ -115,7 +116,7 @@ blas_version=$(dpkg-query -W -f='${Version}' libopenblas0-openmp 2>/dev/null || 
 ct2_version=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$src/python/ctranslate2/version.py")
 {
   echo "CTranslate2 $ct2_version (commit $ct2_commit), spdlog $spdlog_commit, cpu_features $cpu_features_commit"
-  echo "backends: oneDNN $dnnl_version (int8), OpenBLAS $blas_version, OpenMP build (FP32); OpenMP: GCC's; no MKL, no Ruy"
+  echo "backends: oneDNN $dnnl_version (FP32 sgemm and int8 GEMM: CTranslate2 takes oneDNN before OpenBLAS when both are built), OpenBLAS $blas_version, OpenMP build (linked, not its GEMM); OpenMP: GCC's; no MKL, no Ruy"
   echo "patched in the build copy: src/ops/conv1d_cpu.cc without its oneDNN path (speech models only)"
   echo "compiler: $(${CXX:-g++} --version | head -1)"
   echo "library: $out/install/lib/libctranslate2.so; driver: $out/ct2_translate"
