@@ -16,6 +16,8 @@ namespace attn::kernels {
 
 namespace {
 
+std::int64_t ceil_div_of(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
 [[noreturn]] void bad_shape(const char* what, std::int64_t got, std::int64_t need) {
   throw Error(std::string("sgemm: ") + what + " " + std::to_string(got) + " (need >= " + std::to_string(need) + ")");
 }
@@ -106,6 +108,21 @@ Fp32PackedB pack_fp32_b(const float* b, std::int64_t col_stride, std::int64_t st
   Fp32PackedB packed;
   active_kernels().pack_fp32_b_into(b, col_stride, step_stride, n, k, packed);
   return packed;
+}
+
+void gather_fp32_packed_columns(const Fp32PackedB& b, const std::int32_t* ids, std::int64_t count, float scale,
+                                float* out) {
+  const std::int64_t panels = ceil_div_of(b.n, b.panel_cols);
+  for (std::int64_t t = 0; t < count; ++t) {
+    const std::int64_t j = ids[t], panel = j / b.panel_cols, c = j % b.panel_cols;
+    float* row = out + t * b.k;
+    for (std::int64_t p0 = 0, block = 0; p0 < b.k; p0 += b.kc_len, ++block) {
+      const std::int64_t kc = std::min(b.kc_len, b.k - p0);
+      // Panel `panel` of k block `block`: kc steps of panel_cols floats.
+      const float* steps = b.values.data() + (block * panels * b.kc_len + panel * kc) * b.panel_cols + c;
+      for (std::int64_t q = 0; q < kc; ++q) row[p0 + q] = scale * steps[q * b.panel_cols];
+    }
+  }
 }
 
 void sgemm_fp32_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Fp32PackedB& b, float beta,

@@ -46,15 +46,16 @@ void ParamStore::allocate() {
 
 void ParamStore::allocate_for_decoding(ComputeType type, const std::function<bool(const ParamInfo&)>& stored_int8) {
   if (allocated()) throw std::logic_error("ParamStore::allocate_for_decoding: allocated already");
-  int8_rows_from_.assign(entries_.size(), -1);
-  if (type == ComputeType::int8 && stored_int8)
+  rows_from_form_.assign(entries_.size(), -1);
+  if (type == ComputeType::fp32 || (type == ComputeType::int8 && stored_int8))
     for (std::size_t i = 0; i < matrices_.size(); ++i) {
       const WeightMatrix& m = matrices_[i];
       const ParamInfo& p = entries_[static_cast<std::size_t>(m.param)];
       const bool rows_whole = p.shape.ndim() == 2 && m.first == 0 && m.rows == p.shape[0] && m.cols == p.shape[1] &&
                               m.ld == m.cols && m.cols > 0;
-      if (rows_whole && read_in_fp32_[static_cast<std::size_t>(m.param)] && stored_int8(p))
-        int8_rows_from_[static_cast<std::size_t>(m.param)] = static_cast<int>(i);
+      if (rows_whole && read_in_fp32_[static_cast<std::size_t>(m.param)] &&
+          (type == ComputeType::fp32 || stored_int8(p)))
+        rows_from_form_[static_cast<std::size_t>(m.param)] = static_cast<int>(i);
     }
   // The floats the products read from a form of their own: a parameter they
   // cover whole needs no FP32 values.
@@ -69,7 +70,7 @@ void ParamStore::allocate_for_decoding(ComputeType type, const std::function<boo
     const ParamInfo& p = entries_[i];
     const auto first = in_form.begin() + (in_form.empty() ? 0 : p.offset);
     const bool covered = !in_form.empty() && std::all_of(first, first + p.shape.numel(), [](bool b) { return b; });
-    if (covered && (!read_in_fp32_[i] || int8_rows_from_[i] >= 0)) continue;
+    if (covered && (!read_in_fp32_[i] || rows_from_form_[i] >= 0)) continue;
     value_at_[i] = held_floats_;
     held_floats_ += p.shape.numel();
   }
@@ -168,14 +169,15 @@ void ParamStore::set_int8_form(WeightMatrixId id, kernels::QuantizedWeight q) {
 }
 
 ParamId ParamStore::int8_rows_of(WeightMatrixId id) const {
-  for (std::size_t p = 0; p < int8_rows_from_.size(); ++p)
-    if (int8_rows_from_[p] == id.index) return static_cast<ParamId>(p);
+  if (compute_type() != ComputeType::int8) return -1;
+  for (std::size_t p = 0; p < rows_from_form_.size(); ++p)
+    if (rows_from_form_[p] == id.index) return static_cast<ParamId>(p);
   return -1;
 }
 
 void ParamStore::set_int8_rows(ParamId id, Int8Rows rows) {
   const auto i = static_cast<std::size_t>(id);
-  if (i >= int8_rows_from_.size() || int8_rows_from_[i] < 0)
+  if (i >= rows_from_form_.size() || rows_from_form_[i] < 0)
     throw std::logic_error("ParamStore::set_int8_rows: " + entries_.at(i).name + " is not gathered from int8 rows");
   int8_rows_.insert_or_assign(id, std::move(rows));
 }
@@ -186,15 +188,19 @@ void ParamStore::gather_rows(ParamId id, const std::int32_t* ids, float* out, st
     kernels::embedding_gather(value(id), ids, out, tokens, p.shape[1], scale);
     return;
   }
+  const int matrix = rows_from_form_.empty() ? -1 : rows_from_form_[static_cast<std::size_t>(id)];
+  const kernels::WeightForm form =
+      matrix >= 0 ? forms().form(static_cast<std::size_t>(matrix), matrices_[static_cast<std::size_t>(matrix)], nullptr)
+                  : kernels::WeightForm{compute_type()};
+  if (form.fp32 && form.fp32->n == p.shape[0] && form.fp32->k == p.shape[1] &&
+      form.fp32->panel_cols == kernels::fp32_panel_cols()) {
+    kernels::gather_fp32_packed_columns(*form.fp32, ids, tokens, scale, out);
+    return;
+  }
   const auto rows = int8_rows_.find(id);
-  const int matrix = int8_rows_from_.empty() ? -1 : int8_rows_from_[static_cast<std::size_t>(id)];
-  const kernels::QuantizedWeight* form =
-      matrix >= 0
-          ? forms().form(static_cast<std::size_t>(matrix), matrices_[static_cast<std::size_t>(matrix)], nullptr).int8
-          : nullptr;
-  if (rows == int8_rows_.end() || form == nullptr)
-    throw std::logic_error("ParamStore::gather_rows: " + p.name + " has neither FP32 values nor int8 rows here");
-  rows->second.gather(*form, ids, out, tokens, scale);
+  if (rows == int8_rows_.end() || form.int8 == nullptr)
+    throw std::logic_error("ParamStore::gather_rows: " + p.name + " has neither FP32 values nor rows in a form here");
+  rows->second.gather(*form.int8, ids, out, tokens, scale);
 }
 
 void ParamStore::make_forms(WeightForms& forms) const {

@@ -181,20 +181,32 @@ TEST_CASE("model file, every arch and compute type: a model loaded for decoding 
         const nn::ParamStore::Footprint held = params.footprint();
         REQUIRE(held.gradients == 0);
         REQUIRE(std::as_const(params).grads().empty());
-        // FP32 values exactly for what no matrix covers and for the embeddings (gathered in FP32).
+        // FP32 values exactly for what no matrix covers and, under bf16 and int8, for the embeddings
+        // (gathered in FP32); under fp32 a tied table's rows are gathered from the packed output
+        // projection, the same floats.
         std::int64_t expected = 0;
         for (nn::ParamId p = 0; p < static_cast<nn::ParamId>(params.entries().size()); ++p) {
-          const bool fp32_needed = !covered_by_matrices(params, p) || is_embedding(params.info(p));
+          const bool embedding = is_embedding(params.info(p));
+          const bool fp32_needed = !covered_by_matrices(params, p) || (embedding && type != ComputeType::fp32);
           INFO("parameter " << params.info(p).name);
           REQUIRE(params.holds_values(p) == fp32_needed);
           if (fp32_needed) expected += params.info(p).shape.numel() * static_cast<std::int64_t>(sizeof(float));
+          if (!embedding) continue;
+          const std::int64_t rows = params.info(p).shape[0], d = params.info(p).shape[1];
+          std::vector<std::int32_t> ids(static_cast<std::size_t>(rows));
+          for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int32_t>(ids.size() - 1 - i);
+          std::vector<float> got(static_cast<std::size_t>(rows * d)), want(got.size());
+          params.gather_rows(p, ids.data(), got.data(), rows, 0.5f);
+          model.params().gather_rows(p, ids.data(), want.data(), rows, 0.5f);
+          REQUIRE(same_bits(got, want));
         }
         REQUIRE(held.fp32_values == expected);
         REQUIRE(held.fp32_values < all_bytes);
         for (std::size_t i = 0; i < params.weight_matrices().size(); ++i) {
           const nn::WeightMatrix& m = params.weight_matrices()[i];
           INFO("weight matrix " << i << " of " << params.info(m.param).name);
-          REQUIRE((params.matrix_values({static_cast<int>(i)}) != nullptr) == is_embedding(params.info(m.param)));
+          REQUIRE((params.matrix_values({static_cast<int>(i)}) != nullptr) ==
+                  (is_embedding(params.info(m.param)) && type != ComputeType::fp32));
         }
         REQUIRE(held.forms > 0);
         REQUIRE_THROWS_AS(params.values(), std::logic_error);

@@ -59,6 +59,13 @@ std::int64_t fp32_panel_cols();
 Fp32PackedB pack_fp32_b(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n,
                         std::int64_t k);
 
+// out[t, :] = scale · column ids[t] of the packed op(B) (k floats each; when
+// Wᵀ was packed, row ids[t] of W): a tied embedding gathered from the output
+// projection's packed form, the bits of scale · W[ids[t], :]. ids in [0, n),
+// not checked here. out: [count, k].
+void gather_fp32_packed_columns(const Fp32PackedB& b, const std::int32_t* ids, std::int64_t count, float scale,
+                                float* out);
+
 // C[m×n] = alpha · A[m×k]·op(B) + beta · C with op(B) packed (n and k are b's;
 // A's rows lda apart, C's ldc): bitwise what sgemm_fp32(N, N, …) gives with
 // op(B) stored k×n, for any m (with B stored n×k, sgemm_fp32's few-row dot

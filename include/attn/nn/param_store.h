@@ -68,13 +68,14 @@ class ParamStore {
   bool allocated() const { return allocated_; }
 
   // For a model loaded for decoding in `type`: FP32 values of the parameters
-  // the products do not cover, of those read_in_fp32, and under fp32 of all;
-  // the weight matrices in `type`'s forms (ComputeTypes::decoding), each made
-  // by make_form or set_int8_form before the first product. The FP32 values
-  // of a matrix held as int8 or bf16 are never allocated. Under int8, a
-  // parameter read_in_fp32 that the file holds in int8 (stored_int8) and
-  // whose rows are a weight matrix's rows whole (a tied embedding table) gets
-  // none either: gather_rows reads its rows from that matrix's int8 form and
+  // the products do not cover and of those read_in_fp32; the weight matrices
+  // in `type`'s forms (ComputeTypes::decoding), each made by make_form or
+  // set_int8_form before the first product. The FP32 values of a matrix held
+  // in a form are never allocated. A parameter read_in_fp32 whose rows are a
+  // weight matrix's rows whole (a tied embedding table) gets none either
+  // under fp32 — gather_rows reads its rows from the matrix's packed form, the
+  // same floats — and under int8 when the file holds it in int8
+  // (stored_int8): gather_rows reads its rows from the matrix's int8 form and
   // the file's scales (set_int8_rows), the same values.
   void allocate_for_decoding(kernels::ComputeType type, const std::function<bool(const ParamInfo&)>& stored_int8 = {});
   // Whether parameter id has FP32 values here (always after allocate()).
@@ -86,13 +87,15 @@ class ParamStore {
   void make_form(WeightMatrixId id, const float* w);
   // Matrix id's int8 form, quantized already (under int8 only).
   void set_int8_form(WeightMatrixId id, kernels::QuantizedWeight q);
-  // The parameter whose rows are gathered from matrix id's int8 form, or -1.
+  // The parameter whose rows are gathered from matrix id's int8 form (with the
+  // rows set_int8_rows sets), or -1; under fp32 always -1.
   ParamId int8_rows_of(WeightMatrixId id) const;
   // Its file's scales and the rows the form re-quantized (set with the form).
   void set_int8_rows(ParamId id, Int8Rows rows);
 
   // out[t, :] = scale · row ids[t] of parameter id (a [rows, k] table, rows
-  // and k its shape's), from its FP32 values or its int8 rows. out: [tokens, k].
+  // and k its shape's), from its FP32 values, its matrix's packed FP32 form or
+  // its int8 rows. out: [tokens, k].
   void gather_rows(ParamId id, const std::int32_t* ids, float* out, std::int64_t tokens, float scale) const;
 
   // A parameter's FP32 values; std::logic_error where none are held.
@@ -169,7 +172,7 @@ class ParamStore {
   Tensor values_;
   Tensor grads_;
   std::vector<WeightMatrix> matrices_;
-  std::vector<int> int8_rows_from_;  // [entries_]: the matrix gather_rows reads under int8, −1 where none
+  std::vector<int> rows_from_form_;  // [entries_]: the matrix whose form gather_rows reads, −1 where none
   std::unordered_map<ParamId, Int8Rows> int8_rows_;  // of those, as set_int8_rows set them
   std::optional<WeightForms> forms_;                 // the store's own, from allocate() or allocate_for_decoding()
   const WeightForms* lent_ = nullptr;
