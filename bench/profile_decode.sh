@@ -6,8 +6,8 @@
 # For each of TYPES (default "fp32 int8"): `perf record --call-graph dwarf` of
 # `attn translate --compute-type T --beam 5 --batch-size 64 --threads 1`, then the share of all
 # samples spent under (perf's "children") each part of a decoding step:
-#   weight products  attn::kernels::weight_product (or gemm_int8, which it tail-calls): every x·Wᵀ of
-#                    a linear layer (int8: quantizing the activations, packing, vpdpbusd); the only
+#   weight products  attn::kernels::weight_product (or gemm_int8 or sgemm_fp32_packed, which it
+#                    tail-calls): every x·Wᵀ of a linear layer (int8: quantizing the activations, packing, vpdpbusd); the only
 #                    products --compute-type int8 changes
 #   output softmax   log_softmax_forward: the vocabulary's log-softmax (in place, after the output layer)
 #   best candidates  the beam's top-2K over K·V scores
@@ -48,7 +48,7 @@ import re, sys
 out, types = sys.argv[1], sys.argv[2:]
 # perf prints bare names (no arguments), some twice (inlined copies); under int8, weight_product
 # tail-calls gemm_int8 and often drops out of the stack: each part takes its largest match.
-parts = [("weight products", r"(attn::kernels::weight_product|::gemm_int8|::gemm_bf16_packed)$"),
+parts = [("weight products", r"(attn::kernels::weight_product|::gemm_int8|::gemm_bf16_packed|::sgemm_fp32_packed)$"),
          ("output softmax", r"log_softmax_forward$"),
          ("best candidates", r"best_candidates$"),
          ("cache reorder", r"Seq2Seq::select$"),
