@@ -219,7 +219,9 @@ def svg(lines, archs, by_k, component, metric, title):
            'font-family="DejaVu Sans, sans-serif" font-size="12">',
            f'<rect width="{W}" height="{H}" fill="#ffffff"/>']
     heading = title or f"{component}: {METRICS[metric]}"
-    out.append(f'<text x="{left}" y="24" font-size="15" font-weight="600">{esc(heading)}</text>')
+    # A long heading is squeezed to the picture's width rather than cut off at its edge.
+    fit = f' textLength="{W - left - 12}" lengthAdjust="spacingAndGlyphs"' if len(heading) * 7.6 > W - left - 12 else ""
+    out.append(f'<text x="{left}" y="24" font-size="14" font-weight="600"{fit}>{esc(heading)}</text>')
     for t in nice_ticks(y0, y1):
         out.append(f'<line x1="{left}" x2="{left + pw}" y1="{py(t):.1f}" y2="{py(t):.1f}" stroke="#e9ecef"/>')
         out.append(f'<text x="{left - 6}" y="{py(t) + 4:.1f}" text-anchor="end" fill="#495057">{t:g}</text>')
