@@ -55,6 +55,20 @@ Product checked_product(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
   return p;
 }
 
+// C = alpha · A·op(B) + beta · C with op(B) packed (Fp32PackedB or
+// Bf16PackedB) by the ISA whose panels are panel_cols wide, on `product`.
+template <typename Packed>
+void run_packed(const char* name, std::int64_t m, float alpha, const float* a, std::int64_t lda, const Packed& b,
+                float beta, float* c, std::int64_t ldc, std::int64_t panel_cols,
+                void (*product)(const Product&, const Packed*, bool)) {
+  // op(B) is read from b alone: the pointer in its place is never read.
+  const Product p = checked_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr,
+                                    std::max<std::int64_t>(b.n, 1), beta, c, ldc);
+  if (b.n > 0 && b.k > 0 && b.panel_cols != panel_cols)
+    throw Error(std::string(name) + ": B was packed for another ISA's tiles");
+  product(p, b.k > 0 ? &b : nullptr, true);
+}
+
 // The batch's items, item i's operands i strides (in floats) on from first's,
 // each by run(item, allow_threads): threads over the batch when it keeps
 // them evenly busy (or the products are too small to split), inside each
@@ -127,13 +141,8 @@ void gather_fp32_packed_columns(const Fp32PackedB& b, const std::int32_t* ids, s
 
 void sgemm_fp32_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Fp32PackedB& b, float beta,
                        float* c, std::int64_t ldc) {
-  // op(B) is read from b alone: the pointer in its place is never read.
-  const Product p = checked_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr,
-                                    std::max<std::int64_t>(b.n, 1), beta, c, ldc);
   const KernelTable& kernels = active_kernels();
-  if (b.n > 0 && b.k > 0 && b.panel_cols != kernels.fp32_panel_cols)
-    throw Error("sgemm_fp32_packed: B was packed for another ISA's tiles");
-  kernels.fp32_product(p, b.k > 0 ? &b : nullptr, true);
+  run_packed("sgemm_fp32_packed", m, alpha, a, lda, b, beta, c, ldc, kernels.fp32_panel_cols, kernels.fp32_product);
 }
 
 void gemm_bf16(Trans trans_a, Trans trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
@@ -169,13 +178,8 @@ Bf16PackedB pack_bf16_b(const float* b, std::int64_t col_stride, std::int64_t st
 
 void gemm_bf16_packed(std::int64_t m, float alpha, const float* a, std::int64_t lda, const Bf16PackedB& b, float beta,
                       float* c, std::int64_t ldc) {
-  // op(B) is read from b alone: the pointer in its place is never read.
-  const Product p = checked_product(Trans::N, Trans::N, m, b.n, b.k, alpha, a, lda, nullptr,
-                                    std::max<std::int64_t>(b.n, 1), beta, c, ldc);
   const KernelTable& kernels = active_kernels();
-  if (b.n > 0 && b.k > 0 && b.panel_cols != kernels.bf16_panel_cols)
-    throw Error("gemm_bf16_packed: B was packed for another ISA's tiles");
-  kernels.bf16_product(p, b.k > 0 ? &b : nullptr, true);
+  run_packed("gemm_bf16_packed", m, alpha, a, lda, b, beta, c, ldc, kernels.bf16_panel_cols, kernels.bf16_product);
 }
 
 }  // namespace attn::kernels
