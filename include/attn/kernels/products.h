@@ -63,9 +63,10 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
 //         for x·Wᵀ, `bf16_backward` for dy·W (made only for training);
 //   int8  W quantized per row (quantize_weight); the values no longer read.
 // A model loaded for decoding keeps no FP32 values of a matrix it holds in
-// another form (values null), as CTranslate2 drops a weight once converted. Where they are kept (training, or a matrix
-// also read in FP32), a product whose packed form is absent (or packed for another ISA than the active one) packs them
-// as it goes, with the same bits.
+// another form (values null), as CTranslate2 drops a weight once converted.
+// Where they are kept (training, or a matrix also read in FP32), a product
+// whose packed form is absent (or packed for another ISA than the active one)
+// packs them as it goes, with the same bits.
 struct WeightForm {
   ComputeType type;
   const float* values = nullptr;  // [rows, ld], or null when only the form is held
