@@ -180,6 +180,7 @@ void print_length_table(const std::vector<Cell>& cells, std::int64_t t, const Op
                 fixed(attention_ratio(c, ref), 2, "x").c_str(), decode_ms.c_str(), sentences.c_str(), c.flops / 1e6,
                 c.flops * c.train->tokens_per_s / 1e9, c.other_cores);
     if (!c.decode_error.empty()) std::printf("%-12s   decode %s\n", "", c.decode_error.c_str());
+    if (!c.attention_error.empty()) std::printf("%-12s   attn MB %s\n", "", c.attention_error.c_str());
     if (c.decode && (c.decode->shortest != t || c.decode->longest != t))
       std::printf("%-12s   * outputs of %ld..%ld words, not %ld\n", "", static_cast<long>(c.decode->shortest),
                   static_cast<long>(c.decode->longest), static_cast<long>(t));
@@ -214,6 +215,7 @@ Json cells_json(const std::vector<Cell>& cells) {
     j["attention_mb"] =
         optional_number(c.attention_bytes ? std::optional<double>(*c.attention_bytes / 1e6) : std::nullopt);
     j["attention_vs_transformer"] = optional_number(attention_ratio(c, ref));
+    if (!c.attention_error.empty()) j["attention_error"] = c.attention_error;
     if (c.decode) {
       j["decode_sentences"] = c.decode->sentences;
       j["decode_ms_per_sentence"] = c.decode->ms_per_sentence;

@@ -107,6 +107,7 @@ inline double measure_attention_bytes(const model::ModelConfig& config, std::int
   params.allocate();
   Rng init(4);
   params.initialize(init);
+  params.zero_grads();  // gradients come when asked for: the backward below adds into them
   const std::int64_t rows = batch * t, d = config.dim;
   const std::vector<float> x = bench::random_floats(static_cast<std::size_t>(rows * d), 5);   // [B·T, d]
   const std::vector<float> dy = bench::random_floats(static_cast<std::size_t>(rows * d), 6);  // [B·T, d]
@@ -214,6 +215,7 @@ struct Cell {
   double estimate_bytes = 0;
   std::optional<TrainResult> train;
   std::optional<double> attention_bytes;
+  std::string attention_error;  // why attention_bytes is missing
   std::optional<DecodeResult> decode;
   std::string decode_error;
   double flops = 0;        // per target token
@@ -287,8 +289,8 @@ inline Cell measure_cell(const std::string& arch, std::int64_t t, const Options&
       },
       cell.skipped);
   if (!trained) return cell;
-  std::string attention_error;  // a memory figure: no timing, no retry
-  run_part([&] { cell.attention_bytes = measure_attention_bytes(config, cell.batch, t); }, attention_error);
+  // A memory figure: no timing, no retry.
+  run_part([&] { cell.attention_bytes = measure_attention_bytes(config, cell.batch, t); }, cell.attention_error);
   run_part(
       [&] {
         cell.decode = quietest<DecodeResult>([&] { return measure_decoding(config, t, o); }, o.retries, decode_other,
