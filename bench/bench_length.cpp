@@ -188,6 +188,56 @@ void print_length_table(const std::vector<Cell>& cells, std::int64_t t, const Op
   std::fflush(stdout);
 }
 
+// Fast-DiSA's cost as a multiple of a yardstick's (DiSA, its paper's; a
+// convolution, its paper's "as fast and memory-friendly as a CNN"), per T:
+// time ratios are Fast-DiSA's time over the yardstick's (below 1: Fast-DiSA
+// is faster), memory ratios its bytes over the yardstick's.
+struct YardstickRatios {
+  std::int64_t t = 0;
+  std::string yardstick;
+  std::optional<double> train_time, step_memory, attention_memory, decode_time;
+  std::string missing;  // why there are none: a cell that did not fit or did not run
+};
+
+std::vector<YardstickRatios> yardstick_ratios(const std::vector<Cell>& cells, const Options& o) {
+  std::vector<YardstickRatios> out;
+  for (const char* yardstick : {"disa", "dynamicconv"})
+    for (std::int64_t t : o.lengths) {
+      const Cell* fast = find_cell(cells, "fastdisa", t);
+      const Cell* other = find_cell(cells, yardstick, t);
+      if (!fast || !other) continue;
+      YardstickRatios r{t, yardstick, {}, {}, {}, {}, {}};
+      if (!fast->train || !other->train) {
+        r.missing = !other->train ? other->skipped : fast->skipped;
+        out.push_back(r);
+        continue;
+      }
+      r.train_time = other->train->tokens_per_s / fast->train->tokens_per_s;
+      r.step_memory = fast->train->step_bytes / other->train->step_bytes;
+      if (fast->attention_bytes && other->attention_bytes)
+        r.attention_memory = *fast->attention_bytes / *other->attention_bytes;
+      if (fast->decode && other->decode) r.decode_time = fast->decode->ms_per_sentence / other->decode->ms_per_sentence;
+      out.push_back(r);
+    }
+  return out;
+}
+
+void print_yardstick_ratios(const std::vector<YardstickRatios>& ratios) {
+  if (ratios.empty()) return;
+  std::printf("\nFast-DiSA against its yardsticks (its cost ÷ the yardstick's; below 1: Fast-DiSA needs less)\n");
+  std::printf("%-12s %6s %11s %9s %9s %11s\n", "yardstick", "T", "train time", "step MB", "attn MB", "decode time");
+  for (const YardstickRatios& r : ratios) {
+    if (!r.missing.empty()) {
+      std::printf("%-12s %6ld %s\n", r.yardstick.c_str(), static_cast<long>(r.t), r.missing.c_str());
+      continue;
+    }
+    std::printf("%-12s %6ld %11s %9s %9s %11s\n", r.yardstick.c_str(), static_cast<long>(r.t),
+                fixed(r.train_time, 2, "x").c_str(), fixed(r.step_memory, 2, "x").c_str(),
+                fixed(r.attention_memory, 3, "x").c_str(), fixed(r.decode_time, 2, "x").c_str());
+  }
+  std::fflush(stdout);
+}
+
 Json optional_number(std::optional<double> v) { return v && std::isfinite(*v) ? Json(*v) : Json(nullptr); }
 
 Json cells_json(const std::vector<Cell>& cells) {
@@ -263,6 +313,8 @@ int run(const Options& o) {
     }
     print_length_table(cells, t, o);
   }
+  const std::vector<YardstickRatios> ratios = yardstick_ratios(cells, o);
+  print_yardstick_ratios(ratios);
   const double rss = peak_rss_bytes();
   std::printf("\npeak RSS of the process: %.1f MB\n", rss / 1e6);
 
@@ -291,6 +343,16 @@ int run(const Options& o) {
     doc["lengths"] = o.lengths;
     doc["peak_rss_mb"] = rss / 1e6;
     doc["cells"] = cells_json(cells);
+    doc["fastdisa_vs_yardsticks"] = Json::array();
+    for (const YardstickRatios& r : ratios) {
+      Json j{{"T", r.t}, {"yardstick", r.yardstick}};
+      if (!r.missing.empty()) j["missing"] = r.missing;
+      j["train_time"] = optional_number(r.train_time);
+      j["step_memory"] = optional_number(r.step_memory);
+      j["attention_memory"] = optional_number(r.attention_memory);
+      j["decode_time"] = optional_number(r.decode_time);
+      doc["fastdisa_vs_yardsticks"].push_back(std::move(j));
+    }
     std::ofstream out(o.json_path);
     out << doc.dump(1) << '\n';
     if (!out) {

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Draw bench_length's JSON as one self-contained SVG with two panels:
 training time per target token (µs, log scale) against T, and the step's and
-the attention mixer's memory (MB, log scale) against T, one colour per arch.
+the attention mixer's memory (MB, log scale) against T, one colour per arch;
+with --ratios, also Fast-DiSA's cost as a multiple of DiSA's and of
+DynamicConv's against T (the ratios its paper's claims are about).
 
-    python3 bench/plot_length.py runs/bench/length.json -o docs/img/cost_length.svg
+    python3 bench/plot_length.py runs/bench/length.json -o docs/img/cost_length.svg \
+        [--ratios docs/img/fastdisa_yardsticks.svg]
 
 Standard library only. Cells that did not fit have no point; a line breaks there.
 """
@@ -101,10 +104,7 @@ def draw(doc):
     time_panel = Panel(LEFT, lengths, time_values)
     memory_panel = Panel(LEFT + PANEL_W + GAP, lengths, memory_values)
 
-    cpu = doc.get("cpu", {})
-    subtitle = (f'{cpu.get("model_name", "?")} (family {cpu.get("family", "?")}, model {cpu.get("model", "?")}), '
-                f'{doc.get("threads", "?")} threads, {doc.get("date", "?")}; '
-                f'{doc.get("tokens_per_batch", "?")} target tokens per batch, source = target = T')
+    subtitle = subtitle_of(doc)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
            f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
            f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
@@ -137,10 +137,65 @@ def draw(doc):
     return "\n".join(out) + "\n"
 
 
+RATIO_MEASURES = [("training time", "train_us_per_token"), ("step memory", "step_mb"),
+                  ("attention memory", "attention_mb"), ("decoding time", "decode_ms_per_sentence")]
+YARDSTICKS = [("disa", "÷ DiSA", False), ("dynamicconv", "÷ DynamicConv", True)]
+
+
+def draw_ratios(doc):
+    """Fast-DiSA's cost ÷ each yardstick's at every T both ran, one colour per measure."""
+    cells = doc["cells"]
+    lengths = sorted({c["T"] for c in cells})
+    by = {(c["arch"], c["T"]): c for c in cells}
+    lines, values = [], []
+    for yardstick, name, dashed in YARDSTICKS:
+        for i, (measure, key) in enumerate(RATIO_MEASURES):
+            points = []
+            for t in lengths:
+                fast, other = by.get(("fastdisa", t), {}), by.get((yardstick, t), {})
+                ratio = fast[key] / other[key] if fast.get(key) and other.get(key) else None
+                points.append((t, ratio))
+                if ratio:
+                    values.append(ratio)
+            lines.append((f"{measure} {name}", COLOURS[i], dashed, points))
+    if not values:
+        sys.exit("plot_length: --ratios needs fastdisa and disa or dynamicconv cells with measurements")
+    values += [1.0]
+    panel = Panel(LEFT, lengths, values)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{PANEL_W + LEFT + 420}" height="{HEIGHT}" '
+           f'viewBox="0 0 {PANEL_W + LEFT + 420} {HEIGHT}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{PANEL_W + LEFT + 420}" height="{HEIGHT}" fill="white"/>',
+           '<text x="20" y="22" font-size="15" font-weight="bold">Fast-DiSA against its yardsticks</text>',
+           f'<text x="20" y="40" fill="#555">{escape(subtitle_of(doc))}</text>']
+    panel.axes(out, lengths, "Fast-DiSA's cost ÷ the yardstick's", "ratio (log scale; below 1: Fast-DiSA less)")
+    y1 = panel.y(1.0)
+    out.append(f'<line x1="{LEFT}" y1="{y1:.1f}" x2="{LEFT + PANEL_W}" y2="{y1:.1f}" stroke="#222" '
+               'stroke-width="1.5"/>')
+    for _, colour, dashed, points in lines:
+        panel.line(out, points, colour, dashed)
+    x, y = LEFT + PANEL_W + 30, TOP + 10
+    for text, colour, dashed, _ in lines:
+        dash = ' stroke-dasharray="6 4"' if dashed else ""
+        out.append(f'<line x1="{x}" y1="{y}" x2="{x + 26}" y2="{y}" stroke="{colour}" stroke-width="2"{dash}/>')
+        out.append(f'<text x="{x + 32}" y="{y + 4}">{escape(text)}</text>')
+        y += 20
+    out.append(f'<text x="{x}" y="{y + 8}" fill="#555" font-size="11">no point: the yardstick did not fit</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def subtitle_of(doc):
+    cpu = doc.get("cpu", {})
+    return (f'{cpu.get("model_name", "?")} (family {cpu.get("family", "?")}, model {cpu.get("model", "?")}), '
+            f'{doc.get("threads", "?")} threads, {doc.get("date", "?")}; '
+            f'{doc.get("tokens_per_batch", "?")} target tokens per batch, source = target = T')
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", help="bench_length --json output")
     parser.add_argument("-o", "--output", required=True, help="the SVG to write")
+    parser.add_argument("--ratios", help="also write Fast-DiSA ÷ DiSA and ÷ DynamicConv against T to this SVG")
     args = parser.parse_args()
     try:
         with open(args.json, encoding="utf-8") as f:
@@ -150,6 +205,9 @@ def main():
     svg = draw(doc)
     with open(args.output, "w", encoding="utf-8") as f:
         f.write(svg)
+    if args.ratios:
+        with open(args.ratios, "w", encoding="utf-8") as f:
+            f.write(draw_ratios(doc))
 
 
 if __name__ == "__main__":
