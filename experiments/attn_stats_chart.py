@@ -79,8 +79,8 @@ def parse_args(argv):
         i += 1
     if out is None or not files:
         fail("usage: attn_stats_chart.py OUT.svg [K=]STATS.json ... (see the top of the script)")
-    if not out.endswith(".svg"):
-        fail(f"{out}: the output is an SVG file; name it .svg")
+    if not out.endswith(".svg") and out != "-":
+        fail(f"{out}: the output is an SVG file; name it .svg (or - for a Markdown table)")
     return out, files, component, metric, title, options["--set"], options["--model"]
 
 
@@ -262,6 +262,18 @@ def svg(lines, archs, by_k, component, metric, title):
     return "\n".join(out) + "\n"
 
 
+def markdown(lines, archs, metric):
+    """The lines as a Markdown table: one row per (model or group, layer), one column per x."""
+    xs = sorted({x for points in lines.values() for x, _ in points})
+    label = lambda x: f"×{x:g}" if float(x).is_integer() else f"{x:.1f}"
+    out = [f"| model | layer | {METRICS[metric]}: " + ", ".join(label(x) for x in xs) + " |", "| --- | ---: | --- |"]
+    for (model, layer), points in sorted(lines.items(), key=lambda kv: (str(kv[0][0]), kv[0][1])):
+        by_x = dict(points)
+        cells = ", ".join(f"{by_x[x]:.3f}" if x in by_x else "—" for x in xs)
+        out.append(f"| {archs.get(model, model)} | {layer} | {cells} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv):
     out, args, component, metric, title, test_set, model = parse_args(argv)
     dirs = [a for a in args if os.path.isdir(a)]
@@ -273,6 +285,9 @@ def main(argv):
     else:
         files = [read_file(a) for a in args]
         lines, archs, by_k = series(files, component, metric)
+    if out == "-":
+        sys.stdout.write(markdown(lines, archs, metric))
+        return
     text = svg(lines, archs, by_k, component, metric, title)
     tmp = out + ".tmp"
     try:

@@ -119,6 +119,14 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(len(points), 12)  # 4 lines at ×1, ×2, ×8: other sets and models are not read
         with open(out, encoding="utf-8") as f:
             self.assertIn("mean over seeds", f.read())
+        # OUT "-": the same points as a Markdown table, a row per group and layer, a column per ×K.
+        r = self.run_chart("-", *runs, "--metric", "max_weight")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = r.stdout.strip().split("\n")
+        self.assertIn("×1, ×2, ×8", rows[0])
+        self.assertEqual(len(rows), 2 + 4)
+        self.assertIn("| muse | 0 | 0.500, 1.000, 4.000 |", rows)
+        self.assertIn("| transformer | 1 | 0.250, 0.250, 0.250 |", rows)
         # Run folders and files are not mixed; a run without stats/ is an error.
         bare = os.path.join(self.dir.name, "bare")
         os.makedirs(bare)
