@@ -132,8 +132,8 @@ void gather_fp32_packed_columns(const Fp32PackedB& b, const std::int32_t* ids, s
     float* row = out + t * b.k;
     for (std::int64_t p0 = 0, block = 0; p0 < b.k; p0 += b.kc_len, ++block) {
       const std::int64_t kc = std::min(b.kc_len, b.k - p0);
-      // Panel `panel` of k block `block`: kc steps of panel_cols floats.
-      const float* steps = b.values.data() + (block * panels * b.kc_len + panel * kc) * b.panel_cols + c;
+      // Panel `panel` of k block `block`: kc steps of panel_cols floats (kc_len long).
+      const float* steps = b.values.data() + (block * panels + panel) * b.kc_len * b.panel_cols + c;
       for (std::int64_t q = 0; q < kc; ++q) row[p0 + q] = scale * steps[q * b.panel_cols];
     }
   }

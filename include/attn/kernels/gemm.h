@@ -40,12 +40,12 @@ void sgemm_fp32_batched(Trans trans_a, Trans trans_b, std::int64_t m, std::int64
 // active ISA's tiles read, as the product packs it block by block, so that a
 // weight read at every decoding step is not packed again at every product
 // (with a beam's few rows of A, packing B cost more than multiplying by it):
-//   k block b (steps b·kc_len …, the blocks sgemm_fp32 uses for this k, the
-//   last one kc ≤ kc_len long), panel p (columns p·panel_cols …), step q:
-//   values[b·panels·kc_len·panel_cols + (p·kc + q)·panel_cols + c]
+//   k block b (steps b·kc_len …, the blocks sgemm_fp32 uses for this k),
+//   panel p (columns p·panel_cols …), step q, column c:
+//   values[((b·panels + p)·kc_len + q)·panel_cols + c]
 //     = op(B)[b·kc_len + q][p·panel_cols + c],
-// with panels = ⌈n / panel_cols⌉ and zeros past n. panel_cols belongs to the
-// ISA that packed it (fp32_panel_cols).
+// with panels = ⌈n / panel_cols⌉ and zeros past n and k. panel_cols belongs
+// to the ISA that packed it (fp32_panel_cols).
 struct Fp32PackedB {
   std::int64_t n = 0, k = 0, kc_len = 0, panel_cols = 0;
   std::vector<float> values;

@@ -149,7 +149,9 @@ void run_region(const Product& p, const Fp32PackedB* packed, std::int64_t m0, st
           const float* b_block = nullptr;
           std::int64_t b_panel_stride = kTileCols * kc, b_step = kTileCols;
           if (packed) {
-            b_block = packed->values.data() + kb * ceil_div(p.n, kTileCols) * kTileCols * kc_len + jc * kc;
+            // Every panel of a packed B is kc_len steps long, the last block's too.
+            b_block = packed->values.data() + (kb * ceil_div(p.n, kTileCols) + jc / kTileCols) * kTileCols * kc_len;
+            b_panel_stride = kTileCols * kc_len;
           } else if (direct_b) {
             b_block = p.b + jc * p.b_col + p0 * p.b_step;
             b_panel_stride = kTileCols;
@@ -236,23 +238,9 @@ void pack_fp32_b_into(const float* b, std::int64_t col_stride, std::int64_t step
   packed.n = n;
   packed.k = k;
   packed.panel_cols = kTileCols;
-  packed.kc_len = 0;
-  if (n == 0 || k == 0) {
-    packed.values.clear();
-    return;
-  }
-  packed.kc_len = kc_len_for(k);
-  const std::int64_t k_blocks = ceil_div(k, packed.kc_len), panels = ceil_div(n, kTileCols);
-  packed.values.assign(static_cast<std::size_t>(k_blocks * panels * kTileCols * packed.kc_len), 0.0f);
-  for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
-    const std::int64_t p0 = kb * packed.kc_len, kc = std::min(packed.kc_len, k - p0);
-    for (std::int64_t panel = 0; panel < panels; ++panel) {
-      const std::int64_t j = panel * kTileCols;
-      pack_panel<kTileCols>(b + j * col_stride + p0 * step_stride, col_stride, step_stride,
-                            static_cast<int>(std::min<std::int64_t>(kTileCols, n - j)), kc,
-                            packed.values.data() + kb * panels * kTileCols * packed.kc_len + j * kc);
-    }
-  }
+  packed.kc_len = n > 0 && k > 0 ? kc_len_for(k) : 0;
+  pack_b_blocks<kTileCols>(b, col_stride, step_stride, n, k, packed.kc_len, packed.kc_len * kTileCols, packed.values,
+                           pack_panel<kTileCols>);
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <omp.h>
 
@@ -19,6 +20,32 @@
 namespace attn::kernels::ATTN_ISA_NAMESPACE {
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// op(B) (n columns over k steps: column j, step p at b[j·col_stride +
+// p·step_stride]) packed once, as a product packs it block by block: k
+// blocks of kc_len steps (the last shorter), each cut into panels of kCols
+// columns, every panel panel_size words (zeros past n and k):
+//   panel p of block kb at words[(kb·panels + p)·panel_size].
+// pack_panel(src, col_stride, step_stride, width, kc, out) packs one panel.
+template <int kCols, typename Word, typename PackPanel>
+void pack_b_blocks(const float* b, std::int64_t col_stride, std::int64_t step_stride, std::int64_t n, std::int64_t k,
+                   std::int64_t kc_len, std::int64_t panel_size, std::vector<Word>& words, PackPanel pack_panel) {
+  if (n == 0 || k == 0) {
+    words.clear();
+    return;
+  }
+  const std::int64_t k_blocks = ceil_div(k, kc_len), panels = ceil_div(n, kCols);
+  words.assign(static_cast<std::size_t>(k_blocks * panels * panel_size), Word{});
+  for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
+    const std::int64_t p0 = kb * kc_len, kc = std::min(kc_len, k - p0);
+    for (std::int64_t panel = 0; panel < panels; ++panel) {
+      const std::int64_t j = panel * kCols;
+      pack_panel(b + j * col_stride + p0 * step_stride, col_stride, step_stride,
+                 static_cast<int>(std::min<std::int64_t>(kCols, n - j)), kc,
+                 words.data() + (kb * panels + panel) * panel_size);
+    }
+  }
+}
 
 // One thread's pack buffer, grown to the largest request and then reused.
 // T is float (FP32 panels) or a 4-byte pair of bf16 / quad of int8.

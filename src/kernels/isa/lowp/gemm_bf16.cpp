@@ -115,24 +115,9 @@ void pack_bf16_b_into(const float* b, std::int64_t col_stride, std::int64_t step
   packed.n = n;
   packed.k = k;
   packed.panel_cols = kBf16TileCols;
-  packed.kc_len = 0;
-  if (n == 0 || k == 0) {
-    packed.pairs.clear();
-    return;
-  }
-  packed.kc_len = bf16_kc_len(k);
-  const std::int64_t k_blocks = ceil_div(k, packed.kc_len), kp_len = packed.kc_len / 2;
-  const std::int64_t panels = ceil_div(n, kBf16TileCols), panel_size = kp_len * kBf16TileCols;
-  packed.pairs.assign(static_cast<std::size_t>(k_blocks * panels * panel_size), 0u);
-  for (std::int64_t kb = 0; kb < k_blocks; ++kb) {
-    const std::int64_t p0 = kb * packed.kc_len, kc = std::min(packed.kc_len, k - p0);
-    for (std::int64_t panel = 0; panel < panels; ++panel) {
-      const std::int64_t j = panel * kBf16TileCols;
-      pack_bf16<kBf16TileCols>(b + j * col_stride + p0 * step_stride, col_stride, step_stride,
-                               static_cast<int>(std::min<std::int64_t>(kBf16TileCols, n - j)), kc,
-                               packed.pairs.data() + (kb * panels + panel) * panel_size);
-    }
-  }
+  packed.kc_len = n > 0 && k > 0 ? bf16_kc_len(k) : 0;
+  pack_b_blocks<kBf16TileCols>(b, col_stride, step_stride, n, k, packed.kc_len, packed.kc_len / 2 * kBf16TileCols,
+                               packed.pairs, pack_bf16<kBf16TileCols>);
 }
 
 }  // namespace attn::kernels::ATTN_ISA_NAMESPACE
