@@ -25,8 +25,8 @@
 #           of its own (OUT/attn-SHA), so a comparison spread over days stays fair
 #           while the code moves on
 # --archive keep each finished run small in DIR/<arch>/seed<S> (experiments/archive_run.py:
-#           log, translations, scores in the run layout of docs/report.md; no model
-#           files) to commit; a run archived there counts as done, so a comparison
+#           log, scores, the translations' per-segment statistics in the run layout of
+#           docs/report.md; no model files, no translations) to commit; a run archived there counts as done, so a comparison
 #           can continue on a fresh checkout; a finished run not archived yet is
 #           archived by the next call
 # Without archs: transformer muse muse-simple muse-separate convsan convsan2d fastdisa.
@@ -129,10 +129,18 @@ variant_name() { echo "${1%%=*}"; }
 variant_arch() { local rest=${1#*=}; echo "${rest%%,*}"; }
 variant_flags() { [[ "$1" == *=*,* ]] && tr ',' '\n' <<<"${1#*,}" || true; }
 
-# A finished run kept small in the archive: its log, translations and scores in
-# the run layout (docs/report.md), the attn that made it, and `done` last.
+# A finished run kept small in the archive: its log, scores and the per-segment
+# statistics of its translations in the run layout (docs/report.md; never the
+# translations: they hold the corpus's text), the attn that made it, and `done`
+# last. The statistics need an attn with score --segments: a frozen older one
+# hands them to this checkout's.
 archive_one() {
-  python3 experiments/archive_run.py "$1" "$2" --attn "$attn"
+  local scorer=$attn
+  if ! "$attn" score --help 2>/dev/null | grep -q -- --segments; then
+    (cd "$repo" && make -s attn)
+    scorer=$repo/attn
+  fi
+  python3 experiments/archive_run.py "$1" "$2" --attn "$scorer" --refs "$out/refs" --tgt "$tgt"
   echo "attn ${sha:-of $attn}; experiments/compare.sh of $(git -C "$repo" rev-parse --short=12 HEAD)" >"$2/commit"
   touch "$2/done"
 }
@@ -228,4 +236,8 @@ for seed in $seeds; do
   done
 done
 [ ${#unfinished[@]} -eq 0 ] || { echo "compare: not finished: ${unfinished[*]}; rerun the same command to continue" >&2; exit 1; }
-echo "== all runs done: $out; attn report ${archive:-$out}/*/seed* --refs $out/refs -o report.html"
+if [ -n "$archive" ]; then
+  echo "== all runs done: $out, archived in $archive; attn report $archive/*/seed* -o report.html"
+else
+  echo "== all runs done: $out; attn report $out/*/seed* --refs $out/refs -o report.html"
+fi

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """The comparison's tables from a finished (or partial) experiments/compare.sh run, and its verdicts from attn.
 
-    experiments/compare_verdicts.py RUNS_DIR REFS_DIR [--claims FILE] [--attn build/attn] [--order "A B ..."]
+    experiments/compare_verdicts.py RUNS_DIR [--refs REFS_DIR] [--claims FILE] [--attn build/attn] [--order "A B ..."]
                               [--speed ARCH_SPEED.txt] [--memory A:B] [--param-match A:B]
                               [--long LONG_RUNS_DIR [--long-refs DIR] [--long-claims FILE]] [--threads N] > section.md
 
-RUNS_DIR holds <arch>/seed<N> run directories (compare.sh's --out or --archive), REFS_DIR the references
-(compare.sh's OUT/refs). Only finished runs (a `done` file) are read. It prints, in Markdown:
+RUNS_DIR holds <arch>/seed<N> run directories (compare.sh's --out or --archive). Archived runs carry
+their translations' per-segment statistics (segments/), which is all the tests need; runs that still hold
+their translations (hyp/, compare.sh's --out) need --refs REFS_DIR, the references (compare.sh's
+OUT/refs). Only finished runs (a `done` file) are read. It prints, in Markdown:
 
   - the table: per arch, BLEU mean ± sd over the seeds (best checkpoint and the average of the last 5) on
     the test set and its joined probes, chrF2, the difference to --baseline with its pooled seed-matched
@@ -14,7 +16,7 @@ RUNS_DIR holds <arch>/seed<N> run directories (compare.sh's --out or --archive),
   - per arch and set, the output's length ÷ the reference's and the 4-gram precision (from the runs'
     score files): on probes longer than the training inputs every model stops early, so BLEU there is
     mostly the brevity penalty;
-  - the verdicts of --claims FILE: `attn report RUNS --refs REFS --claims FILE` (docs/verdicts.md). The
+  - the verdicts of --claims FILE: `attn report RUNS [--refs REFS] --claims FILE` (docs/verdicts.md). The
     statistics and the rule are attn's; this script only calls it.
 
 --order: the rows' order (default: attn report's, the baseline first). --speed: bench/arch_speed.sh's
@@ -44,7 +46,8 @@ def finished_runs(runs_dir):
 
 def attn_report(args, dirs, refs, extra):
     threads = ["--threads", str(args.threads)] if args.threads else []
-    result = subprocess.run([args.attn, "report", *dirs, "--refs", refs, *extra, *threads], capture_output=True,
+    with_refs = ["--refs", refs] if refs else []
+    result = subprocess.run([args.attn, "report", *dirs, *with_refs, *extra, *threads], capture_output=True,
                             text=True)
     if result.returncode != 0:
         sys.exit(f"compare_verdicts: attn report failed: {result.stderr.strip()}")
@@ -243,7 +246,7 @@ def section(args, runs_dir, refs, claims, claim_dirs, with_parameters):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs")
-    ap.add_argument("refs")
+    ap.add_argument("--refs", help="the references <set>.<tgt> of runs that hold translations (hyp/)")
     ap.add_argument("--claims", help="the claims file of RUNS_DIR's comparison (docs/verdicts.md)")
     ap.add_argument("--attn", default="build/attn")
     ap.add_argument("--baseline", default="transformer", help="attn report's --baseline for the Δ columns")
@@ -252,7 +255,7 @@ def main():
     ap.add_argument("--memory", help="A:B — A's peak training memory and speed against B's")
     ap.add_argument("--param-match", help="A:B — is A's parameter count within 1%% of B's (long table)")
     ap.add_argument("--long", help="the long comparison's runs (<arch>/seed<N>)")
-    ap.add_argument("--long-refs", help="its references (default: REFS_DIR)")
+    ap.add_argument("--long-refs", help="its references (default: --refs)")
     ap.add_argument("--long-claims", help="its claims file, decided with both comparisons' runs")
     ap.add_argument("--threads", type=int, help="attn report's threads (default: its own)")
     args = ap.parse_args()

@@ -116,21 +116,23 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
   ReportFlags& f = *flags;
   CLI::App* sub = app.add_subcommand(
       "report", "Compare training runs: curves and a table of speed, memory and scores on one HTML page");
-  sub->footer("Each RUN_DIR is a run directory as attn writes it (docs/report.md): attn train --save-dir's "
-              "log.jsonl and checkpoints, translations in hyp/<set>.<model>.txt (attn translate -o) and their "
-              "scores in score/<set>.<model>.json (attn score --format json).\n"
-              "Run directories named seed<N> (OUT/<arch>/seed<S>) are grouped by arch: mean and sd over "
-              "the seeds of the scores in score/, or of the translations in hyp/ scored against --refs, "
-              "which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length "
-              "(docs/report.md).\n"
-              "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET', "
-              "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file "
-              "(docs/verdicts.md); also claims on attention statistics (the runs' stats/<set>.<model>.json): "
-              "'A encoder layer last max_weight above layer 0 on SET', "
-              "'A encoder layer all normalised_entropy slope above 0 on SET', 'A ... slope below B on SET'.\n"
-              "Examples:\n  attn report runs/compare/transformer runs/compare/muse -o report.html\n"
-              "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html\n"
-              "  attn report runs/compare/*/seed* --refs runs/compare/refs --claims experiments/claims/cmp7.claims");
+  sub->footer(
+      "Each RUN_DIR is a run directory as attn writes it (docs/report.md): attn train --save-dir's "
+      "log.jsonl and checkpoints, translations in hyp/<set>.<model>.txt (attn translate -o), their "
+      "scores in score/<set>.<model>.json (attn score --format json) and, in their place in an archive, their "
+      "per-segment statistics in segments/<set>.<model>.tsv (attn score --segments).\n"
+      "Run directories named seed<N> (OUT/<arch>/seed<S>) are grouped by arch: mean and sd over "
+      "the seeds of the scores in score/, or of the translations in hyp/ scored against --refs or their "
+      "segments/, which also gives seed-matched paired bootstrap p-values against --baseline and BLEU by reference length "
+      "(docs/report.md).\n"
+      "--claims FILE decides the claims in FILE (one a line: 'A beats B on SET', 'A within 0.5 of B on SET', "
+      "'A slope above B on SET', ...) by the paired t over seeds and the pooled bootstrap, Holm over the file "
+      "(docs/verdicts.md); also claims on attention statistics (the runs' stats/<set>.<model>.json): "
+      "'A encoder layer last max_weight above layer 0 on SET', "
+      "'A encoder layer all normalised_entropy slope above 0 on SET', 'A ... slope below B on SET'.\n"
+      "Examples:\n  attn report runs/compare/transformer runs/compare/muse -o report.html\n"
+      "  attn report runs/compare/*/seed* --refs runs/compare/refs -o report.html\n"
+      "  attn report runs/compare/*/seed* --refs runs/compare/refs --claims experiments/claims/cmp7.claims");
   add_common_options(*sub, common);
   sub->add_option("RUN_DIR", f.runs, "run directories (attn train --save-dir)")->required()->expected(1, -1);
   CLI::Option* output = sub->add_option("-o,--output", f.output, "the HTML page ('-': stdout); written atomically")
@@ -139,7 +141,8 @@ void add_report_command(CLI::App& app, CommonOptions& common, Action& action) {
                 "print the table (and the verdicts) as JSON on stdout (and write the page only when -o is given)");
   sub->add_option("--refs", f.refs,
                   "folder of references <set>.<tgt-lang>: seed runs' translations in hyp/ are scored against "
-                  "them, with paired bootstrap p-values and BLEU by reference length");
+                  "them, with paired bootstrap p-values and BLEU by reference length (segments/ are checked "
+                  "against them)");
   sub->add_option("--tgt-lang", f.tgt_lang, "the references' suffix in --refs")->capture_default_str();
   sub->add_option("--baseline", f.baseline, "the arch the others are compared with (Δ BLEU, p-values)")
       ->capture_default_str();

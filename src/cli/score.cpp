@@ -24,7 +24,9 @@
 #include "attn/eval/comparison_report.h"
 #include "attn/eval/corpus_metric.h"
 #include "attn/eval/numpy_random.h"
+#include "attn/eval/python_text.h"
 #include "attn/eval/report.h"
+#include "attn/eval/segment_file.h"
 #include "attn/eval/segments.h"
 #include "attn/eval/significance.h"
 
@@ -55,6 +57,7 @@ struct ScoreArgs {
   std::size_t paired_ar_n = 10000;
   std::uint64_t seed = 12345;
   bool by_length = false;
+  std::string segments;        // --segments FILE: the per-segment statistics (eval/segment_file.h)
   std::string dump_resamples;  // hidden: the draws and statistics as JSON, for tools/sacrebleu_ref.py paired
   std::string format = "json";
   int width = 1;
@@ -124,6 +127,8 @@ void check_modes(const ScoreArgs& args) {
           "--by-length cannot be combined with --sentence-level or paired tests");
   require(!args.score_only || (args.inputs.size() == 1 && !args.by_length),
           "--score-only prints one system's corpus scores; drop it with several systems or --by-length");
+  require(args.segments.empty() || (args.inputs.size() == 1 && !args.sentence_level),
+          "--segments keeps one system's statistics: give a single -i, without --sentence-level");
   require(args.dump_resamples.empty() || paired, "--dump-resamples needs --paired-bs or --paired-ar");
   int from_stdin = 0;
   for (const std::string& input : args.inputs) from_stdin += input == "-" ? 1 : 0;
@@ -195,6 +200,21 @@ void dump_resamples(const std::string& path, const ScoreArgs& args, std::size_t 
   file.commit();
 }
 
+// Every metric's rows of the single system and its first reference's word counts, for
+// attn report to compare systems without the text (eval/segment_file.h).
+void write_segment_file(const std::string& path, const std::vector<eval::CorpusMetric>& metrics,
+                        const std::vector<std::vector<eval::SegmentStats>>& stats,
+                        std::span<const std::string> first_reference, eval::ReferenceCount nrefs) {
+  eval::SegmentFile file;
+  for (const std::string& line : first_reference)
+    file.reference_words.push_back(static_cast<std::int64_t>(eval::python_split(line).size()));
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    file.metrics.push_back({metrics[m].name, metrics[m].signature(nrefs), stats[m][0]});
+  AtomicFile out(path);
+  out.write(eval::format_segment_file(file));
+  out.commit();
+}
+
 int run_score(const ScoreArgs& args) {
   check_modes(args);
   // Options are checked before any file is read, so a typo fails fast.
@@ -203,7 +223,8 @@ int run_score(const ScoreArgs& args) {
   std::vector<NamedFile> read;
   for (const std::string& path : args.references) read.push_back({path, "-r"});
   for (const std::string& path : paths) read.push_back({path, "-i"});
-  preflight_outputs(std::array{NamedFile{args.dump_resamples, "--dump-resamples"}}, read);
+  preflight_outputs(
+      std::array{NamedFile{args.dump_resamples, "--dump-resamples"}, NamedFile{args.segments, "--segments"}}, read);
 
   std::vector<std::vector<std::string>> references;
   for (const std::string& path : args.references) {
@@ -246,6 +267,8 @@ int run_score(const ScoreArgs& args) {
   std::vector<std::vector<eval::SegmentStats>> stats(metrics.size());
   for (std::size_t m = 0; m < metrics.size(); ++m)
     for (const auto& system : systems) stats[m].push_back(metrics[m].corpus_stats(system, references));
+
+  if (!args.segments.empty()) write_segment_file(args.segments, metrics, stats, references.front(), nrefs);
 
   if (args.by_length) {
     eval::LengthTable table;
@@ -376,6 +399,9 @@ void add_score_command(CLI::App& app, CommonOptions& common, Action& action) {
       ->check(bounded(within(0, 1.8e19)));
   sub->add_flag("--by-length", args->by_length,
                 "Scores per bucket of first-reference length: 1-10, 11-20, 21-30, 31-40, 41-60, 61+ words");
+  sub->add_option("--segments", args->segments,
+                  "Also write each line's statistics of every metric to FILE (attn report reads them "
+                  "in place of the translation); one -i");
   sub->add_option("--dump-resamples", args->dump_resamples)->group("");
   sub->option_defaults()->group("Output");
   sub->add_option("-f,--format", args->format, "Output: json (full-precision scores) or text")

@@ -6,12 +6,18 @@
 namespace attn::eval {
 
 std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference) {
+  std::vector<std::int64_t> words;
+  for (const std::string& line : first_reference) words.push_back(static_cast<std::int64_t>(python_split(line).size()));
+  return bucket_by_word_count(words);
+}
+
+std::vector<LengthBucket> bucket_by_word_count(std::span<const std::int64_t> reference_words) {
   std::vector<LengthBucket> buckets = {
       {"1-10", 1, 10, {}, 0},   {"11-20", 11, 20, {}, 0}, {"21-30", 21, 30, {}, 0},
       {"31-40", 31, 40, {}, 0}, {"41-60", 41, 60, {}, 0}, {"61+", 61, -1, {}, 0},
   };
-  for (std::size_t i = 0; i < first_reference.size(); ++i) {
-    const auto words = static_cast<std::int64_t>(python_split(first_reference[i]).size());
+  for (std::size_t i = 0; i < reference_words.size(); ++i) {
+    const std::int64_t words = reference_words[i];
     LengthBucket* home = &buckets.front();
     for (LengthBucket& bucket : buckets)
       if (words >= bucket.min_words && (bucket.max_words < 0 || words <= bucket.max_words)) home = &bucket;

@@ -6,6 +6,8 @@
 
 #include "attn/core/error.h"
 #include "attn/eval/corpus_metric.h"
+#include "attn/eval/python_text.h"
+#include "attn/eval/segment_file.h"
 #include "attn/eval/segments.h"
 
 namespace attn::report {
@@ -19,6 +21,8 @@ namespace {
 struct Scored {
   std::shared_ptr<const eval::SegmentStats> bleu;
   double bleu_score = 0.0, chrf_score = 0.0;
+  std::string source;                                                // "hyp" or "segments"
+  std::shared_ptr<const std::vector<std::int64_t>> reference_words;  // from a segment file
 };
 
 using ScoredKey = std::pair<const SeedRun*, Output>;
@@ -70,13 +74,64 @@ std::map<std::string, std::vector<std::string>> read_references(const Comparison
   return refs;
 }
 
-// Scores every translation that has a reference; a line count that differs is an Error.
+// A sacreBLEU signature without its version field: statistics do not change with attn's version.
+std::string without_version(std::string_view signature) {
+  const std::size_t at = signature.find("|version:");
+  if (at == std::string_view::npos) return std::string(signature);
+  const std::size_t end = signature.find('|', at + 1);
+  return std::string(signature.substr(0, at)) +
+         (end == std::string_view::npos ? "" : std::string(signature.substr(end)));
+}
+
+// The statistics of a segment file, checked to be what attn report computes (BLEU and chrF2
+// with sacreBLEU's defaults) and, when the set's reference is given, against that reference.
+Scored read_segment_file(const fs::path& file, const std::string& set, const std::vector<std::string>* reference,
+                         const Comparison& c) {
+  const eval::SegmentFile read = eval::parse_segment_file(read_text(file), file.string());
+  const eval::CorpusMetric bleu = eval::bleu_metric({}), chrf = eval::chrf_metric({});
+  Scored s;
+  for (const eval::CorpusMetric* metric : {&bleu, &chrf}) {
+    const eval::SegmentFile::Metric* m = read.find(metric->name);
+    const std::string expected = metric->signature(1);
+    require(m != nullptr && without_version(m->signature) == without_version(expected),
+            file.string() + ": " +
+                (m ? "its " + metric->name + " was computed as " + m->signature
+                   : "no " + metric->name + " statistics") +
+                "; attn report compares " + expected + " (attn score --segments with the default options)");
+    require(m->stats.fields == metric->segment_row("", std::vector<std::string>{""}).size(),
+            file.string() + ": " + metric->name + " rows of " + std::to_string(m->stats.fields) + " numbers");
+    const double score = metric->score(m->stats.sum());
+    if (metric == &bleu) {
+      s.bleu = std::make_shared<const eval::SegmentStats>(m->stats);
+      s.bleu_score = score;
+    } else {
+      s.chrf_score = score;
+    }
+  }
+  s.reference_words = std::make_shared<const std::vector<std::int64_t>>(read.reference_words);
+  if (reference) {
+    const fs::path ref_file = *c.options.refs / (set + "." + c.options.tgt_lang);
+    require(reference->size() == read.segments(), file.string() + " has " + std::to_string(read.segments()) +
+                                                      " segments but the reference " + ref_file.string() + " has " +
+                                                      std::to_string(reference->size()) +
+                                                      "; it was scored against another one");
+    for (std::size_t i = 0; i < reference->size(); ++i)
+      require(static_cast<std::int64_t>(eval::python_split((*reference)[i]).size()) == read.reference_words[i],
+              file.string() + ": segment " + std::to_string(i + 1) + " was scored against a reference of " +
+                  std::to_string(read.reference_words[i]) + " words, not the " + ref_file.string() +
+                  " line; it was scored against another reference");
+  }
+  return s;
+}
+
+// Scores every translation that has a reference, else reads its segment file; a line count that
+// differs is an Error.
 std::map<ScoredKey, Scored> score_translations(const std::vector<SeedRun>& runs,
                                                const std::map<std::string, std::vector<std::string>>& refs,
                                                const Comparison& c) {
   const eval::CorpusMetric bleu = eval::bleu_metric({}), chrf = eval::chrf_metric({});
   std::map<ScoredKey, Scored> scored;
-  for (const SeedRun& run : runs)
+  for (const SeedRun& run : runs) {
     for (const auto& [output, file] : run.hyps) {
       const auto ref = refs.find(output.set);
       if (ref == refs.end()) continue;
@@ -90,9 +145,40 @@ std::map<ScoredKey, Scored> score_translations(const std::vector<SeedRun>& runs,
       s.bleu = std::make_shared<const eval::SegmentStats>(bleu.corpus_stats(lines, references));
       s.bleu_score = bleu.score(s.bleu->sum());
       s.chrf_score = chrf.score(chrf.corpus_stats(lines, references).sum());
+      s.source = "hyp";
       scored.emplace(ScoredKey{&run, output}, std::move(s));
     }
+    for (const auto& [output, file] : run.segments) {
+      if (scored.count({&run, output})) continue;
+      const auto ref = refs.find(output.set);
+      Scored s = read_segment_file(file, output.set, ref == refs.end() ? nullptr : &ref->second, c);
+      s.source = "segments";
+      scored.emplace(ScoredKey{&run, output}, std::move(s));
+    }
+  }
   return scored;
+}
+
+// The main set's length buckets: from its reference, else from the reference word counts its
+// segment files were written with (all the same, or they were scored against different references).
+std::vector<eval::LengthBucket> main_set_buckets(const std::map<std::string, std::vector<std::string>>& refs,
+                                                 const std::map<ScoredKey, Scored>& scored, const Comparison& c) {
+  if (const auto main_refs = refs.find(c.main_set); main_refs != refs.end())
+    return eval::bucket_by_reference_length(main_refs->second);
+  const std::vector<std::int64_t>* words = nullptr;
+  const SeedRun* first = nullptr;
+  for (const auto& [key, s] : scored) {
+    if (key.second.set != c.main_set || !s.reference_words) continue;
+    if (!words) {
+      words = s.reference_words.get();
+      first = key.first;
+    } else {
+      require(*words == *s.reference_words, (key.first->dir / "segments").string() + " and " +
+                                                (first->dir / "segments").string() + " scored " + c.main_set +
+                                                " against different references; give --refs and write them again");
+    }
+  }
+  return words ? eval::bucket_by_word_count(*words) : std::vector<eval::LengthBucket>{};
 }
 
 std::vector<double> values(const std::vector<SeedScore>& seeds, std::optional<double> SeedScore::*field) {
@@ -131,7 +217,7 @@ ArchSummary summarise_arch(const ArchGroup& group, const std::vector<RunSummary>
         if (const auto it = scored.find({r, output}); it != scored.end()) {
           s.bleu = it->second.bleu_score;
           s.chrf = it->second.chrf_score;
-          s.source = "hyp";
+          s.source = it->second.source;
           s.bleu_stats = it->second.bleu;
         } else if (const auto file = r->score_files.find(output); file != r->score_files.end()) {
           s.bleu = file->second.bleu;
@@ -230,10 +316,11 @@ Comparison compare_seed_runs(const std::vector<RunSummary>& runs, const Comparis
       sets.insert(output.set);
       models.insert(output.model);
     }
-    for (const auto& [output, file] : r.hyps) {
-      sets.insert(output.set);
-      models.insert(output.model);
-    }
+    for (const auto& files : {r.hyps, r.segments})
+      for (const auto& [output, file] : files) {
+        sets.insert(output.set);
+        models.insert(output.model);
+      }
   }
   c.sets = ordered_sets(sets);
   c.models = ordered_models(models);
@@ -243,17 +330,17 @@ Comparison compare_seed_runs(const std::vector<RunSummary>& runs, const Comparis
       break;
     }
   if (c.main_set.empty() && !c.sets.empty()) c.main_set = c.sets.front();
-  if (c.sets.empty()) c.notes.push_back("no run has hyp/<set>.<model>.txt or score/<set>.<model>.json: no test scores");
+  if (c.sets.empty())
+    c.notes.push_back(
+        "no run has hyp/<set>.<model>.txt, segments/<set>.<model>.tsv or score/<set>.<model>.json: no test scores");
 
   std::map<std::string, std::vector<std::string>> refs;
-  if (options.refs)
-    refs = read_references(c, c.notes);
-  else
-    c.notes.push_back("no --refs: the scores come from the runs' score files; no p-values and no BLEU by reference "
-                      "length (attn report ... --refs OUT/refs)");
+  if (options.refs) refs = read_references(c, c.notes);
   const std::map<ScoredKey, Scored> scored = score_translations(seed_runs, refs, c);
-  if (const auto main_refs = refs.find(c.main_set); main_refs != refs.end())
-    c.buckets = eval::bucket_by_reference_length(main_refs->second);
+  if (!options.refs && scored.empty() && !c.sets.empty())
+    c.notes.push_back("no --refs and no segments/: the scores come from the runs' score files; no p-values and no "
+                      "BLEU by reference length (attn report ... --refs OUT/refs)");
+  c.buckets = main_set_buckets(refs, scored, c);
 
   for (const ArchGroup& g : groups) {
     c.archs.push_back(summarise_arch(g, runs, scored, c));

@@ -264,8 +264,8 @@ std::string report_page(const std::vector<RunSummary>& runs, const Comparison& c
       (seeds
            ? std::string(
                  "<br>Archs over seeds: runs in directories named seed&lt;N&gt; are grouped by arch; scores are the mean "
-                 "± the sample standard deviation (n − 1) over the seeds, from hyp/ scored against --refs, else from "
-                 "score/. Δ BLEU: the mean over the seeds both have of the arch's BLEU minus the baseline's. p (pooled): "
+                 "± the sample standard deviation (n − 1) over the seeds, from hyp/ scored against --refs or from "
+                 "segments/, else from score/. Δ BLEU: the mean over the seeds both have of the arch's BLEU minus the baseline's. p (pooled): "
                  "sacreBLEU's paired bootstrap (") +
                  std::to_string(comparison.options.bootstrap_samples) + " resamples, seed " +
                  std::to_string(comparison.options.bootstrap_seed) +

@@ -85,6 +85,7 @@ std::vector<SeedRun> find_seed_runs(const std::vector<RunSummary>& runs) {
     const std::string folder = dir_name(normal_dir(dir).parent_path());
     if (run.arch.empty() || folder.starts_with(run.arch + "-")) run.arch = folder;
     run.hyps = outputs_in(dir / "hyp", ".txt");
+    run.segments = outputs_in(dir / "segments", ".tsv");
     run.stats = outputs_in(dir / "stats", ".json");
     for (const auto& [output, file] : outputs_in(dir / "score", ".json")) {
       const std::string shown = "score/" + file.filename().string();

@@ -95,7 +95,7 @@ void judge_output(ClaimVerdict& v, const ArchSummary& a, const ArchSummary& b, c
                       static_cast<double>(v.differences.size());
   add_seed_tests(v);
   if (paired.empty()) {
-    v.notes.push_back("no pooled test: no translations scored against --refs");
+    v.notes.push_back("no pooled test: no translations scored against --refs and no segments/");
     return;
   }
   if (paired.size() < v.seeds.size()) v.notes.push_back("pooled test on the seeds with translations only");
@@ -168,7 +168,7 @@ void judge_slope(ClaimVerdict& v, const ArchSummary& a, const ArchSummary& b, co
         const SeedScore* s = seed_score(x->outputs.at({sets[i], c.model}), seed);
         if (!s->bleu_stats) {
           v.notes.push_back("no pooled test: " + x->arch + " seed " + std::to_string(seed) + " " + sets[i] +
-                            " was not scored from its translation (--refs)");
+                            " has no per-segment statistics (hyp/ with --refs, or segments/)");
           return;
         }
         if (const std::size_t lines = s->bleu_stats->segments(); lines > 0)

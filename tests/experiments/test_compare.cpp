@@ -135,19 +135,60 @@ TEST_CASE("compare.sh: killed mid-training and rerun, it ends as an uninterrupte
   // train.log only when attn train wrote anything there.
   for (const auto& [archived, source] : {std::pair{kept, straight}, std::pair{kept_cut, run}}) {
     INFO(archived.string());
-    std::set<std::string> want{"commit", "done", "hyp", "log.jsonl", "score"};
+    std::set<std::string> want{"commit", "done", "log.jsonl", "score", "segments"};
     if (fs::file_size(source / "train.log") > 0) want.insert("train.log");
-    REQUIRE(names_in(archived) == want);
-    REQUIRE(names_in(archived / "hyp") ==
-            std::set<std::string>{"test.avg5.txt", "test.best.txt", "test.join2.avg5.txt", "test.join2.best.txt"});
+    REQUIRE(names_in(archived) == want);  // no hyp/: the translations hold the corpus's text
+    REQUIRE(names_in(archived / "segments") ==
+            std::set<std::string>{"test.avg5.tsv", "test.best.tsv", "test.join2.avg5.tsv", "test.join2.best.tsv"});
     REQUIRE(test::slurp(archived / "commit").find("experiments/compare.sh of ") != std::string::npos);
   }
   for (const char* set : {"test", "test.join2"})
     for (const char* model : {"best", "avg5"}) {
       const std::string name = std::string(set) + "." + model;
-      REQUIRE(test::slurp(kept_cut / "hyp" / (name + ".txt")) == test::slurp(straight / "hyp" / (name + ".txt")));
+      REQUIRE(test::slurp(kept_cut / "segments" / (name + ".tsv")) == test::slurp(kept / "segments" / (name + ".tsv")));
       REQUIRE(test::slurp(kept_cut / "score" / (name + ".json")) == test::slurp(straight / "score" / (name + ".json")));
     }
+  // The statistics are those of the translations against the references: the archive scores as the run does.
+  const auto scored_run = test::run_attn("report " + straight.string() + " --refs " +
+                                         (dir.path() / "straight" / "refs").string() + " --tgt-lang tgt --json");
+  const auto scored_archive = test::run_attn("report " + kept.string() + " --json");
+  REQUIRE(scored_run.status == 0);
+  REQUIRE(scored_archive.status == 0);
+  const nlohmann::json run_outputs = nlohmann::json::parse(scored_run.out)["comparison"]["archs"][0]["outputs"],
+                       archive_outputs = nlohmann::json::parse(scored_archive.out)["comparison"]["archs"][0]["outputs"];
+  REQUIRE(run_outputs.size() == 4);
+  REQUIRE(archive_outputs.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    REQUIRE(run_outputs[i]["per_seed"][0]["source"] == "hyp");
+    REQUIRE(archive_outputs[i]["per_seed"][0]["source"] == "segments");
+    REQUIRE(archive_outputs[i]["per_seed"][0]["bleu"] == run_outputs[i]["per_seed"][0]["bleu"]);
+    REQUIRE(archive_outputs[i]["per_seed"][0]["chrf"] == run_outputs[i]["per_seed"][0]["chrf"]);
+  }
+  // An archive of the older layout (translations in hyp/) is converted in place: its segments are the
+  // new archive's, its log stays, its hyp/ goes; a translation without its reference changes nothing.
+  const fs::path old = dir.path() / "old" / "transformer" / "seed1";
+  fs::create_directories(old);
+  fs::copy(kept, old, fs::copy_options::recursive);
+  fs::remove_all(old / "segments");
+  fs::copy(straight / "hyp", old / "hyp");
+  const std::string log_before = test::slurp(old / "log.jsonl");
+  const auto archive_in_place = [&](const fs::path& refs) {
+    const std::string cmd = "cd " + test::shell_words({kRepo.string()}) + " && python3 experiments/archive_run.py " +
+                            test::shell_words({old.string(), old.string(), "--refs", refs.string(), "--tgt", "tgt",
+                                               "--attn", std::getenv("ATTN_BIN")}) +
+                            " >>" + log.string() + " 2>&1";
+    const int raw = std::system(cmd.c_str());
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  };
+  REQUIRE(archive_in_place(dir.path() / "nowhere") != 0);
+  REQUIRE(test::slurp(log).find("has no reference") != std::string::npos);
+  REQUIRE(names_in(old / "hyp").size() == 4);
+  REQUIRE_FALSE(fs::exists(old / "segments"));
+  REQUIRE(archive_in_place(dir.path() / "straight" / "refs") == 0);
+  REQUIRE(names_in(old) == names_in(kept));
+  REQUIRE(test::slurp(old / "log.jsonl") == log_before);
+  for (const auto& entry : fs::directory_iterator(kept / "segments"))
+    REQUIRE(test::slurp(old / "segments" / entry.path().filename()) == test::slurp(entry.path()));
   // attn report reads an archived run as it reads the run itself.
   const auto from_run = test::run_attn("report " + straight.string() + " --json");
   const auto from_archive = test::run_attn("report " + kept.string() + " --json");

@@ -65,8 +65,8 @@ TEST_CASE("experiments: compare_verdicts.py prints the tables and attn report's 
   const fs::path f = kRepo / "tests" / "report" / "verdicts_fixture";
   const std::string log = "/tmp/attn-test-compare-verdicts.log";
   const std::string cmd =
-      "python3 " + (kRepo / "experiments" / "compare_verdicts.py").string() + " " + (f / "single").string() + " " +
-      (f / "refs").string() + " --claims " + (f / "single.claims").string() + " --attn " + bin +
+      "python3 " + (kRepo / "experiments" / "compare_verdicts.py").string() + " " + (f / "single").string() +
+      " --refs " + (f / "refs").string() + " --claims " + (f / "single.claims").string() + " --attn " + bin +
       " --order 'transformer muse' --memory fastdisa:transformer --long " + (f / "long").string() + " --long-claims " +
       (f / "long.claims").string() + " --param-match transformer-wide:muse --threads 1 >" + log + " 2>&1";
   INFO("output: " << log);

@@ -25,7 +25,9 @@
 #include "../support.h"
 #include "browser.h"
 #include "attn/eval/by_length.h"
+#include "attn/core/error.h"
 #include "attn/eval/corpus_metric.h"
+#include "attn/eval/segment_file.h"
 #include "attn/eval/significance.h"
 #include "attn/report/comparison.h"
 #include "attn/report/report_page.h"
@@ -452,6 +454,156 @@ TEST_CASE("report comparison: an arch without some of the baseline's seeds is pa
   const std::string page = report::report_page(report::read_runs(f.dirs()), c);
   REQUIRE(page.find(note) != std::string::npos);
   REQUIRE(page.find("<small>seeds 1, 2</small>") != std::string::npos);  // beside the Δ
+}
+
+// Every translation of `f` replaced by its segment file (attn score --segments), as an archive keeps it.
+void translations_to_segments(const Fixture& f, const std::string& extra_flags = "") {
+  for (const fs::path& run : f.dirs()) {
+    for (const auto& hyp : fs::directory_iterator(run / "hyp")) {
+      const std::string name = hyp.path().filename().string();
+      const std::string set = name.substr(0, name.rfind('.', name.size() - 5));
+      const fs::path segments = run / "segments" / (hyp.path().stem().string() + ".tsv");
+      fs::create_directories(segments.parent_path());
+      const auto r = run_attn("score --ref " + (f.out / "refs" / (set + ".en")).string() + " -i " +
+                              hyp.path().string() + " --segments " + segments.string() + extra_flags);
+      INFO(r.err);
+      REQUIRE(r.status == 0);
+    }
+    fs::remove_all(run / "hyp");
+  }
+}
+
+TEST_CASE("report comparison: segments/ in place of the translations give the same numbers, without --refs",
+          "[report][cli]") {
+  const Fixture with_text;
+  const Fixture f;
+  translations_to_segments(f);
+  const report::Comparison want = with_text.compare(true);
+  for (const bool with_refs : {false, true}) {
+    INFO("with --refs: " << with_refs);
+    const report::Comparison got = f.compare(with_refs);
+    REQUIRE(got.notes.empty());
+    REQUIRE(got.archs.size() == want.archs.size());
+    REQUIRE(got.buckets.size() == want.buckets.size());
+    for (std::size_t b = 0; b < want.buckets.size(); ++b) {
+      REQUIRE(got.buckets[b].segments == want.buckets[b].segments);
+      REQUIRE(got.buckets[b].words == want.buckets[b].words);
+    }
+    for (std::size_t a = 0; a < want.archs.size(); ++a) {
+      REQUIRE(got.archs[a].by_length.at("best").size() == 6);
+      for (std::size_t b = 0; b < 6; ++b)
+        REQUIRE(got.archs[a].by_length.at("best")[b].mean == want.archs[a].by_length.at("best")[b].mean);
+      for (const auto& [output, o] : want.archs[a].outputs) {
+        INFO(want.archs[a].arch << " " << output.set << " " << output.model);
+        const report::OutputSummary& g = got.archs[a].outputs.at(output);
+        REQUIRE(g.seeds.size() == o.seeds.size());
+        for (std::size_t s = 0; s < o.seeds.size(); ++s) {
+          REQUIRE(g.seeds[s].source == "segments");
+          REQUIRE(*g.seeds[s].bleu == *o.seeds[s].bleu);
+          REQUIRE(*g.seeds[s].chrf == *o.seeds[s].chrf);
+          REQUIRE(g.seeds[s].bleu_stats->values == o.seeds[s].bleu_stats->values);
+        }
+        REQUIRE(g.paired.has_value() == o.paired.has_value());
+        if (o.paired) {
+          REQUIRE(g.paired->p_per_seed == o.paired->p_per_seed);
+          REQUIRE(g.paired->p_pooled == o.paired->p_pooled);
+        }
+      }
+    }
+  }
+  // The page says nothing of missing references.
+  const auto r = run_attn("report" + f.dir_args() + " --json");
+  REQUIRE(r.status == 0);
+  REQUIRE(r.out.find("no --refs") == std::string::npos);
+}
+
+TEST_CASE("report comparison: a segment file scored otherwise, against another reference or broken is refused",
+          "[report][cli]") {
+  {
+    const Fixture f;
+    translations_to_segments(f);
+    // Another reference: one line of test.en with a word more.
+    std::vector<std::string> refs = f.refs;
+    refs[3] += " more";
+    write_file(f.out / "refs" / "test.en", joined(refs));
+    REQUIRE_THROWS_WITH(f.compare(true), Catch::Contains("segment 4 was scored against a reference of") &&
+                                             Catch::Contains("scored against another reference"));
+    write_file(f.out / "refs" / "test.en", joined(std::vector<std::string>(f.refs.begin(), f.refs.end() - 1)));
+    REQUIRE_THROWS_WITH(f.compare(true), Catch::Contains("40 segments but the reference"));
+    REQUIRE_NOTHROW(f.compare(false));
+    // A broken row: one line with a number missing.
+    const fs::path file = f.run("muse", 2) / "segments" / "test.best.tsv";
+    std::string text = test::slurp(file);
+    const std::size_t row = text.find('\n', text.find("\n#metric chrF2") + 1) + 1;
+    text.erase(text.find(' ', row), text.find(' ', text.find(' ', row) + 1) - text.find(' ', row));
+    write_file(file, text);
+    REQUIRE_THROWS_WITH(f.compare(false), Catch::Contains(file.string() + ":4: BLEU needs 10 numbers, found 9"));
+    require_user_error(run_attn("report" + f.dir_args() + " --json"), file.string() + ":4: BLEU needs 10 numbers");
+  }
+  {
+    const Fixture f;
+    translations_to_segments(f, " --tokenize intl");
+    REQUIRE_THROWS_WITH(f.compare(false),
+                        Catch::Contains("its BLEU was computed as nrefs:1|case:mixed|eff:no|tok:intl") &&
+                            Catch::Contains("attn report compares"));
+  }
+}
+
+TEST_CASE("score --segments: each line's rows of every metric and its reference's words; one system only",
+          "[eval][cli]") {
+  const Fixture f;
+  const fs::path hyp = f.run("muse", 1) / "hyp" / "test.best.txt", ref = f.out / "refs" / "test.en";
+  const fs::path file = f.dir.path() / "seg.tsv";
+  const auto r = run_attn("score --ref " + ref.string() + " -i " + hyp.string() + " --segments " + file.string() +
+                          " -m bleu,chrf,ter");
+  REQUIRE(r.status == 0);
+  const eval::SegmentFile read = eval::parse_segment_file(test::slurp(file), file.string());
+  REQUIRE(read.segments() == f.refs.size());
+  const std::vector<std::vector<std::string>> refs{f.refs};
+  const std::vector<std::string> hyps = Fixture::split(test::slurp(hyp));
+  for (const eval::CorpusMetric& metric : {eval::bleu_metric({}), eval::chrf_metric({}), eval::ter_metric({})}) {
+    const eval::SegmentFile::Metric* m = read.find(metric.name);
+    REQUIRE(m != nullptr);
+    REQUIRE(m->signature == metric.signature(1));
+    const eval::SegmentStats want = metric.corpus_stats(hyps, refs);
+    REQUIRE(m->stats.fields == want.fields);
+    REQUIRE(m->stats.values == want.values);  // to the last bit: the text round-trips
+  }
+  for (std::size_t i = 0; i < f.refs.size(); ++i)
+    REQUIRE(read.reference_words[i] ==
+            static_cast<std::int64_t>(
+                Fixture::split(f.refs[i]).size() == 0 ? 0 : std::count(f.refs[i].begin(), f.refs[i].end(), ' ') + 1));
+  // Written again from what was read: the same bytes.
+  REQUIRE(eval::format_segment_file(read) == test::slurp(file));
+  // Two systems, or --sentence-level: refused before anything is written.
+  const fs::path none = f.dir.path() / "none.tsv";
+  require_user_error(run_attn("score --ref " + ref.string() + " -i " + hyp.string() + " -i " + ref.string() +
+                              " --segments " + none.string()),
+                     "--segments keeps one system's statistics");
+  require_user_error(run_attn("score --ref " + ref.string() + " -i " + hyp.string() + " --sentence-level --segments " +
+                              none.string()),
+                     "--segments keeps one system's statistics");
+  REQUIRE_FALSE(fs::exists(none));
+  // Malformed files: one line naming the file and line.
+  const auto error_of = [](const std::string& text) {
+    try {
+      eval::parse_segment_file(text, "f.tsv");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = "#attn-segments 1\n#metric BLEU 2 sig\n";
+  REQUIRE_THAT(error_of("hello\n"), Catch::StartsWith("f.tsv:1: not a segment statistics file"));
+  REQUIRE_THAT(error_of("#attn-segments 1\n3\t1 2\n"), Catch::StartsWith("f.tsv:2: no #metric line"));
+  REQUIRE_THAT(error_of("#attn-segments 1\n#metric BLEU x sig\n"), Catch::StartsWith("f.tsv:2: a #metric line"));
+  REQUIRE_THAT(error_of(head), Catch::StartsWith("f.tsv:3: no segment lines"));
+  REQUIRE_THAT(error_of(head + "3\t1\n"), Catch::StartsWith("f.tsv:3: BLEU needs 2 numbers, found 1"));
+  REQUIRE_THAT(error_of(head + "3 1 2\n"), Catch::StartsWith("f.tsv:3: expected the reference's words"));
+  REQUIRE_THAT(error_of(head + "-1\t1 2\n"), Catch::StartsWith("f.tsv:3: the reference's word count"));
+  REQUIRE_THAT(error_of(head + "3\t1 nan\n"), Catch::StartsWith("f.tsv:3: BLEU value 'nan'"));
+  REQUIRE_THAT(error_of(head + "3\t1 -2\n"), Catch::StartsWith("f.tsv:3: BLEU value '-2'"));
+  REQUIRE(error_of(head + "3\t1 2.5\n0\t0 0") == "no error");
 }
 
 TEST_CASE("report comparison (cli): --refs, --baseline and --json; bad inputs are one line and exit 2",

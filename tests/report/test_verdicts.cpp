@@ -299,6 +299,37 @@ TEST_CASE("verdicts: on the committed fixture, the numbers compare_verdicts.py p
   CHECK(v.claims[0].pooled->what.find("5 groups of 24") != std::string::npos);
 }
 
+TEST_CASE("verdicts: from the runs' segments/ without --refs, the same verdicts as from their translations",
+          "[verdicts][report][cli]") {
+  // The fixture copied, each translation replaced by attn score --segments of it, as an archive keeps it.
+  test::ScratchDir dir;
+  const fs::path copy = dir.path() / "fixture";
+  fs::copy(kFixture, copy, fs::copy_options::recursive);
+  std::vector<fs::path> runs;
+  for (const std::string c : {"single", "long"})
+    for (const auto& arch : fs::directory_iterator(copy / c))
+      for (const auto& seed : fs::directory_iterator(arch.path())) runs.push_back(seed.path());
+  std::sort(runs.begin(), runs.end());
+  for (const fs::path& run : runs) {
+    for (const auto& hyp : fs::directory_iterator(run / "hyp")) {
+      const std::string stem = hyp.path().stem().string();  // test2016.join4.best
+      const fs::path ref = copy / "refs" / (stem.substr(0, stem.rfind('.')) + ".en");
+      fs::create_directories(run / "segments");
+      const auto r = run_attn("score --ref " + ref.string() + " -i " + hyp.path().string() + " --segments " +
+                              (run / "segments" / (stem + ".tsv")).string());
+      REQUIRE(r.status == 0);
+    }
+    fs::remove_all(run / "hyp");
+  }
+  const std::string claims = test::slurp(kFixture / "long.claims");
+  const report::Comparison c = report::compare_seed_runs(report::read_runs(runs), report::ComparisonOptions{});
+  const std::string from_segments =
+      report::verdicts_markdown(report::judge_claims(report::parse_claims(claims, "test.claims"), c));
+  const std::string from_text = report::verdicts_markdown(judge({"single", "long"}, claims));
+  CHECK(from_segments.find("not distinguishable") != std::string::npos);
+  REQUIRE(from_segments.substr(from_segments.find('\n')) == from_text.substr(from_text.find('\n')));
+}
+
 TEST_CASE("verdicts: equivalence claims end to end — TOST over seeds and on the pooled resamples",
           "[verdicts][report]") {
   const report::Verdicts v = judge({"single", "long"}, "long/muse within 20 of single/muse on test2016\n"

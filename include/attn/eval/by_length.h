@@ -24,6 +24,8 @@ struct LengthBucket {
 
 // The six buckets (all present, possibly empty) for the first reference stream.
 std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference);
+// The same buckets from each segment's reference word count.
+std::vector<LengthBucket> bucket_by_word_count(std::span<const std::int64_t> reference_words);
 
 // The corpus score of the bucket's segments; nullopt when it has none.
 std::optional<double> bucket_score(const LengthBucket& bucket, const SegmentStats& stats, const ScoreFromStats& score);

@@ -52,10 +52,11 @@ struct SeedRun {
   std::string arch;     // the log's arch, else the parent directory's name; <comparison>/<arch> when qualified
   int seed = 0;
   std::filesystem::path dir;
-  std::map<Output, TestScore> score_files;        // score/<set>.<model>.json that parsed
-  std::map<Output, std::filesystem::path> hyps;   // hyp/<set>.<model>.txt
-  std::map<Output, std::filesystem::path> stats;  // stats/<set>.<model>.json (read when a claim needs them)
-  std::vector<std::string> notes;                 // unreadable score files
+  std::map<Output, TestScore> score_files;           // score/<set>.<model>.json that parsed
+  std::map<Output, std::filesystem::path> hyps;      // hyp/<set>.<model>.txt
+  std::map<Output, std::filesystem::path> segments;  // segments/<set>.<model>.tsv (eval/segment_file.h)
+  std::map<Output, std::filesystem::path> stats;     // stats/<set>.<model>.json (read when a claim needs them)
+  std::vector<std::string> notes;                    // unreadable score files
 };
 
 // The seed runs among `runs` (the others are left out), in the order given,
