@@ -26,9 +26,9 @@
 #           while the code moves on
 # --archive keep each finished run small in DIR/<arch>/seed<S> (experiments/archive_run.py:
 #           log, scores, the translations' per-segment statistics in the run layout of
-#           docs/report.md; no model files, no translations) to commit; a run archived there counts as done, so a comparison
-#           can continue on a fresh checkout; a finished run not archived yet is
-#           archived by the next call
+#           docs/report.md; no model files, no translations) to commit; a run archived
+#           there counts as done, so a comparison can continue on a fresh checkout;
+#           a finished run not archived yet is archived by the next call
 # Without archs: transformer muse muse-simple muse-separate convsan convsan2d fastdisa.
 # An arch may be a named variant, NAME=ARCH,FLAG=VALUE,...: ARCH trained with
 # those flags (in place of the common ones they name), in OUT/NAME/seed<S> (attn report names

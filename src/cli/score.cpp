@@ -24,7 +24,6 @@
 #include "attn/eval/comparison_report.h"
 #include "attn/eval/corpus_metric.h"
 #include "attn/eval/numpy_random.h"
-#include "attn/eval/python_text.h"
 #include "attn/eval/report.h"
 #include "attn/eval/segment_file.h"
 #include "attn/eval/segments.h"
@@ -206,8 +205,7 @@ void write_segment_file(const std::string& path, const std::vector<eval::CorpusM
                         const std::vector<std::vector<eval::SegmentStats>>& stats,
                         std::span<const std::string> first_reference, eval::ReferenceCount nrefs) {
   eval::SegmentFile file;
-  for (const std::string& line : first_reference)
-    file.reference_words.push_back(static_cast<std::int64_t>(eval::python_split(line).size()));
+  file.reference_words = eval::word_counts(first_reference);
   for (std::size_t m = 0; m < metrics.size(); ++m)
     file.metrics.push_back({metrics[m].name, metrics[m].signature(nrefs), stats[m][0]});
   AtomicFile out(path);

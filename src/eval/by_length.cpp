@@ -5,10 +5,14 @@
 
 namespace attn::eval {
 
-std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference) {
+std::vector<std::int64_t> word_counts(std::span<const std::string> lines) {
   std::vector<std::int64_t> words;
-  for (const std::string& line : first_reference) words.push_back(static_cast<std::int64_t>(python_split(line).size()));
-  return bucket_by_word_count(words);
+  for (const std::string& line : lines) words.push_back(static_cast<std::int64_t>(python_split(line).size()));
+  return words;
+}
+
+std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference) {
+  return bucket_by_word_count(word_counts(first_reference));
 }
 
 std::vector<LengthBucket> bucket_by_word_count(std::span<const std::int64_t> reference_words) {

@@ -6,7 +6,6 @@
 
 #include "attn/core/error.h"
 #include "attn/eval/corpus_metric.h"
-#include "attn/eval/python_text.h"
 #include "attn/eval/segment_file.h"
 #include "attn/eval/segments.h"
 
@@ -115,8 +114,9 @@ Scored read_segment_file(const fs::path& file, const std::string& set, const std
                                                       " segments but the reference " + ref_file.string() + " has " +
                                                       std::to_string(reference->size()) +
                                                       "; it was scored against another one");
+    const std::vector<std::int64_t> words = eval::word_counts(*reference);
     for (std::size_t i = 0; i < reference->size(); ++i)
-      require(static_cast<std::int64_t>(eval::python_split((*reference)[i]).size()) == read.reference_words[i],
+      require(words[i] == read.reference_words[i],
               file.string() + ": segment " + std::to_string(i + 1) + " was scored against a reference of " +
                   std::to_string(read.reference_words[i]) + " words, not the " + ref_file.string() +
                   " line; it was scored against another reference");

@@ -24,6 +24,8 @@ struct LengthBucket {
 
 // The six buckets (all present, possibly empty) for the first reference stream.
 std::vector<LengthBucket> bucket_by_reference_length(std::span<const std::string> first_reference);
+// Each line's word count (Python's split()), as the buckets count them.
+std::vector<std::int64_t> word_counts(std::span<const std::string> lines);
 // The same buckets from each segment's reference word count.
 std::vector<LengthBucket> bucket_by_word_count(std::span<const std::int64_t> reference_words);
 
