@@ -42,13 +42,14 @@ void gemm_batched(ComputeType type, Trans trans_a, Trans trans_b, std::int64_t m
                        batch);
 }
 
-namespace {
-bool usable(const Bf16PackedB* packed) { return packed && packed->panel_cols == bf16_panel_cols(); }
 // A packed FP32 form is made for decoding only; an empty one (a form not
 // made) or one packed for another ISA is not read.
-bool usable(const Fp32PackedB* packed, const WeightForm& w) {
-  return packed && packed->n == w.rows && packed->k == w.cols && packed->panel_cols == fp32_panel_cols();
+bool fp32_packed_usable(const WeightForm& w) {
+  return w.fp32 && w.fp32->n == w.rows && w.fp32->k == w.cols && w.fp32->panel_cols == fp32_panel_cols();
 }
+
+namespace {
+bool usable(const Bf16PackedB* packed) { return packed && packed->panel_cols == bf16_panel_cols(); }
 
 // The FP32 values a product packs as it goes; a form held without them (a
 // model loaded for decoding) has no other way to multiply.
@@ -73,7 +74,7 @@ void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::in
   }
   if (w.type == ComputeType::bf16 && usable(w.bf16))
     gemm_bf16_packed(m, 1.0f, x, ldx, *w.bf16, beta, y, ldy);
-  else if (w.type == ComputeType::fp32 && usable(w.fp32, w))
+  else if (w.type == ComputeType::fp32 && fp32_packed_usable(w))
     sgemm_fp32_packed(m, 1.0f, x, ldx, *w.fp32, beta, y, ldy);
   else
     gemm(w.type, Trans::N, Trans::T, m, w.rows, w.cols, 1.0f, x, ldx, values_of(w), w.ld, beta, y, ldy);

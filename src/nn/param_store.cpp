@@ -192,8 +192,7 @@ void ParamStore::gather_rows(ParamId id, const std::int32_t* ids, float* out, st
   const kernels::WeightForm form =
       matrix >= 0 ? forms().form(static_cast<std::size_t>(matrix), matrices_[static_cast<std::size_t>(matrix)], nullptr)
                   : kernels::WeightForm{compute_type()};
-  if (form.fp32 && form.fp32->n == p.shape[0] && form.fp32->k == p.shape[1] &&
-      form.fp32->panel_cols == kernels::fp32_panel_cols()) {
+  if (form.rows == p.shape[0] && form.cols == p.shape[1] && kernels::fp32_packed_usable(form)) {
     kernels::gather_fp32_packed_columns(*form.fp32, ids, tokens, scale, out);
     return;
   }

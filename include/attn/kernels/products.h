@@ -77,6 +77,10 @@ struct WeightForm {
   const Bf16PackedB* bf16_backward = nullptr;  // under bf16, training: op(B) = W, n = cols, k = rows
 };
 
+// Whether w's packed FP32 form is there to be read: made (for decoding), of
+// w's shape, and packed for the active ISA's tiles.
+bool fp32_packed_usable(const WeightForm& w);
+
 // y[m × rows] = x[m × cols]·Wᵀ + beta·y, x's rows ldx apart, y's ldy.
 void weight_product(const WeightForm& w, std::int64_t m, const float* x, std::int64_t ldx, float beta, float* y,
                     std::int64_t ldy);
