@@ -128,6 +128,7 @@ void check_modes(const ScoreArgs& args) {
           "--score-only prints one system's corpus scores; drop it with several systems or --by-length");
   require(args.segments.empty() || (args.inputs.size() == 1 && !args.sentence_level),
           "--segments keeps one system's statistics: give a single -i, without --sentence-level");
+  require(args.segments != "-", "--segments needs a file name: standard output carries the scores");
   require(args.dump_resamples.empty() || paired, "--dump-resamples needs --paired-bs or --paired-ar");
   int from_stdin = 0;
   for (const std::string& input : args.inputs) from_stdin += input == "-" ? 1 : 0;

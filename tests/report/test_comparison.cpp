@@ -584,6 +584,8 @@ TEST_CASE("score --segments: each line's rows of every metric and its reference'
                               none.string()),
                      "--segments keeps one system's statistics");
   REQUIRE_FALSE(fs::exists(none));
+  require_user_error(run_attn("score --ref " + ref.string() + " -i " + hyp.string() + " --segments -"),
+                     "--segments needs a file name");
   // Malformed files: one line naming the file and line.
   const auto error_of = [](const std::string& text) {
     try {
