@@ -20,8 +20,8 @@ namespace {
 struct Scored {
   std::shared_ptr<const eval::SegmentStats> bleu;
   double bleu_score = 0.0, chrf_score = 0.0;
-  std::string source;                                                // "hyp" or "segments"
-  std::shared_ptr<const std::vector<std::int64_t>> reference_words;  // from a segment file
+  std::string source;                         // "hyp" or "segments"
+  std::vector<std::int64_t> reference_words;  // from a segment file (empty from a translation)
 };
 
 using ScoredKey = std::pair<const SeedRun*, Output>;
@@ -83,11 +83,10 @@ std::string without_version(std::string_view signature) {
 }
 
 // The statistics of a segment file, checked to be what attn report computes (BLEU and chrF2
-// with sacreBLEU's defaults) and, when the set's reference is given, against that reference.
-Scored read_segment_file(const fs::path& file, const std::string& set, const std::vector<std::string>* reference,
-                         const Comparison& c) {
+// with sacreBLEU's defaults) and, when the set's reference is given, against its lines' word counts.
+Scored read_segment_file(const fs::path& file, const std::string& set, const std::vector<std::int64_t>* reference_words,
+                         const eval::CorpusMetric& bleu, const eval::CorpusMetric& chrf, const Comparison& c) {
   const eval::SegmentFile read = eval::parse_segment_file(read_text(file), file.string());
-  const eval::CorpusMetric bleu = eval::bleu_metric({}), chrf = eval::chrf_metric({});
   Scored s;
   for (const eval::CorpusMetric* metric : {&bleu, &chrf}) {
     const eval::SegmentFile::Metric* m = read.find(metric->name);
@@ -107,20 +106,19 @@ Scored read_segment_file(const fs::path& file, const std::string& set, const std
       s.chrf_score = score;
     }
   }
-  s.reference_words = std::make_shared<const std::vector<std::int64_t>>(read.reference_words);
-  if (reference) {
+  if (reference_words) {
     const fs::path ref_file = *c.options.refs / (set + "." + c.options.tgt_lang);
-    require(reference->size() == read.segments(), file.string() + " has " + std::to_string(read.segments()) +
-                                                      " segments but the reference " + ref_file.string() + " has " +
-                                                      std::to_string(reference->size()) +
-                                                      "; it was scored against another one");
-    const std::vector<std::int64_t> words = eval::word_counts(*reference);
-    for (std::size_t i = 0; i < reference->size(); ++i)
-      require(words[i] == read.reference_words[i],
+    require(reference_words->size() == read.segments(), file.string() + " has " + std::to_string(read.segments()) +
+                                                            " segments but the reference " + ref_file.string() +
+                                                            " has " + std::to_string(reference_words->size()) +
+                                                            "; it was scored against another one");
+    for (std::size_t i = 0; i < reference_words->size(); ++i)
+      require((*reference_words)[i] == read.reference_words[i],
               file.string() + ": segment " + std::to_string(i + 1) + " was scored against a reference of " +
                   std::to_string(read.reference_words[i]) + " words, not the " + ref_file.string() +
                   " line; it was scored against another reference");
   }
+  s.reference_words = read.reference_words;
   return s;
 }
 
@@ -131,6 +129,7 @@ std::map<ScoredKey, Scored> score_translations(const std::vector<SeedRun>& runs,
                                                const Comparison& c) {
   const eval::CorpusMetric bleu = eval::bleu_metric({}), chrf = eval::chrf_metric({});
   std::map<ScoredKey, Scored> scored;
+  std::map<std::string, std::vector<std::int64_t>> reference_words;  // per set with a reference, counted once
   for (const SeedRun& run : runs) {
     for (const auto& [output, file] : run.hyps) {
       const auto ref = refs.find(output.set);
@@ -150,8 +149,13 @@ std::map<ScoredKey, Scored> score_translations(const std::vector<SeedRun>& runs,
     }
     for (const auto& [output, file] : run.segments) {
       if (scored.count({&run, output})) continue;
-      const auto ref = refs.find(output.set);
-      Scored s = read_segment_file(file, output.set, ref == refs.end() ? nullptr : &ref->second, c);
+      const std::vector<std::int64_t>* words = nullptr;
+      if (const auto ref = refs.find(output.set); ref != refs.end()) {
+        auto [counted, fresh] = reference_words.try_emplace(output.set);
+        if (fresh) counted->second = eval::word_counts(ref->second);
+        words = &counted->second;
+      }
+      Scored s = read_segment_file(file, output.set, words, bleu, chrf, c);
       s.source = "segments";
       scored.emplace(ScoredKey{&run, output}, std::move(s));
     }
@@ -168,14 +172,14 @@ std::vector<eval::LengthBucket> main_set_buckets(const std::map<std::string, std
   const std::vector<std::int64_t>* words = nullptr;
   const SeedRun* first = nullptr;
   for (const auto& [key, s] : scored) {
-    if (key.second.set != c.main_set || !s.reference_words) continue;
+    if (key.second.set != c.main_set || s.reference_words.empty()) continue;
     if (!words) {
-      words = s.reference_words.get();
+      words = &s.reference_words;
       first = key.first;
     } else {
-      require(*words == *s.reference_words, (key.first->dir / "segments").string() + " and " +
-                                                (first->dir / "segments").string() + " scored " + c.main_set +
-                                                " against different references; give --refs and write them again");
+      require(*words == s.reference_words, (key.first->dir / "segments").string() + " and " +
+                                               (first->dir / "segments").string() + " scored " + c.main_set +
+                                               " against different references; give --refs and write them again");
     }
   }
   return words ? eval::bucket_by_word_count(*words) : std::vector<eval::LengthBucket>{};
